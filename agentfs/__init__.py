@@ -1,0 +1,27 @@
+"""agentfs: a workspace for AI agents in one SQLite file.
+
+Files with every POSIX detail that tools need, a key-value store and a tool-call log, all in
+the AgentFS v0.4 schema, reachable from Python, the CLI and (later) a FUSE mount.
+
+    >>> import agentfs
+    >>> with agentfs.open("work.db") as ws:
+    ...     ws.write("/notes/todo.md", "- ship it\\n", parents=True)
+"""
+
+from agentfs.errors import AgentFSError, InvalidValueError
+from agentfs.inodes import DirEntry, Stat
+from agentfs.workspace import DEFAULT_WORKSPACE, Workspace, WorkspaceInfo, open_workspace
+
+open = open_workspace  # noqa: A001 - agentfs.open(path) reads like the builtin it mirrors
+
+__all__ = [
+    "DEFAULT_WORKSPACE",
+    "AgentFSError",
+    "DirEntry",
+    "InvalidValueError",
+    "Stat",
+    "Workspace",
+    "WorkspaceInfo",
+    "open",
+    "open_workspace",
+]

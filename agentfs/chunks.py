@@ -1,0 +1,125 @@
+"""File content in fs_data: reading and writing byte ranges over fixed-size chunks.
+
+Invariant kept by every function here (and checked by fsck): a file of ``size`` bytes has
+chunks ``0 .. ceil(size / chunk_size) - 1``, all exactly ``chunk_size`` long but the last. Holes
+(a write past the end, a growing truncate) are stored as zero bytes, because the spec's readers
+concatenate chunks and must see the same bytes we do. Callers hold the write transaction and
+update ``fs_inode.size`` themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import apsw
+
+_SELECT_RANGE = (
+    "SELECT data FROM fs_data WHERE ino = ? AND chunk_index BETWEEN ? AND ? ORDER BY chunk_index"
+)
+_SELECT_ALL = "SELECT data FROM fs_data WHERE ino = ? ORDER BY chunk_index"
+_SELECT_ONE = "SELECT data FROM fs_data WHERE ino = ? AND chunk_index = ?"
+_UPSERT = (
+    "INSERT INTO fs_data(ino, chunk_index, data) VALUES (?, ?, ?)"
+    " ON CONFLICT(ino, chunk_index) DO UPDATE SET data = excluded.data"
+)
+_INSERT = "INSERT INTO fs_data(ino, chunk_index, data) VALUES (?, ?, ?)"
+
+
+class Chunks:
+    """Chunked content I/O for one connection and one chunk size."""
+
+    def __init__(self, conn: apsw.Connection, chunk_size: int) -> None:
+        self.conn = conn
+        self.size = chunk_size
+
+    def read(self, ino: int, file_size: int, offset: int = 0, length: int | None = None) -> bytes:
+        """Bytes ``[offset, offset+length)`` clipped to the file; a read past the end is short."""
+        end = file_size if length is None else min(file_size, offset + length)
+        if offset >= end:
+            return b""
+        cs = self.size
+        if offset == 0 and end == file_size:
+            data = b"".join(row[0] for row in self.conn.execute(_SELECT_ALL, (ino,)))
+        else:
+            first, last = offset // cs, (end - 1) // cs
+            rows = self.conn.execute(_SELECT_RANGE, (ino, first, last))
+            data = b"".join(row[0] for row in rows)
+            data = data[offset - first * cs : end - first * cs]
+        if len(data) < end - offset:  # missing chunks of a damaged file read as zeros
+            data += bytes(end - offset - len(data))
+        return data
+
+    def replace(self, ino: int, data: bytes) -> None:
+        """Make ``data`` the whole content (the old chunks go)."""
+        self.conn.execute("DELETE FROM fs_data WHERE ino = ?", (ino,))
+        self.append_new(ino, 0, data)
+
+    def append_new(self, ino: int, first_index: int, data: bytes) -> None:
+        """Insert ``data`` as fresh chunks from ``first_index`` (no chunk there yet)."""
+        cs = self.size
+        if len(data) <= cs:
+            if data:
+                self.conn.execute(_INSERT, (ino, first_index, data))
+            return
+        view = memoryview(data)
+        self.conn.executemany(
+            _INSERT,
+            (
+                (ino, first_index + i, view[pos : pos + cs].tobytes())
+                for i, pos in enumerate(range(0, len(data), cs))
+            ),
+        )
+
+    def write(self, ino: int, file_size: int, offset: int, data: bytes) -> int:
+        """Write ``data`` at ``offset`` (zero-filling any gap after the old end); new size."""
+        if not data:
+            return file_size
+        end = offset + len(data)
+        self._splice(ino, file_size, min(offset, file_size), end, offset, data)
+        return max(file_size, end)
+
+    def truncate(self, ino: int, file_size: int, new_size: int) -> None:
+        """Cut or zero-extend the content to ``new_size`` bytes."""
+        cs = self.size
+        if new_size > file_size:
+            self._splice(ino, file_size, file_size, new_size, new_size, b"")
+            return
+        keep = -(-new_size // cs)  # chunks that stay
+        self.conn.execute("DELETE FROM fs_data WHERE ino = ? AND chunk_index >= ?", (ino, keep))
+        if new_size % cs:
+            self.conn.execute(
+                "UPDATE fs_data SET data = substr(data, 1, ?) WHERE ino = ? AND chunk_index = ?",
+                (new_size % cs, ino, keep - 1),
+            )
+
+    def _splice(
+        self, ino: int, file_size: int, start: int, end: int, offset: int, data: bytes
+    ) -> None:
+        """Rewrite ``[start, end)``: zeros before ``offset``, then ``data``."""
+        whole, partial = [], []
+        for index, lo, hi, piece in self._pieces(start, end, offset, data):
+            old_len = max(0, min(self.size, file_size - index * self.size))
+            if lo == 0 and hi >= old_len:
+                (whole if old_len == 0 else partial).append((ino, index, piece))
+                continue
+            old = self.conn.execute(_SELECT_ONE, (ino, index)).get or b""
+            old = old.ljust(lo, b"\0")
+            partial.append((ino, index, old[:lo] + piece + old[hi:]))
+        if partial:
+            self.conn.executemany(_UPSERT, partial)
+        if whole:
+            self.conn.executemany(_INSERT, whole)
+
+    def _pieces(
+        self, start: int, end: int, offset: int, data: bytes
+    ) -> Iterator[tuple[int, int, int, bytes]]:
+        """(chunk index, lo, hi, new bytes for [lo, hi) of that chunk) over ``[start, end)``."""
+        cs = self.size
+        view = memoryview(data)
+        for index in range(start // cs, (end - 1) // cs + 1):
+            base = index * cs
+            lo, hi = max(base, start), min(base + cs, end)
+            zeros = bytes(max(0, min(hi, offset) - lo))
+            data_lo, data_hi = max(lo, offset) - offset, hi - offset
+            piece = zeros + view[data_lo:data_hi].tobytes() if data_hi > data_lo else zeros
+            yield index, lo - base, hi - base, piece

@@ -1,0 +1,493 @@
+"""The POSIX-like core over the spec tables: resolve, create, read/write, rename, link, unlink.
+
+Every public method is one logical operation and runs in one transaction (``_write``/``_read``),
+so a failure part-way leaves the database exactly as it was. Paths are normalised by
+``agentfs.paths`` first; symlinks are followed inside the workspace only (an absolute target is
+relative to the workspace root), with ELOOP after 40 hops as on Linux.
+
+Caveats: ``..`` is resolved lexically before symlinks (like most virtual filesystems, unlike the
+kernel); access times are not updated on read (``noatime``), so reads never take the write lock.
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import apsw
+
+from agentfs import paths
+from agentfs.chunks import Chunks
+from agentfs.db import read_transaction, write_transaction
+from agentfs.errors import fs_error, not_found
+from agentfs.inodes import (
+    ROOT_INO,
+    S_IFDIR,
+    S_IFLNK,
+    S_IFMT,
+    S_IFREG,
+    STAT_COLUMNS,
+    DirEntry,
+    Stat,
+    is_dir,
+    is_symlink,
+    now_ns,
+    split_ns,
+)
+from agentfs.orphans import Orphans
+
+MAX_SYMLINK_HOPS = 40
+
+_LOOKUP = (
+    "SELECT d.id, d.ino, i.mode FROM fs_dentry d JOIN fs_inode i ON i.ino = d.ino"
+    " WHERE d.parent_ino = ? AND d.name = ?"
+)
+_STAT = f"SELECT {STAT_COLUMNS} FROM fs_inode WHERE ino = ?"
+_TOUCH_DIR = (
+    "UPDATE fs_inode SET nlink = nlink + ?, mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ?"
+    " WHERE ino = ?"
+)
+_SET_CONTENT = (
+    "UPDATE fs_inode SET size = ?, mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ?"
+    " WHERE ino = ?"
+)
+_CREATE_INODE = (
+    "INSERT INTO fs_inode(mode, nlink, uid, gid, size, atime, mtime, ctime,"
+    " atime_nsec, mtime_nsec, ctime_nsec) VALUES (?, ?, 0, 0, ?, ?, ?, ?, ?, ?, ?) RETURNING ino"
+)
+_ADD_DENTRY = "INSERT INTO fs_dentry(name, parent_ino, ino) VALUES (?, ?, ?)"
+
+
+class FileSystem:
+    """Path and inode operations on one workspace connection.
+
+    Attributes:
+        conn: the apsw connection (one writer per process; see docs/concurrency.md).
+        chunks: content I/O over fs_data.
+    Caveats:
+        ``_dirs`` caches resolved directory paths; it is dropped whenever another connection
+        commits (SQLite's data_version changes), after any local rename/removal, and after any
+        rolled-back transaction, so it never outlives the truth.
+    """
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self.conn = conn
+        chunk_size = conn.execute("SELECT value FROM fs_config WHERE key = 'chunk_size'").get
+        self.chunks = Chunks(conn, int(chunk_size))
+        self.orphans = Orphans(conn)
+        self._dirs: dict[str, int] = {"/": ROOT_INO}
+        self._data_version = conn.data_version()
+
+    # --- transactions and the directory cache -------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        self._check_cache()
+        try:
+            with write_transaction(self.conn):
+                yield
+        except BaseException:
+            self._forget_dirs()
+            raise
+
+    @contextmanager
+    def _read(self) -> Iterator[None]:
+        self._check_cache()
+        with read_transaction(self.conn):
+            yield
+
+    def _check_cache(self) -> None:
+        version = self.conn.data_version()
+        if version != self._data_version:
+            self._data_version = version
+            self._forget_dirs()
+
+    def _forget_dirs(self) -> None:
+        self._dirs = {"/": ROOT_INO}
+
+    # --- resolution ---------------------------------------------------------------------------
+
+    def _lookup(self, parent_ino: int, name: str) -> tuple[int, int, int] | None:
+        """(dentry id, ino, mode) of ``name`` in directory ``parent_ino``, or None."""
+        return next(self.conn.execute(_LOOKUP, (parent_ino, name)), None)
+
+    def _resolve_dir(self, path: str, hops: list[int]) -> int:
+        """Inode of the directory at normalised ``path``, following symlinks all the way."""
+        ino = self._dirs.get(path)
+        if ino is not None:
+            return ino
+        _, ino, mode = self._resolve(path, True, hops)
+        if not is_dir(mode):
+            raise fs_error(errno.ENOTDIR, path)
+        self._dirs[path] = ino
+        return ino
+
+    def _resolve(self, path: str, follow: bool, hops: list[int] | None = None) -> tuple:
+        """(dentry id or 0 for root, ino, mode) of ``path``; follows a final symlink if asked."""
+        hops = [0] if hops is None else hops
+        while True:
+            if path == "/":
+                return 0, ROOT_INO, S_IFDIR
+            parent, name = paths.parent_and_name(path)
+            found = self._lookup(self._resolve_dir(parent, hops), name)
+            if found is None:
+                raise not_found(path)
+            if not (follow and is_symlink(found[2])):
+                return found
+            path = self._follow(parent, found[1], hops)
+
+    def _follow(self, parent: str, link_ino: int, hops: list[int]) -> str:
+        hops[0] += 1
+        if hops[0] > MAX_SYMLINK_HOPS:
+            raise fs_error(errno.ELOOP, parent)
+        target = self.conn.execute("SELECT target FROM fs_symlink WHERE ino = ?", (link_ino,)).get
+        return paths.normalize(target if target.startswith("/") else paths.join(parent, target))
+
+    def _parent(self, path: str, create: bool = False) -> tuple[int, str]:
+        """(parent directory ino, name) for creating or replacing ``path``."""
+        parent, name = paths.parent_and_name(path)
+        if create:
+            self._makedirs(parent)
+        return self._resolve_dir(parent, [0]), name
+
+    def _makedirs(self, path: str) -> int:
+        """``mkdir -p`` inside an open write transaction; returns the directory's ino."""
+        try:
+            return self._resolve_dir(path, [0])
+        except FileNotFoundError:
+            pass
+        parent, name = paths.parent_and_name(path)
+        parent_ino = self._makedirs(parent)
+        ino = self._create(parent_ino, name, S_IFDIR | 0o755)
+        self._dirs[path] = ino
+        return ino
+
+    def _stat_ino(self, ino: int) -> Stat:
+        return Stat.from_row(next(self.conn.execute(_STAT, (ino,))))
+
+    # --- creating and removing names ---------------------------------------------------------
+
+    def _create(self, parent_ino: int, name: str, mode: int, size: int = 0) -> int:
+        """New inode + dentry; directories count in their parent's nlink. Updates parent times."""
+        sec, nsec = split_ns(now_ns())
+        directory = mode & S_IFMT == S_IFDIR
+        ino = self.conn.execute(
+            _CREATE_INODE, (mode, 2 if directory else 1, size, sec, sec, sec, nsec, nsec, nsec)
+        ).get
+        try:
+            self.conn.execute(_ADD_DENTRY, (name, parent_ino, ino))
+        except apsw.ConstraintError:
+            raise fs_error(errno.EEXIST, name) from None
+        self.conn.execute(_TOUCH_DIR, (1 if directory else 0, sec, nsec, sec, nsec, parent_ino))
+        return ino
+
+    def _unlink_dentry(self, dentry_id: int, parent_ino: int, ino: int, mode: int) -> None:
+        """Drop one name; an inode left with no name is freed (small) or queued (large)."""
+        sec, nsec = split_ns(now_ns())
+        self.conn.execute("DELETE FROM fs_dentry WHERE id = ?", (dentry_id,))
+        self.conn.execute(_TOUCH_DIR, (-1 if is_dir(mode) else 0, sec, nsec, sec, nsec, parent_ino))
+        if is_dir(mode):
+            self.orphans.release(ino, small=True)
+            return
+        nlink, size = next(
+            self.conn.execute(
+                "UPDATE fs_inode SET nlink = nlink - 1, ctime = ?, ctime_nsec = ? WHERE ino = ?"
+                " RETURNING nlink, size",
+                (sec, nsec, ino),
+            )
+        )
+        if nlink <= 0:
+            self.orphans.release(ino, small=size <= self.chunks.size)
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def stat(self, path: str, *, follow_symlinks: bool = True) -> Stat:
+        path = paths.normalize(path)
+        with self._read():
+            return self._stat_ino(self._resolve(path, follow_symlinks)[1])
+
+    def lstat(self, path: str) -> Stat:
+        return self.stat(path, follow_symlinks=False)
+
+    def exists(self, path: str) -> bool:
+        """True when ``path`` names something (following symlinks, like ``os.path.exists``)."""
+        try:
+            self.stat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return False
+            raise
+        return True
+
+    def read(self, path: str, offset: int = 0, length: int | None = None) -> bytes:
+        """The file's bytes, or ``length`` bytes from ``offset`` (short at the end of file)."""
+        if offset < 0 or (length is not None and length < 0):
+            raise fs_error(errno.EINVAL, str(path), "offset and length must be >= 0")
+        path = paths.normalize(path)
+        with self._read():
+            _, ino, mode = self._resolve(path, True)
+            if is_dir(mode):
+                raise fs_error(errno.EISDIR, path)
+            size = self.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (ino,)).get
+            return self.chunks.read(ino, size, offset, length)
+
+    def read_text(self, path: str, encoding: str = "utf-8") -> str:
+        return self.read(path).decode(encoding)
+
+    def readlink(self, path: str) -> str:
+        path = paths.normalize(path)
+        with self._read():
+            _, ino, mode = self._resolve(path, False)
+            if not is_symlink(mode):
+                raise fs_error(errno.EINVAL, path, "not a symbolic link")
+            return self.conn.execute("SELECT target FROM fs_symlink WHERE ino = ?", (ino,)).get
+
+    def scandir(self, path: str = "/") -> list[DirEntry]:
+        """Entries of a directory with their inode and type, sorted by name (one JOIN)."""
+        path = paths.normalize(path)
+        with self._read():
+            ino = self._resolve_dir(path, [0])
+            rows = self.conn.execute(
+                "SELECT d.name, d.ino, i.mode FROM fs_dentry d JOIN fs_inode i ON i.ino = d.ino"
+                " WHERE d.parent_ino = ? ORDER BY d.name",
+                (ino,),
+            )
+            return [DirEntry(*row) for row in rows]
+
+    def listdir(self, path: str = "/") -> list[str]:
+        """Names in a directory, sorted."""
+        path = paths.normalize(path)
+        with self._read():
+            ino = self._resolve_dir(path, [0])
+            rows = self.conn.execute(
+                "SELECT name FROM fs_dentry WHERE parent_ino = ? ORDER BY name", (ino,)
+            )
+            return [row[0] for row in rows]
+
+    # --- writing content -----------------------------------------------------------------------
+
+    def write(
+        self, path: str, data: bytes | str, *, parents: bool = False, mode: int = 0o644
+    ) -> Stat:
+        """Create or replace a whole file (following a symlink at ``path``, like ``open``)."""
+        data = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        path = paths.normalize(path)
+        with self._write():
+            ino, created = self._open_for_write(path, parents, mode, len(data))
+            if created:  # the inode already has the final size: only chunks to add
+                self.chunks.append_new(ino, 0, data)
+            else:
+                self.chunks.replace(ino, data)
+                self._set_content(ino, len(data))
+            return self._stat_ino(ino)
+
+    def pwrite(self, path: str, data: bytes | str, offset: int) -> int:
+        """Write at ``offset`` (a gap after the end reads as zeros); returns bytes written."""
+        if offset < 0:
+            raise fs_error(errno.EINVAL, str(path), "offset must be >= 0")
+        data = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        path = paths.normalize(path)
+        with self._write():
+            ino = self._open_for_write(path, False, 0o644, 0)[0]
+            size = self.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (ino,)).get
+            self._set_content(ino, self.chunks.write(ino, size, offset, data))
+        return len(data)
+
+    def append(self, path: str, data: bytes | str) -> int:
+        """Write at the end of the file (creating it); returns the new size."""
+        data = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        path = paths.normalize(path)
+        with self._write():
+            ino = self._open_for_write(path, False, 0o644, 0)[0]
+            size = self.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (ino,)).get
+            new_size = self.chunks.write(ino, size, size, data)
+            self._set_content(ino, new_size)
+        return new_size
+
+    def truncate(self, path: str, size: int) -> None:
+        if size < 0:
+            raise fs_error(errno.EINVAL, str(path), "size must be >= 0")
+        path = paths.normalize(path)
+        with self._write():
+            _, ino, mode = self._resolve(path, True)
+            self._require_file(path, mode)
+            old = self.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (ino,)).get
+            self.chunks.truncate(ino, old, size)
+            self._set_content(ino, size)
+
+    def _open_for_write(
+        self, path: str, parents: bool, mode: int, size: int
+    ) -> tuple[int, bool]:
+        """(ino, created): the file at ``path`` after symlinks, or a new inode recorded as
+        ``size`` bytes long whose chunks the caller adds."""
+        hops = [0]
+        while True:
+            parent_ino, name = self._parent(path, create=parents)
+            found = self._lookup(parent_ino, name)
+            if found is None:
+                return self._create(parent_ino, name, S_IFREG | (mode & 0o7777), size), True
+            if is_symlink(found[2]):
+                path = self._follow(paths.parent_and_name(path)[0], found[1], hops)
+                continue
+            self._require_file(path, found[2])
+            return found[1], False
+
+    def _require_file(self, path: str, mode: int) -> None:
+        if is_dir(mode):
+            raise fs_error(errno.EISDIR, path)
+        if mode & S_IFMT != S_IFREG:
+            raise fs_error(errno.EINVAL, path, "not a regular file")
+
+    def _set_content(self, ino: int, size: int) -> None:
+        sec, nsec = split_ns(now_ns())
+        self.conn.execute(_SET_CONTENT, (size, sec, nsec, sec, nsec, ino))
+
+    # --- the namespace ---------------------------------------------------------------------------
+
+    def mkdir(
+        self, path: str, mode: int = 0o755, *, parents: bool = False, exist_ok: bool = False
+    ) -> Stat:
+        path = paths.normalize(path)
+        with self._write():
+            if (parents or exist_ok) and self._is_dir(path):
+                return self._stat_ino(self._resolve_dir(path, [0]))
+            if path == "/":
+                raise fs_error(errno.EEXIST, path)
+            parent_ino, name = self._parent(path, create=parents)
+            if self._lookup(parent_ino, name) is not None:
+                raise fs_error(errno.EEXIST, path)
+            ino = self._create(parent_ino, name, S_IFDIR | (mode & 0o7777))
+            return self._stat_ino(ino)
+
+    def _is_dir(self, path: str) -> bool:
+        try:
+            return is_dir(self._resolve(path, True)[2])
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+
+    def symlink(self, target: str, path: str) -> Stat:
+        """Create ``path`` pointing at ``target`` (stored verbatim; need not exist)."""
+        if not target or "\0" in target or len(target.encode("utf-8")) >= paths.PATH_MAX:
+            raise fs_error(errno.EINVAL, str(path), "symlink target must be 1..4095 bytes, no NUL")
+        path = paths.normalize(path)
+        with self._write():
+            parent_ino, name = self._parent(path)
+            if self._lookup(parent_ino, name) is not None:
+                raise fs_error(errno.EEXIST, path)
+            ino = self._create(parent_ino, name, S_IFLNK | 0o777, len(target.encode("utf-8")))
+            self.conn.execute("INSERT INTO fs_symlink(ino, target) VALUES (?, ?)", (ino, target))
+            return self._stat_ino(ino)
+
+    def link(self, src: str, dst: str) -> Stat:
+        """Hard link: ``dst`` becomes another name of ``src``'s inode (not for directories)."""
+        src, dst = paths.normalize(src), paths.normalize(dst)
+        with self._write():
+            _, ino, mode = self._resolve(src, False)
+            if is_dir(mode):
+                raise fs_error(errno.EPERM, src, "hard links to directories are not allowed")
+            parent_ino, name = self._parent(dst)
+            if self._lookup(parent_ino, name) is not None:
+                raise fs_error(errno.EEXIST, dst)
+            sec, nsec = split_ns(now_ns())
+            self.conn.execute(_ADD_DENTRY, (name, parent_ino, ino))
+            self.conn.execute(_TOUCH_DIR, (0, sec, nsec, sec, nsec, parent_ino))
+            self.conn.execute(
+                "UPDATE fs_inode SET nlink = nlink + 1, ctime = ?, ctime_nsec = ? WHERE ino = ?",
+                (sec, nsec, ino),
+            )
+            return self._stat_ino(ino)
+
+    def remove(self, path: str, *, recursive: bool = False) -> None:
+        """Remove a file, symlink or empty directory; with ``recursive``, a whole tree.
+
+        A tree's names go in this transaction; its inodes' content is freed right after, in
+        batches (``Orphans.purge``), so a crash in between loses nothing and leaks nothing.
+        """
+        path = paths.normalize(path)
+        if path == "/":
+            raise fs_error(errno.EBUSY, path, "cannot remove the workspace root")
+        with self._write():
+            dentry_id, ino, mode = self._resolve(path, False)
+            parent_ino = self._resolve_dir(paths.parent_and_name(path)[0], [0])
+            if is_dir(mode) and self.conn.execute(
+                "SELECT 1 FROM fs_dentry WHERE parent_ino = ? LIMIT 1", (ino,)
+            ).get:
+                if not recursive:
+                    raise fs_error(errno.ENOTEMPTY, path)
+                self.orphans.unlink_subtree(ino)
+            self._unlink_dentry(dentry_id, parent_ino, ino, mode)
+            self._forget_dirs()
+        self.orphans.purge()
+
+    def rename(self, src: str, dst: str) -> None:
+        """Atomic ``rename(2)``: replaces a file or an empty directory at ``dst``."""
+        src, dst = paths.normalize(src), paths.normalize(dst)
+        if src == "/" or dst == "/":
+            raise fs_error(errno.EBUSY, "/", "cannot rename the workspace root")
+        with self._write():
+            dentry_id, ino, mode = self._resolve(src, False)
+            src_parent = self._resolve_dir(paths.parent_and_name(src)[0], [0])
+            dst_parent, name = self._parent(dst)
+            if is_dir(mode) and paths.is_within(dst, src) and dst != src:
+                raise fs_error(errno.EINVAL, dst, f"cannot move {src} into itself")
+            existing = self._lookup(dst_parent, name)
+            if existing is not None:
+                if existing[1] == ino:
+                    return  # same inode (itself or a hard link): POSIX says do nothing
+                self._check_replace(dst, mode, existing)
+                self._unlink_dentry(existing[0], dst_parent, existing[1], existing[2])
+            sec, nsec = split_ns(now_ns())
+            self.conn.execute(
+                "UPDATE fs_dentry SET parent_ino = ?, name = ? WHERE id = ?",
+                (dst_parent, name, dentry_id),
+            )
+            moved_dir = 1 if is_dir(mode) and src_parent != dst_parent else 0
+            self.conn.execute(_TOUCH_DIR, (-moved_dir, sec, nsec, sec, nsec, src_parent))
+            self.conn.execute(_TOUCH_DIR, (moved_dir, sec, nsec, sec, nsec, dst_parent))
+            self.conn.execute(
+                "UPDATE fs_inode SET ctime = ?, ctime_nsec = ? WHERE ino = ?", (sec, nsec, ino)
+            )
+            self._forget_dirs()
+        self.orphans.purge()
+
+    def _check_replace(self, dst: str, mode: int, existing: tuple[int, int, int]) -> None:
+        if is_dir(mode) and not is_dir(existing[2]):
+            raise fs_error(errno.ENOTDIR, dst)
+        if not is_dir(mode) and is_dir(existing[2]):
+            raise fs_error(errno.EISDIR, dst)
+        if is_dir(existing[2]) and self.conn.execute(
+            "SELECT 1 FROM fs_dentry WHERE parent_ino = ? LIMIT 1", (existing[1],)
+        ).get:
+            raise fs_error(errno.ENOTEMPTY, dst)
+
+    # --- metadata ----------------------------------------------------------------------------------
+
+    def chmod(self, path: str, mode: int) -> None:
+        path = paths.normalize(path)
+        sec, nsec = split_ns(now_ns())
+        with self._write():
+            ino = self._resolve(path, True)[1]
+            self.conn.execute(
+                "UPDATE fs_inode SET mode = (mode & ?) | ?, ctime = ?, ctime_nsec = ?"
+                " WHERE ino = ?",
+                (S_IFMT, mode & 0o7777, sec, nsec, ino),
+            )
+
+    def utime(
+        self, path: str, ns: tuple[int, int] | None = None, *, follow_symlinks: bool = True
+    ) -> None:
+        """Set (atime_ns, mtime_ns); None means now. ctime becomes now, as in the kernel."""
+        path = paths.normalize(path)
+        now = now_ns()
+        atime_ns, mtime_ns = ns if ns is not None else (now, now)
+        (a, a_ns), (m, m_ns), (c, c_ns) = split_ns(atime_ns), split_ns(mtime_ns), split_ns(now)
+        with self._write():
+            ino = self._resolve(path, follow_symlinks)[1]
+            self.conn.execute(
+                "UPDATE fs_inode SET atime = ?, atime_nsec = ?, mtime = ?, mtime_nsec = ?,"
+                " ctime = ?, ctime_nsec = ? WHERE ino = ?",
+                (a, a_ns, m, m_ns, c, c_ns, ino),
+            )

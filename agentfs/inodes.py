@@ -1,0 +1,128 @@
+"""Inode rows as Python values: ``Stat``, ``DirEntry``, file-type constants and timestamps.
+
+The spec stores each timestamp as whole seconds plus a separate nanosecond column; the API
+speaks nanoseconds since the epoch (``st_mtime_ns``), like ``os.stat``.
+"""
+
+from __future__ import annotations
+
+import stat as statmod
+import time
+from dataclasses import dataclass
+
+ROOT_INO = 1
+S_IFMT = statmod.S_IFMT(0o177777)
+S_IFREG = statmod.S_IFREG
+S_IFDIR = statmod.S_IFDIR
+S_IFLNK = statmod.S_IFLNK
+
+NS = 1_000_000_000
+
+#: The columns of fs_inode in the order ``Stat.from_row`` expects.
+STAT_COLUMNS = (
+    "ino, mode, nlink, uid, gid, size, atime, atime_nsec, mtime, mtime_nsec,"
+    " ctime, ctime_nsec, rdev"
+)
+
+_TYPE_NAMES = {S_IFREG: "file", S_IFDIR: "dir", S_IFLNK: "symlink"}
+
+
+def now_ns() -> int:
+    return time.time_ns()
+
+
+def split_ns(ns: int) -> tuple[int, int]:
+    """Nanoseconds since the epoch -> (seconds, nanoseconds) as the spec's columns hold them."""
+    return divmod(ns, NS)
+
+
+def type_name(mode: int) -> str:
+    """``file``, ``dir``, ``symlink`` or ``special`` (FIFOs, devices and sockets)."""
+    return _TYPE_NAMES.get(mode & S_IFMT, "special")
+
+
+def is_dir(mode: int) -> bool:
+    return mode & S_IFMT == S_IFDIR
+
+
+def is_symlink(mode: int) -> bool:
+    return mode & S_IFMT == S_IFLNK
+
+
+def is_file(mode: int) -> bool:
+    return mode & S_IFMT == S_IFREG
+
+
+@dataclass(frozen=True, slots=True)
+class Stat:
+    """What ``stat``/``lstat`` return; field names follow ``os.stat_result``."""
+
+    st_ino: int
+    st_mode: int
+    st_nlink: int
+    st_uid: int
+    st_gid: int
+    st_size: int
+    st_atime_ns: int
+    st_mtime_ns: int
+    st_ctime_ns: int
+    st_rdev: int = 0
+
+    @classmethod
+    def from_row(cls, row: tuple) -> Stat:
+        ino, mode, nlink, uid, gid, size, a, a_ns, m, m_ns, c, c_ns, rdev = row
+        return cls(
+            ino, mode, nlink, uid, gid, size, a * NS + a_ns, m * NS + m_ns, c * NS + c_ns, rdev
+        )
+
+    @property
+    def type(self) -> str:
+        return type_name(self.st_mode)
+
+    @property
+    def st_mtime(self) -> float:
+        return self.st_mtime_ns / NS
+
+    def is_dir(self) -> bool:
+        return is_dir(self.st_mode)
+
+    def is_file(self) -> bool:
+        return is_file(self.st_mode)
+
+    def is_symlink(self) -> bool:
+        return is_symlink(self.st_mode)
+
+    def as_dict(self) -> dict[str, int | str]:
+        """A JSON-ready view (``--json`` output, tools)."""
+        return {
+            "ino": self.st_ino,
+            "type": self.type,
+            "mode": self.st_mode,
+            "perm": f"{self.st_mode & 0o7777:04o}",
+            "nlink": self.st_nlink,
+            "uid": self.st_uid,
+            "gid": self.st_gid,
+            "size": self.st_size,
+            "atime_ns": self.st_atime_ns,
+            "mtime_ns": self.st_mtime_ns,
+            "ctime_ns": self.st_ctime_ns,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DirEntry:
+    """One entry of a directory listing: its name, inode and file type (from one JOIN)."""
+
+    name: str
+    ino: int
+    mode: int
+
+    @property
+    def type(self) -> str:
+        return type_name(self.mode)
+
+    def is_dir(self) -> bool:
+        return is_dir(self.mode)
+
+    def is_symlink(self) -> bool:
+        return is_symlink(self.mode)

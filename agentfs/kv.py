@@ -1,0 +1,78 @@
+"""The spec's key-value store: JSON values under text keys, with prefix listing."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+
+from agentfs.db import write_transaction
+from agentfs.errors import InvalidValueError
+
+_MISSING = object()
+
+
+@dataclass(frozen=True, slots=True)
+class KVEntry:
+    """A key with its decoded value and the spec's epoch-second timestamps."""
+
+    key: str
+    value: Any
+    created_at: int
+    updated_at: int
+
+
+class KVStore:
+    """``kv_store`` of one workspace. Values are anything ``json.dumps`` accepts."""
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self.conn = conn
+
+    def set(self, key: str, value: Any) -> None:
+        try:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise InvalidValueError(f"kv value for {key!r} is not JSON-serialisable: {exc}")
+        with write_transaction(self.conn):
+            self.conn.execute(
+                "INSERT INTO kv_store(key, value, updated_at) VALUES (?, ?, unixepoch())"
+                " ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = unixepoch()",
+                (key, text),
+            )
+
+    def get(self, key: str, default: Any = _MISSING) -> Any:
+        """The value of ``key``; KeyError when absent and no default is given."""
+        text = self.conn.execute("SELECT value FROM kv_store WHERE key = ?", (key,)).get
+        if text is None:
+            if default is _MISSING:
+                raise KeyError(key)
+            return default
+        return json.loads(text)
+
+    def delete(self, key: str) -> bool:
+        """Remove ``key``; True when it existed."""
+        with write_transaction(self.conn):
+            self.conn.execute("DELETE FROM kv_store WHERE key = ?", (key,))
+            return self.conn.changes() > 0
+
+    def list(self, prefix: str = "") -> list[KVEntry]:
+        """Entries whose key starts with ``prefix``, sorted by key (an index range scan)."""
+        rows = self.conn.execute(
+            "SELECT key, value, created_at, updated_at FROM kv_store"
+            " WHERE key >= ? AND (?2 = '' OR key < ?2) ORDER BY key",
+            (prefix, _prefix_end(prefix)),
+        )
+        return [KVEntry(k, json.loads(v), c, u) for k, v, c, u in rows]
+
+    def __contains__(self, key: str) -> bool:
+        return self.conn.execute("SELECT 1 FROM kv_store WHERE key = ?", (key,)).get is not None
+
+
+def _prefix_end(prefix: str) -> str:
+    """The smallest string greater than every string starting with ``prefix``."""
+    stem = prefix.rstrip(chr(0x10FFFF))
+    if not stem:
+        return ""  # no upper bound: every key from ``prefix`` on
+    return stem[:-1] + chr(ord(stem[-1]) + 1)

@@ -1,0 +1,78 @@
+"""Virtual paths: the single place that normalises them and refuses bad ones.
+
+A workspace path is absolute inside the workspace: ``notes/a.txt`` and ``/notes/a.txt`` are the
+same file. ``.`` and ``..`` are resolved lexically and ``..`` stops at ``/``, so no path can name
+anything outside the workspace. NUL bytes, components over 255 UTF-8 bytes and paths over 4096
+bytes are refused with the errno the kernel would give (EINVAL, ENAMETOOLONG).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+
+from agentfs.errors import fs_error
+
+NAME_MAX = 255
+PATH_MAX = 4096
+
+
+def normalize(path: str | os.PathLike[str]) -> str:
+    """``/a/./b/../c/`` -> ``/a/c``; raises OSError for input no filesystem would accept."""
+    text = os.fspath(path)
+    if not isinstance(text, str):
+        raise TypeError(f"workspace paths are text, not {type(text).__name__}")
+    if "\0" in text:
+        raise fs_error(errno.EINVAL, text.replace("\0", "\\0"), "embedded NUL byte in path")
+    encoded = _utf8(text)
+    if len(encoded) >= PATH_MAX:
+        raise fs_error(errno.ENAMETOOLONG, text[:64] + "...", f"path longer than {PATH_MAX} bytes")
+    parts: list[str] = []
+    for part in text.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if parts:
+                parts.pop()
+            continue
+        check_name(part)
+        parts.append(part)
+    return "/" + "/".join(parts)
+
+
+def check_name(name: str) -> str:
+    """Validate one path component (a dentry name) and return it."""
+    if not name or name in (".", "..") or "/" in name or "\0" in name:
+        raise fs_error(errno.EINVAL, name.replace("\0", "\\0"), "not a valid file name")
+    if len(_utf8(name)) > NAME_MAX:
+        raise fs_error(errno.ENAMETOOLONG, name[:64] + "...", f"name longer than {NAME_MAX} bytes")
+    return name
+
+
+def split(path: str) -> list[str]:
+    """Components of a normalised path; ``/`` has none."""
+    return [p for p in path.split("/") if p]
+
+
+def parent_and_name(path: str) -> tuple[str, str]:
+    """``/a/b/c`` -> (``/a/b``, ``c``); the root has no name and is refused (EINVAL)."""
+    if path == "/":
+        raise fs_error(errno.EINVAL, path, "the root has no parent")
+    head, _, name = path.rpartition("/")
+    return head or "/", name
+
+
+def join(parent: str, name: str) -> str:
+    return parent.rstrip("/") + "/" + name
+
+
+def is_within(path: str, ancestor: str) -> bool:
+    """True when ``path`` is ``ancestor`` or lies below it (both normalised)."""
+    return ancestor == "/" or path == ancestor or path.startswith(ancestor + "/")
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise fs_error(errno.EILSEQ, text.encode("utf-8", "replace").decode(), "not valid UTF-8")

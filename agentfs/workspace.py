@@ -1,0 +1,182 @@
+"""``Workspace``: one SQLite file opened as a filesystem, a key-value store and a tool-call log.
+
+This is the public Python API (``agentfs.open``). The file operations come from
+``FileSystem``; this class adds the lifecycle (create, migrate, finish interrupted deletes,
+close), tree walks, copies and the workspace summary shown by ``agentfs info``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from types import TracebackType
+
+from agentfs import db, paths
+from agentfs.errors import fs_error
+from agentfs.fs import FileSystem
+from agentfs.kv import KVStore
+from agentfs.toolcalls import ToolCallLog
+
+#: Where ``make demo`` and the CLI put a workspace when none is named.
+DEFAULT_WORKSPACE = Path(".agentfs") / "workspace.db"
+
+
+@dataclass(frozen=True)
+class WorkspaceInfo:
+    """Counts and sizes for ``agentfs info``."""
+
+    path: str
+    files: int
+    directories: int
+    symlinks: int
+    content_bytes: int
+    database_bytes: int
+    chunk_size: int
+    chunks: int
+    spec_version: str
+    schema_version: int
+    kv_keys: int
+    tool_calls: int
+    orphans_pending: int
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+class Workspace(FileSystem):
+    """A workspace file, open for reading and writing (or read-only).
+
+    Attributes:
+        path: the database file.
+        kv: the spec's key-value store.
+        tool_calls: the spec's tool-call log.
+    Caveats:
+        One ``Workspace`` per thread: apsw connections are not shared between threads here.
+        Several processes may open the same file at once (WAL; see docs/concurrency.md).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = DEFAULT_WORKSPACE,
+        *,
+        create: bool = True,
+        readonly: bool = False,
+        chunk_size: int = db.DEFAULT_CHUNK_SIZE,
+    ) -> None:
+        if chunk_size < 512 or chunk_size > 4 * 1024 * 1024:
+            raise fs_error(errno.EINVAL, str(path), "chunk_size must be 512 B .. 4 MiB")
+        conn = db.connect(path, create=create, readonly=readonly)
+        try:
+            if readonly:
+                if db.schema_version(conn) != db.SCHEMA_VERSION:
+                    raise fs_error(errno.EROFS, str(path), "read-only open needs a migrated file")
+            else:
+                db.migrate(conn, chunk_size=chunk_size)
+            super().__init__(conn)
+        except BaseException:
+            conn.close()
+            raise
+        self.path = Path(path)
+        self.kv = KVStore(conn)
+        self.tool_calls = ToolCallLog(conn)
+        if not readonly:
+            self.orphans.purge()  # finish deletes a crash interrupted
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- trees ---------------------------------------------------------------------------------
+
+    def walk(self, top: str = "/") -> Iterator[tuple[str, list[str], list[str]]]:
+        """Like ``os.walk`` top-down: (dirpath, dirnames, filenames), names sorted.
+
+        Symlinks (to directories too) are listed in filenames and never descended into, so a
+        walk always terminates. Prune by editing ``dirnames`` in place, as with ``os.walk``.
+        """
+        top = paths.normalize(top)
+        stack = [top]
+        while stack:
+            current = stack.pop()
+            entries = self.scandir(current)
+            dirnames = [e.name for e in entries if e.is_dir()]
+            filenames = [e.name for e in entries if not e.is_dir()]
+            yield current, dirnames, filenames
+            stack.extend(paths.join(current, name) for name in reversed(dirnames))
+
+    def copy(self, src: str, dst: str, *, recursive: bool = False) -> None:
+        """Copy a file (bytes and mode) or, with ``recursive``, a directory tree, in one
+        transaction. Symlinks are copied as symlinks; hard links inside a tree are not kept."""
+        src, dst = paths.normalize(src), paths.normalize(dst)
+        with self._write():
+            st = self.stat(src)
+            if st.is_dir():
+                if not recursive:
+                    raise fs_error(errno.EISDIR, src, "use recursive=True to copy a directory")
+                if paths.is_within(dst, src):
+                    raise fs_error(errno.EINVAL, dst, f"cannot copy {src} into itself")
+                self._copy_tree(src, dst)
+            else:
+                self.write(dst, self.read(src), mode=st.st_mode & 0o7777)
+
+    def _copy_tree(self, src: str, dst: str) -> None:
+        self.mkdir(dst, self.stat(src).st_mode & 0o7777)
+        for entry in self.scandir(src):
+            s, d = paths.join(src, entry.name), paths.join(dst, entry.name)
+            if entry.is_dir():
+                self._copy_tree(s, d)
+            elif entry.is_symlink():
+                self.symlink(self.readlink(s), d)
+            else:
+                self.write(d, self.read(s), mode=self.lstat(s).st_mode & 0o7777)
+
+    # --- summary -------------------------------------------------------------------------------
+
+    def info(self) -> WorkspaceInfo:
+        one = self.conn.execute
+        with self._read():
+            counts = dict(
+                one(
+                    "SELECT mode & 61440, count(*) FROM fs_inode"
+                    " WHERE ino NOT IN (SELECT ino FROM ws_orphan) GROUP BY 1"
+                )
+            )
+            return WorkspaceInfo(
+                path=str(self.path),
+                files=counts.get(0o100000, 0),
+                directories=counts.get(0o040000, 0),
+                symlinks=counts.get(0o120000, 0),
+                content_bytes=one(
+                    "SELECT coalesce(sum(size), 0) FROM fs_inode WHERE mode & 61440 = 32768"
+                ).get,
+                database_bytes=one("PRAGMA page_count").get * one("PRAGMA page_size").get,
+                chunk_size=self.chunks.size,
+                chunks=one("SELECT count(*) FROM fs_data").get,
+                spec_version=one("SELECT value FROM fs_config WHERE key='schema_version'").get,
+                schema_version=db.schema_version(self.conn),
+                kv_keys=one("SELECT count(*) FROM kv_store").get,
+                tool_calls=one("SELECT count(*) FROM tool_calls").get,
+                orphans_pending=self.orphans.pending(),
+            )
+
+
+def open_workspace(
+    path: str | os.PathLike[str] = DEFAULT_WORKSPACE, **options: object
+) -> Workspace:
+    """Open ``path`` as a workspace, creating it (and its directory) if it does not exist."""
+    return Workspace(path, **options)  # type: ignore[arg-type]
