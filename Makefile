@@ -1,0 +1,48 @@
+# Two entry points for a fresh machine: `make demo` and `make test` (see README.md).
+# Everything they need is installed here: Debian packages when missing, the project and its
+# test tools into .venv, and Turso's agentfs-sdk (the interop peer) into .venv-peer, a venv of
+# its own because it pins an older pyturso than the rest of the project may use.
+
+PYTHON ?= python3
+VENV := .venv
+PEER := .venv-peer
+PY := $(VENV)/bin/python
+WORKSPACE ?= .agentfs/workspace.db
+APT_PACKAGES := ripgrep
+
+.PHONY: demo test lint bench clean system-deps
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+$(PEER)/.installed: tests/peer/requirements.txt
+	$(PYTHON) -m venv $(PEER)
+	$(PEER)/bin/python -m pip install --quiet -r tests/peer/requirements.txt
+	touch $@
+
+system-deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+demo: $(VENV)/.installed
+	WORKSPACE=$(WORKSPACE) bash scripts/demo.sh
+
+test: system-deps $(VENV)/.installed $(PEER)/.installed
+	$(VENV)/bin/ruff check agentfs tests benchmarks
+	$(VENV)/bin/python -m pytest
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check agentfs tests benchmarks
+	$(VENV)/bin/ruff format --check agentfs tests benchmarks
+
+bench: $(VENV)/.installed $(PEER)/.installed
+	$(PY) benchmarks/small_files.py
+
+clean:
+	rm -rf $(VENV) $(PEER) .pytest_cache .ruff_cache .hypothesis
