@@ -12,7 +12,7 @@ from agentfs.errors import AgentFSError, InvalidValueError
 from agentfs.inodes import DirEntry, Stat
 from agentfs.workspace import DEFAULT_WORKSPACE, Workspace, WorkspaceInfo, open_workspace
 
-open = open_workspace  # noqa: A001 - agentfs.open(path) reads like the builtin it mirrors
+open = open_workspace  # agentfs.open(path) reads like the builtin it mirrors
 
 __all__ = [
     "DEFAULT_WORKSPACE",

@@ -16,6 +16,7 @@ import apsw
 _SELECT_RANGE = (
     "SELECT data FROM fs_data WHERE ino = ? AND chunk_index BETWEEN ? AND ? ORDER BY chunk_index"
 )
+_SELECT_FROM = "SELECT data FROM fs_data WHERE ino = ? AND chunk_index >= ? ORDER BY chunk_index"
 _SELECT_ALL = "SELECT data FROM fs_data WHERE ino = ? ORDER BY chunk_index"
 _SELECT_ONE = "SELECT data FROM fs_data WHERE ino = ? AND chunk_index = ?"
 _UPSERT = (
@@ -32,22 +33,29 @@ class Chunks:
         self.conn = conn
         self.size = chunk_size
 
-    def read(self, ino: int, file_size: int, offset: int = 0, length: int | None = None) -> bytes:
-        """Bytes ``[offset, offset+length)`` clipped to the file; a read past the end is short."""
-        end = file_size if length is None else min(file_size, offset + length)
-        if offset >= end:
+    def read(self, ino: int, offset: int = 0, length: int | None = None) -> bytes:
+        """Bytes ``[offset, offset+length)``; a read past the end of the file is short.
+
+        One SELECT, so it sees one state even outside a transaction; the file's size is not
+        needed because chunks end where the file does.
+        """
+        if length == 0:
             return b""
         cs = self.size
-        if offset == 0 and end == file_size:
-            data = b"".join(row[0] for row in self.conn.execute(_SELECT_ALL, (ino,)))
+        if offset == 0 and length is None:
+            return b"".join(row[0] for row in self.conn.execute(_SELECT_ALL, (ino,)))
+        first = offset // cs
+        last = -1 if length is None else (offset + length - 1) // cs
+        if first == last:
+            chunk = self.conn.execute(_SELECT_ONE, (ino, first)).get or b""
+            return chunk[offset - first * cs : offset - first * cs + length]
+        if length is None:
+            rows = self.conn.execute(_SELECT_FROM, (ino, first))
         else:
-            first, last = offset // cs, (end - 1) // cs
             rows = self.conn.execute(_SELECT_RANGE, (ino, first, last))
-            data = b"".join(row[0] for row in rows)
-            data = data[offset - first * cs : end - first * cs]
-        if len(data) < end - offset:  # missing chunks of a damaged file read as zeros
-            data += bytes(end - offset - len(data))
-        return data
+        data = b"".join(row[0] for row in rows)
+        start = offset - first * cs
+        return data[start:] if length is None else data[start : start + length]
 
     def replace(self, ino: int, data: bytes) -> None:
         """Make ``data`` the whole content (the old chunks go)."""

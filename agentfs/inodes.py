@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import stat as statmod
 import time
-from dataclasses import dataclass
+from typing import NamedTuple
 
 ROOT_INO = 1
 S_IFMT = statmod.S_IFMT(0o177777)
@@ -53,9 +53,12 @@ def is_file(mode: int) -> bool:
     return mode & S_IFMT == S_IFREG
 
 
-@dataclass(frozen=True, slots=True)
-class Stat:
-    """What ``stat``/``lstat`` return; field names follow ``os.stat_result``."""
+class Stat(NamedTuple):
+    """What ``stat``/``lstat`` return; field names follow ``os.stat_result``.
+
+    A NamedTuple, like ``os.stat_result`` a tuple underneath: immutable and built in a fraction
+    of a frozen dataclass's time, which matters on a call made 100,000 times a second.
+    """
 
     st_ino: int
     st_mode: int
@@ -109,8 +112,7 @@ class Stat:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class DirEntry:
+class DirEntry(NamedTuple):
     """One entry of a directory listing: its name, inode and file type (from one JOIN)."""
 
     name: str

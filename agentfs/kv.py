@@ -34,7 +34,7 @@ class KVStore:
         try:
             text = json.dumps(value, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError) as exc:
-            raise InvalidValueError(f"kv value for {key!r} is not JSON-serialisable: {exc}")
+            raise InvalidValueError(f"kv value for {key!r} is not JSON: {exc}") from None
         with write_transaction(self.conn):
             self.conn.execute(
                 "INSERT INTO kv_store(key, value, updated_at) VALUES (?, ?, unixepoch())"

@@ -22,6 +22,8 @@ def normalize(path: str | os.PathLike[str]) -> str:
     text = os.fspath(path)
     if not isinstance(text, str):
         raise TypeError(f"workspace paths are text, not {type(text).__name__}")
+    if _already_normal(text):
+        return text
     if "\0" in text:
         raise fs_error(errno.EINVAL, text.replace("\0", "\\0"), "embedded NUL byte in path")
     encoded = _utf8(text)
@@ -38,6 +40,21 @@ def normalize(path: str | os.PathLike[str]) -> str:
         check_name(part)
         parts.append(part)
     return "/" + "/".join(parts)
+
+
+def _already_normal(text: str) -> bool:
+    """Fast path for the common case, an absolute ASCII path with nothing to resolve: short
+    enough that no component can exceed NAME_MAX, no empty, '.' or '..' component ("/." also
+    rules out dot-files, which then take the full path), no NUL, no trailing slash."""
+    return (
+        1 < len(text) <= NAME_MAX
+        and text[0] == "/"
+        and text[-1] != "/"
+        and text.isascii()
+        and "//" not in text
+        and "/." not in text
+        and "\0" not in text
+    )
 
 
 def check_name(name: str) -> str:
@@ -75,4 +92,5 @@ def _utf8(text: str) -> bytes:
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        raise fs_error(errno.EILSEQ, text.encode("utf-8", "replace").decode(), "not valid UTF-8")
+        bad = text.encode("utf-8", "replace").decode()
+        raise fs_error(errno.EILSEQ, bad, "not valid UTF-8") from None

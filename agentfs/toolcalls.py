@@ -31,9 +31,7 @@ class ToolCall:
     @classmethod
     def from_row(cls, row: tuple) -> ToolCall:
         id_, name, params, result, error, started, completed, duration = row
-        return cls(
-            id_, name, _loads(params), _loads(result), error, started, completed, duration
-        )
+        return cls(id_, name, _loads(params), _loads(result), error, started, completed, duration)
 
     def as_dict(self) -> dict[str, Any]:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}

@@ -1,0 +1,770 @@
+"""The ``agentfs`` command line: thin click commands over the Python API.
+
+Every command names the workspace file first (``agentfs cat WS.db /notes.txt``; for the
+key-value store, ``agentfs kv WS.db get KEY``), makes one library call and prints the result
+through ``render``: lines for people, ``--json`` for programs. The logic lives in the core.
+
+Exit status: 0 on success; 1 for a user error (printed as one line, ``agentfs: <reason>``, on
+stderr) and when ``fsck`` finds problems; 2 for a usage error (click's default). User errors
+are converted in exactly one place, ``AgentFSGroup.invoke``: ``OSError`` from the core,
+``agentfs.AgentFSError`` and ``KeyError`` (a missing kv key). Anything else is a bug and keeps
+its traceback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import functools
+import json
+import posixpath
+import stat as statmod
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+import agentfs
+from agentfs import paths
+from agentfs.db import DEFAULT_CHUNK_SIZE
+
+# --- errors: the one place user errors become a line and an exit status ----------------------
+
+
+class CLIError(click.ClickException):
+    """A user error: printed as ``agentfs: <message>`` on one line, exit status 1."""
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"agentfs: {self.format_message()}", err=True)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split("\n"))
+
+
+def _describe_os_error(exc: OSError) -> str:
+    """``/a -> /b: Reason: detail`` from the path(s) and message the core put in the error."""
+    names = " -> ".join(str(name) for name in (exc.filename, exc.filename2) if name is not None)
+    reason = exc.strerror or str(exc)
+    return f"{names}: {reason}" if names else reason
+
+
+class AgentFSGroup(click.Group):
+    """The root command group; its ``invoke`` turns user errors into one line and exit 1."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
+                raise  # click quiets a closed pipe (agentfs cat ... | head)
+            raise CLIError(_one_line(_describe_os_error(exc))) from exc
+        except agentfs.AgentFSError as exc:
+            raise CLIError(_one_line(str(exc))) from exc
+        except KeyError as exc:  # kv get / kv rm of a key that is not there
+            raise CLIError(_one_line(f"no such key: {exc.args[0]!r}")) from exc
+
+
+# --- shared parameters: the workspace, --json ------------------------------------------------
+
+WORKSPACE_FILE = click.Path(dir_okay=False, path_type=Path)
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+
+def open_workspace(path: Path, *, create: bool = False, **options: Any) -> agentfs.Workspace:
+    """Open ``path`` for the running command; it is closed when the command's context ends.
+
+    Only ``init`` creates: any other command refuses a missing file instead of making one.
+    """
+    try:
+        ws = agentfs.Workspace(path, create=create, **options)
+    except FileNotFoundError as exc:
+        if create:
+            raise
+        raise CLIError(f"{path}: no such workspace (create it with: agentfs init {path})") from exc
+    return click.get_current_context().with_resource(ws)
+
+
+def workspace_argument(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the ``WS`` argument (first) and call ``command`` with the open ``Workspace``."""
+
+    @click.argument("workspace", metavar="WS", type=WORKSPACE_FILE)
+    @functools.wraps(command)
+    def wrapper(workspace: Path, **kwargs: Any) -> Any:
+        return command(open_workspace(workspace), **kwargs)
+
+    return wrapper
+
+
+def group_workspace(command: Callable[..., Any]) -> Callable[..., Any]:
+    """For subcommands of a group that took ``WS`` (``agentfs kv WS get KEY``): open it lazily,
+    so ``agentfs kv WS get --help`` works without a workspace."""
+
+    @functools.wraps(command)
+    def wrapper(**kwargs: Any) -> Any:
+        return command(open_workspace(click.get_current_context().obj), **kwargs)
+
+    return wrapper
+
+
+# --- rendering ----------------------------------------------------------------------------------
+
+
+def render(data: Any, as_json: bool, text: Callable[[Any], Iterable[str]] | None = None) -> None:
+    """Print JSON-ready ``data`` as JSON, or as the lines ``text(data)`` makes (default: one
+    ``key: value`` line per field)."""
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    for line in (text or _fields)(data):
+        click.echo(line)
+
+
+def _fields(data: dict[str, Any]) -> list[str]:
+    width = max(map(len, data), default=0) + 1
+    return [f"{key + ':':<{width}} {value}" for key, value in data.items()]
+
+
+def _when(seconds: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def _count(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
+
+
+# --- the command group -----------------------------------------------------------------------
+
+
+@click.group(cls=AgentFSGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="agentfs-workspace", prog_name="agentfs")
+def cli() -> None:
+    """An AI agent's workspace in one SQLite file: files, a key-value store, a tool-call log.
+
+    Every command names the workspace file first. Errors print one line on stderr and exit 1;
+    usage errors exit 2.
+
+    \b
+    Example:
+      agentfs init ws.db
+      echo "- ship it" | agentfs write ws.db /notes/todo.md -p
+      agentfs ls ws.db /notes -l
+      agentfs cat ws.db /notes/todo.md
+    """
+
+
+def main() -> None:
+    """Console-script entry point (``agentfs``)."""
+    cli(prog_name="agentfs")
+
+
+# --- the workspace -------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("workspace", metavar="WS", type=WORKSPACE_FILE)
+@click.option(
+    "--chunk-size",
+    type=int,
+    default=DEFAULT_CHUNK_SIZE,
+    show_default=True,
+    help="Bytes per content chunk (512 B .. 4 MiB); fixed for the workspace's lifetime.",
+)
+@json_option
+def init(workspace: Path, chunk_size: int, as_json: bool) -> None:
+    """Create a new, empty workspace file (refuses one that already exists).
+
+    \b
+    Example:
+      agentfs init ws.db
+      agentfs init big.db --chunk-size 262144
+    """
+    if workspace.exists():
+        raise FileExistsError(errno.EEXIST, "workspace already exists", str(workspace))
+    ws = open_workspace(workspace, create=True, chunk_size=chunk_size)
+    render(ws.info().as_dict(), as_json, lambda i: [f"created {i['path']}"])
+
+
+@cli.command()
+@workspace_argument
+@json_option
+def info(ws: agentfs.Workspace, as_json: bool) -> None:
+    """Show counts and sizes: files, directories, bytes, chunks, keys, tool calls.
+
+    \b
+    Example:
+      agentfs info ws.db
+      agentfs info ws.db --json
+    """
+    render(ws.info().as_dict(), as_json)
+
+
+# --- looking around ------------------------------------------------------------------------------
+
+
+def _entry(ws: agentfs.Workspace, path: str) -> dict[str, Any]:
+    """One listing entry: name, path, ``lstat`` fields and a symlink's target."""
+    st = ws.lstat(path)
+    entry = {"name": posixpath.basename(path) or "/", "path": path, **st.as_dict()}
+    if st.is_symlink():
+        entry["target"] = ws.readlink(path)
+    return entry
+
+
+def _listing(ws: agentfs.Workspace, path: str, recursive: bool) -> list[tuple[str, list[dict]]]:
+    """(directory, entries) groups for ``ls``; a non-directory is listed as itself."""
+    path = paths.normalize(path)
+    if not ws.stat(path).is_dir():
+        return [(path, [_entry(ws, path)])]
+    tops = ws.walk(path) if recursive else [(path, ws.listdir(path), [])]
+    return [(d, [_entry(ws, paths.join(d, n)) for n in sorted(ds + fs)]) for d, ds, fs in tops]
+
+
+def _long_line(entry: dict[str, Any]) -> str:
+    mtime = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry["mtime_ns"] / 1e9))
+    target = f" -> {entry['target']}" if "target" in entry else ""
+    mode = statmod.filemode(entry["mode"])
+    return f"{mode} {entry['nlink']:>3} {entry['size']:>10} {mtime} {entry['name']}{target}"
+
+
+def _ls_lines(groups: list[tuple[str, list[dict]]], long: bool, headers: bool) -> Iterator[str]:
+    for i, (directory, entries) in enumerate(groups):
+        if headers:
+            yield from ([""] if i else []) + [f"{directory}:"]
+        yield from (_long_line(e) if long else e["name"] for e in entries)
+
+
+@cli.command()
+@workspace_argument
+@click.argument("path", default="/")
+@click.option("-l", "long", is_flag=True, help="Long format: type/permissions, links, size, mtime.")
+@click.option("-R", "recursive", is_flag=True, help="List subdirectories recursively.")
+@json_option
+def ls(ws: agentfs.Workspace, path: str, long: bool, recursive: bool, as_json: bool) -> None:
+    """List a directory (default /), sorted by name. --json gives every entry's stat fields.
+
+    \b
+    Example:
+      agentfs ls ws.db
+      agentfs ls ws.db /notes -l
+      agentfs ls ws.db / -R --json
+    """
+    groups = _listing(ws, path, recursive)
+    if as_json:
+        render([entry for _, entries in groups for entry in entries], True)
+    else:
+        render(groups, False, lambda g: _ls_lines(g, long, headers=recursive))
+
+
+def _tree(ws: agentfs.Workspace, top: str) -> dict[str, Any]:
+    """The subtree at ``top`` as nested ``{name, type, children | target}`` (no recursion, so
+    depth is bounded only by PATH_MAX)."""
+    top = paths.normalize(top)
+    root: dict[str, Any] = {"name": top, "type": ws.stat(top).type}
+    stack = [(top, root)] if root["type"] == "dir" else []
+    while stack:
+        directory, node = stack.pop()
+        node["children"] = []
+        for e in ws.scandir(directory):
+            child: dict[str, Any] = {"name": e.name, "type": e.type}
+            if e.is_dir():
+                stack.append((paths.join(directory, e.name), child))
+            elif e.is_symlink():
+                child["target"] = ws.readlink(paths.join(directory, e.name))
+            node["children"].append(child)
+    return root
+
+
+def _tree_lines(root: dict[str, Any]) -> Iterator[str]:
+    """``tree(1)``-style lines, then a count of directories and other entries."""
+    stack: list[tuple[dict[str, Any], str, bool]] = []
+
+    def push(children: list[dict[str, Any]], prefix: str) -> None:
+        last = len(children) - 1
+        stack.extend((child, prefix, i == last) for i, child in reversed(list(enumerate(children))))
+
+    yield root["name"]
+    push(root.get("children", []), "")
+    dirs = others = 0
+    while stack:
+        node, prefix, last = stack.pop()
+        dirs, others = (dirs + 1, others) if node["type"] == "dir" else (dirs, others + 1)
+        target = f" -> {node['target']}" if "target" in node else ""
+        yield f"{prefix}{'└── ' if last else '├── '}{node['name']}{target}"
+        push(node.get("children", []), prefix + ("    " if last else "│   "))
+    yield ""
+    yield f"{_count(dirs, 'directory', 'directories')}, {_count(others, 'file')}"
+
+
+@cli.command()
+@workspace_argument
+@click.argument("path", default="/")
+@json_option
+def tree(ws: agentfs.Workspace, path: str, as_json: bool) -> None:
+    """Show a directory tree (default /); symlinks are shown, never followed.
+
+    \b
+    Example:
+      agentfs tree ws.db
+      agentfs tree ws.db /src --json
+    """
+    render(_tree(ws, path), as_json, _tree_lines)
+
+
+def _stat_lines(data: dict[str, Any]) -> list[str]:
+    shown = dict(data, mode=f"{data['perm']} ({statmod.filemode(data['mode'])})")
+    del shown["perm"]
+    for key in ("atime_ns", "mtime_ns", "ctime_ns"):
+        shown[key[:-3]] = _when(shown.pop(key) / 1e9)
+    return _fields(shown)
+
+
+@cli.command()
+@workspace_argument
+@click.argument("path")
+@json_option
+def stat(ws: agentfs.Workspace, path: str, as_json: bool) -> None:
+    """Show a file's metadata (of a symlink itself, not its target, like lstat).
+
+    \b
+    Example:
+      agentfs stat ws.db /notes/todo.md
+      agentfs stat ws.db /notes --json
+    """
+    render(_entry(ws, paths.normalize(path)), as_json, _stat_lines)
+
+
+# --- reading and writing files -------------------------------------------------------------------
+
+
+@cli.command()
+@workspace_argument
+@click.argument("files", metavar="PATH...", nargs=-1, required=True)
+def cat(ws: agentfs.Workspace, files: tuple[str, ...]) -> None:
+    """Write files' raw bytes to stdout, one after another.
+
+    \b
+    Example:
+      agentfs cat ws.db /notes/todo.md
+      agentfs cat ws.db /data/model.bin > model.bin
+    """
+    out = click.get_binary_stream("stdout")
+    for path in files:
+        out.write(ws.read(path))
+    out.flush()
+
+
+@cli.command()
+@workspace_argument
+@click.argument("path")
+@click.argument("content", required=False)
+@click.option(
+    "--from-file",
+    "host_file",
+    type=click.File("rb"),
+    help="Take the content from this host file ('-' for stdin).",
+)
+@click.option("-p", "--parents", is_flag=True, help="Create missing parent directories.")
+@click.option("--append", is_flag=True, help="Add to the end of the file instead of replacing it.")
+def write(
+    ws: agentfs.Workspace,
+    path: str,
+    content: str | None,
+    host_file: Any,
+    parents: bool,
+    append: bool,
+) -> None:
+    """Create or replace a file with CONTENT, a host file's bytes, or stdin (binary-safe).
+
+    \b
+    Example:
+      agentfs write ws.db /notes/todo.md "ship it" -p
+      agentfs write ws.db /data/blob.bin --from-file blob.bin
+      curl -s https://example.com | agentfs write ws.db /pages/example.html
+      date | agentfs write ws.db /log.txt --append
+    """
+    if content is not None and host_file is not None:
+        raise click.UsageError("give CONTENT or --from-file, not both")
+    if content is not None:
+        data = content.encode("utf-8", "surrogateescape")  # argv bytes come back unchanged
+    else:
+        data = (host_file or click.get_binary_stream("stdin")).read()
+    if not append:
+        ws.write(path, data, parents=parents)
+        return
+    if parents:
+        ws.mkdir(posixpath.dirname(paths.normalize(path)), parents=True)
+    ws.append(path, data)
+
+
+# --- the namespace -------------------------------------------------------------------------------
+
+
+@cli.command()
+@workspace_argument
+@click.argument("targets", metavar="PATH...", nargs=-1, required=True)
+@click.option("-p", "--parents", is_flag=True, help="Create parents; no error if it exists.")
+def mkdir(ws: agentfs.Workspace, targets: tuple[str, ...], parents: bool) -> None:
+    """Create directories.
+
+    \b
+    Example:
+      agentfs mkdir ws.db /src
+      agentfs mkdir ws.db -p /src/pkg/tests
+    """
+    for path in targets:
+        ws.mkdir(path, parents=parents, exist_ok=parents)
+
+
+@cli.command()
+@workspace_argument
+@click.argument("targets", metavar="PATH...", nargs=-1, required=True)
+@click.option("-r", "--recursive", is_flag=True, help="Remove directories and their contents.")
+@click.option("-f", "--force", is_flag=True, help="No error for paths that do not exist.")
+def rm(ws: agentfs.Workspace, targets: tuple[str, ...], recursive: bool, force: bool) -> None:
+    """Remove files, symlinks and empty directories; with -r, whole trees.
+
+    \b
+    Example:
+      agentfs rm ws.db /notes/old.md
+      agentfs rm ws.db -r /tmp
+      agentfs rm ws.db -f /maybe-there
+    """
+    for path in targets:
+        try:
+            ws.remove(path, recursive=recursive)
+        except FileNotFoundError:
+            if not force:
+                raise
+
+
+@cli.command()
+@workspace_argument
+@click.argument("src")
+@click.argument("dst")
+def mv(ws: agentfs.Workspace, src: str, dst: str) -> None:
+    """Rename SRC to DST atomically (rename(2): DST is replaced, never moved into).
+
+    \b
+    Example:
+      agentfs mv ws.db /draft.md /notes/final.md
+    """
+    ws.rename(src, dst)
+
+
+@cli.command()
+@workspace_argument
+@click.argument("src")
+@click.argument("dst")
+@click.option("-r", "--recursive", is_flag=True, help="Copy a directory tree.")
+def cp(ws: agentfs.Workspace, src: str, dst: str, recursive: bool) -> None:
+    """Copy a file (bytes and mode) or, with -r, a directory tree, in one transaction.
+
+    \b
+    Example:
+      agentfs cp ws.db /notes/todo.md /notes/todo.bak
+      agentfs cp ws.db -r /src /src-backup
+    """
+    ws.copy(src, dst, recursive=recursive)
+
+
+@cli.command()
+@workspace_argument
+@click.argument("target")
+@click.argument("link")
+@click.option("-s", "--symbolic", is_flag=True, help="Make a symlink instead of a hard link.")
+def ln(ws: agentfs.Workspace, target: str, link: str, symbolic: bool) -> None:
+    """Make LINK a hard link to TARGET, or with -s a symlink whose text is TARGET.
+
+    \b
+    Example:
+      agentfs ln ws.db /data/v2.csv /data/current.csv
+      agentfs ln ws.db -s ../data/v2.csv /notes/latest.csv
+    """
+    if symbolic:
+        ws.symlink(target, link)
+    else:
+        ws.link(target, link)
+
+
+# --- moving trees in and out --------------------------------------------------------------------
+
+
+@contextmanager
+def _progress(label: str, show: bool) -> Iterator[Callable[[int, int], None]]:
+    """A ``progress(done_files, total_files)`` callback that draws a bar on stderr, only when
+    stderr is a terminal and the output is not JSON."""
+    stderr = click.get_text_stream("stderr")
+    with ExitStack() as stack:
+        bars: list[Any] = []
+
+        def update(done: int, total: int) -> None:
+            if not bars:
+                bar = click.progressbar(length=max(total, 1), label=label, file=stderr)
+                bars.append(stack.enter_context(bar))
+            bars[0].length = max(total, 1)
+            bars[0].update(done - bars[0].pos)
+
+        yield update if show and stderr.isatty() else (lambda done, total: None)
+
+
+def _report_transfer(stats: Any, as_json: bool, verb: str, where: str) -> None:
+    """Skipped entries as warnings on stderr, then a one-line summary (or the JSON stats)."""
+    for skipped in stats.skipped:
+        click.echo(f"agentfs: warning: skipped {skipped}", err=True)
+    render(
+        stats.as_dict(),
+        as_json,
+        lambda s: [
+            f"{verb} {_count(s['files'], 'file')}, "
+            f"{_count(s['directories'], 'directory', 'directories')}, "
+            f"{_count(s['symlinks'], 'symlink')} ({_size(s['bytes'])}) {where}"
+            + (f", {len(s['skipped'])} skipped" if s["skipped"] else "")
+        ],
+    )
+
+
+@cli.command("import")
+@workspace_argument
+@click.argument("host_dir", metavar="HOSTDIR", type=click.Path(exists=True, file_okay=False))
+@click.argument("dest", default="/")
+@json_option
+def import_(ws: agentfs.Workspace, host_dir: str, dest: str, as_json: bool) -> None:
+    """Copy the contents of a host directory into DEST (default /) of the workspace.
+
+    \b
+    Example:
+      agentfs import ws.db ./project
+      agentfs import ws.db ./project /src --json
+    """
+    from agentfs import transfer  # imported here: only these commands need it
+
+    with _progress("importing", not as_json) as progress:
+        stats = transfer.import_tree(ws, host_dir, dest, progress=progress)
+    _report_transfer(stats, as_json, "imported", f"from {host_dir} into {dest}")
+
+
+@cli.command()
+@workspace_argument
+@click.argument("args", metavar="[SRC] HOSTDIR", nargs=-1)
+@click.option(
+    "--agentfs",
+    "agentfs_out",
+    metavar="OUT.db",
+    type=WORKSPACE_FILE,
+    help="Write a plain AgentFS v0.4 file (opens in Turso's agentfs) instead of a directory.",
+)
+@json_option
+def export(
+    ws: agentfs.Workspace, args: tuple[str, ...], agentfs_out: Path | None, as_json: bool
+) -> None:
+    """Copy SRC (default /) out to a host directory, or the workspace to a plain AgentFS file.
+
+    \b
+    Example:
+      agentfs export ws.db ./out
+      agentfs export ws.db /src ./src-copy
+      agentfs export ws.db --agentfs plain.db
+    """
+    from agentfs import transfer  # imported here: only these commands need it
+
+    if agentfs_out is not None and args:
+        raise click.UsageError("--agentfs OUT.db takes no SRC or HOSTDIR")
+    if agentfs_out is None and len(args) not in (1, 2):
+        raise click.UsageError("expected [SRC] HOSTDIR (or --agentfs OUT.db)")
+    with _progress("exporting", not as_json) as progress:
+        if agentfs_out is not None:
+            stats = transfer.export_agentfs(ws, agentfs_out, progress=progress)
+            where = f"to {agentfs_out}"
+        else:
+            src, host_dir = args if len(args) == 2 else ("/", args[0])
+            stats = transfer.export_tree(ws, src, host_dir, progress=progress)
+            where = f"from {src} to {host_dir}"
+    _report_transfer(stats, as_json, "exported", where)
+
+
+# --- checking ------------------------------------------------------------------------------------
+
+
+def _fsck_lines(report: Any) -> Iterator[str]:
+    for problem in report.problems:
+        yield f"{problem.check}: {problem.message}" + (
+            " (repairable)" if problem.repairable else ""
+        )
+    yield from (f"repaired: {what}" for what in report.repaired)
+    if report.clean:
+        yield "clean: no problems found" if not report.repaired else "clean after repair"
+
+
+@cli.command()
+@workspace_argument
+@click.option("--repair", is_flag=True, help="Fix what can be fixed, then report.")
+@json_option
+def fsck(ws: agentfs.Workspace, repair: bool, as_json: bool) -> None:
+    """Check the workspace's invariants; exit 1 when problems remain.
+
+    \b
+    Example:
+      agentfs fsck ws.db
+      agentfs fsck ws.db --repair
+      agentfs fsck ws.db --json
+    """
+    from agentfs import fsck as checks  # imported here: only this command needs it
+
+    report = checks.repair(ws) if repair else checks.check(ws)
+    render(report.as_dict(), as_json, lambda _: _fsck_lines(report))
+    if not report.clean:
+        click.get_current_context().exit(1)
+
+
+# --- the key-value store -------------------------------------------------------------------------
+
+
+@cli.group()
+@click.argument("workspace", metavar="WS", type=WORKSPACE_FILE)
+@click.pass_context
+def kv(ctx: click.Context, workspace: Path) -> None:
+    """The workspace's key-value store: JSON values under text keys.
+
+    \b
+    Example:
+      agentfs kv ws.db set config '{"model": "small", "retries": 3}'
+      agentfs kv ws.db get config
+      agentfs kv ws.db list session/ --json
+    """
+    ctx.obj = workspace
+
+
+def _json_or_text(value: str) -> Any:
+    """VALUE as JSON when it parses (NaN and Infinity do not count), else as a JSON string."""
+
+    def no_constants(name: str) -> Any:
+        raise ValueError(name)
+
+    try:
+        return json.loads(value, parse_constant=no_constants)
+    except ValueError:
+        return value
+
+
+@kv.command("get")
+@click.argument("key")
+@group_workspace
+def kv_get(ws: agentfs.Workspace, key: str) -> None:
+    """Print the value of KEY as JSON (exit 1 when it is not set).
+
+    \b
+    Example:
+      agentfs kv ws.db get config
+    """
+    click.echo(json.dumps(ws.kv.get(key), ensure_ascii=False))
+
+
+@kv.command("set")
+@click.argument("key")
+@click.argument("value")
+@group_workspace
+def kv_set(ws: agentfs.Workspace, key: str, value: str) -> None:
+    """Set KEY to VALUE, parsed as JSON; text that is not JSON is stored as a string.
+
+    \b
+    Example:
+      agentfs kv ws.db set retries 3
+      agentfs kv ws.db set owner alice
+      agentfs kv ws.db set config '{"model": "small"}'
+    """
+    ws.kv.set(key, _json_or_text(value))
+
+
+@kv.command("list")
+@click.argument("prefix", default="")
+@json_option
+@group_workspace
+def kv_list(ws: agentfs.Workspace, prefix: str, as_json: bool) -> None:
+    """List keys starting with PREFIX (default: all), with their JSON values.
+
+    \b
+    Example:
+      agentfs kv ws.db list
+      agentfs kv ws.db list session/ --json
+    """
+    entries = [dataclasses.asdict(entry) for entry in ws.kv.list(prefix)]
+    render(
+        entries,
+        as_json,
+        lambda es: [f"{e['key']}\t{json.dumps(e['value'], ensure_ascii=False)}" for e in es],
+    )
+
+
+@kv.command("rm")
+@click.argument("key")
+@group_workspace
+def kv_rm(ws: agentfs.Workspace, key: str) -> None:
+    """Delete KEY (exit 1 when it is not set).
+
+    \b
+    Example:
+      agentfs kv ws.db rm session/42
+    """
+    if not ws.kv.delete(key):
+        raise KeyError(key)
+
+
+# --- the tool-call log ---------------------------------------------------------------------------
+
+
+def _call_lines(calls: list[dict[str, Any]]) -> Iterator[str]:
+    for call in calls:
+        outcome = f"error: {call['error']}" if call["error"] is not None else "ok"
+        params = json.dumps(call["parameters"], ensure_ascii=False)
+        params = params if len(params) <= 60 else params[:57] + "..."
+        yield (
+            f"{_when(call['started_at'])}  #{call['id']:<5} {call['name']:<16} "
+            f"{call['duration_ms']:>7} ms  {outcome:<6} {params}"
+        )
+
+
+def _stats_lines(rows: list[dict[str, Any]]) -> Iterator[str]:
+    yield f"{'tool':<24} {'calls':>7} {'ok':>7} {'failed':>7} {'avg ms':>9}"
+    for r in rows:
+        yield (
+            f"{r['name']:<24} {r['total_calls']:>7} {r['successful']:>7} {r['failed']:>7}"
+            f" {r['avg_duration_ms']:>9.1f}"
+        )
+
+
+@cli.command()
+@workspace_argument
+@click.option("--tool", metavar="NAME", help="Only calls of this tool.")
+@click.option("--limit", type=click.IntRange(min=0), help="At most this many calls.")
+@click.option("--stats", "show_stats", is_flag=True, help="Per-tool totals instead of calls.")
+@json_option
+def timeline(
+    ws: agentfs.Workspace, tool: str | None, limit: int | None, show_stats: bool, as_json: bool
+) -> None:
+    """Show the tool-call log, newest first, or per-tool totals with --stats.
+
+    \b
+    Example:
+      agentfs timeline ws.db --limit 20
+      agentfs timeline ws.db --tool read_file --json
+      agentfs timeline ws.db --stats
+    """
+    if show_stats:
+        rows = [dataclasses.asdict(s) for s in ws.tool_calls.stats() if tool in (None, s.name)]
+        render(rows, as_json, _stats_lines)
+    else:
+        calls = [call.as_dict() for call in ws.tool_calls.list(name=tool, limit=limit)]
+        render(calls, as_json, _call_lines)
