@@ -19,6 +19,7 @@ import functools
 import json
 import posixpath
 import stat as statmod
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -28,7 +29,8 @@ from typing import Any
 import click
 
 import agentfs
-from agentfs import paths
+from agentfs import fsck as fsck_checks
+from agentfs import paths, transfer
 from agentfs.db import DEFAULT_CHUNK_SIZE
 
 # --- errors: the one place user errors become a line and an exit status ----------------------
@@ -75,7 +77,7 @@ WORKSPACE_FILE = click.Path(dir_okay=False, path_type=Path)
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 
 
-def open_workspace(path: Path, *, create: bool = False, **options: Any) -> agentfs.Workspace:
+def workspace_for_command(path: Path, *, create: bool = False, **options: Any) -> agentfs.Workspace:
     """Open ``path`` for the running command; it is closed when the command's context ends.
 
     Only ``init`` creates: any other command refuses a missing file instead of making one.
@@ -95,7 +97,7 @@ def workspace_argument(command: Callable[..., Any]) -> Callable[..., Any]:
     @click.argument("workspace", metavar="WS", type=WORKSPACE_FILE)
     @functools.wraps(command)
     def wrapper(workspace: Path, **kwargs: Any) -> Any:
-        return command(open_workspace(workspace), **kwargs)
+        return command(workspace_for_command(workspace), **kwargs)
 
     return wrapper
 
@@ -106,7 +108,7 @@ def group_workspace(command: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(command)
     def wrapper(**kwargs: Any) -> Any:
-        return command(open_workspace(click.get_current_context().obj), **kwargs)
+        return command(workspace_for_command(click.get_current_context().obj), **kwargs)
 
     return wrapper
 
@@ -193,7 +195,7 @@ def init(workspace: Path, chunk_size: int, as_json: bool) -> None:
     """
     if workspace.exists():
         raise FileExistsError(errno.EEXIST, "workspace already exists", str(workspace))
-    ws = open_workspace(workspace, create=True, chunk_size=chunk_size)
+    ws = workspace_for_command(workspace, create=True, chunk_size=chunk_size)
     render(ws.info().as_dict(), as_json, lambda i: [f"created {i['path']}"])
 
 
@@ -360,7 +362,7 @@ def cat(ws: agentfs.Workspace, files: tuple[str, ...]) -> None:
       agentfs cat ws.db /notes/todo.md
       agentfs cat ws.db /data/model.bin > model.bin
     """
-    out = click.get_binary_stream("stdout")
+    out = sys.stdout.buffer
     for path in files:
         out.write(ws.read(path))
     out.flush()
@@ -373,6 +375,7 @@ def cat(ws: agentfs.Workspace, files: tuple[str, ...]) -> None:
 @click.option(
     "--from-file",
     "host_file",
+    metavar="HOSTFILE",
     type=click.File("rb"),
     help="Take the content from this host file ('-' for stdin).",
 )
@@ -400,7 +403,7 @@ def write(
     if content is not None:
         data = content.encode("utf-8", "surrogateescape")  # argv bytes come back unchanged
     else:
-        data = (host_file or click.get_binary_stream("stdin")).read()
+        data = (host_file or sys.stdin.buffer).read()
     if not append:
         ws.write(path, data, parents=parents)
         return
@@ -506,7 +509,7 @@ def ln(ws: agentfs.Workspace, target: str, link: str, symbolic: bool) -> None:
 def _progress(label: str, show: bool) -> Iterator[Callable[[int, int], None]]:
     """A ``progress(done_files, total_files)`` callback that draws a bar on stderr, only when
     stderr is a terminal and the output is not JSON."""
-    stderr = click.get_text_stream("stderr")
+    stderr = sys.stderr
     with ExitStack() as stack:
         bars: list[Any] = []
 
@@ -549,8 +552,6 @@ def import_(ws: agentfs.Workspace, host_dir: str, dest: str, as_json: bool) -> N
       agentfs import ws.db ./project
       agentfs import ws.db ./project /src --json
     """
-    from agentfs import transfer  # imported here: only these commands need it
-
     with _progress("importing", not as_json) as progress:
         stats = transfer.import_tree(ws, host_dir, dest, progress=progress)
     _report_transfer(stats, as_json, "imported", f"from {host_dir} into {dest}")
@@ -578,8 +579,6 @@ def export(
       agentfs export ws.db /src ./src-copy
       agentfs export ws.db --agentfs plain.db
     """
-    from agentfs import transfer  # imported here: only these commands need it
-
     if agentfs_out is not None and args:
         raise click.UsageError("--agentfs OUT.db takes no SRC or HOSTDIR")
     if agentfs_out is None and len(args) not in (1, 2):
@@ -621,9 +620,7 @@ def fsck(ws: agentfs.Workspace, repair: bool, as_json: bool) -> None:
       agentfs fsck ws.db --repair
       agentfs fsck ws.db --json
     """
-    from agentfs import fsck as checks  # imported here: only this command needs it
-
-    report = checks.repair(ws) if repair else checks.check(ws)
+    report = fsck_checks.repair(ws) if repair else fsck_checks.check(ws)
     render(report.as_dict(), as_json, lambda _: _fsck_lines(report))
     if not report.clean:
         click.get_current_context().exit(1)
@@ -748,7 +745,7 @@ def _stats_lines(rows: list[dict[str, Any]]) -> Iterator[str]:
 @cli.command()
 @workspace_argument
 @click.option("--tool", metavar="NAME", help="Only calls of this tool.")
-@click.option("--limit", type=click.IntRange(min=0), help="At most this many calls.")
+@click.option("--limit", metavar="N", type=click.IntRange(min=0), help="At most this many calls.")
 @click.option("--stats", "show_stats", is_flag=True, help="Per-tool totals instead of calls.")
 @json_option
 def timeline(

@@ -150,17 +150,24 @@ class Transaction:
     transaction never has to upgrade a read lock (which fails at once with SQLITE_BUSY instead
     of waiting). A nested write level is a savepoint, so a helper may open its own scope safely.
     A read level groups SELECTs that must see one state while other processes commit; nested,
-    it is a no-op. ``on_rollback`` runs whenever this level is undone, so in-memory caches
-    filled inside it can be dropped. A class rather than a generator: it sits on every call.
+    it is a no-op. ``on_begin`` runs right after an outermost BEGIN (inside the snapshot, so
+    it can validate caches against it) and ``on_rollback`` whenever this level is undone, so
+    caches filled inside it can be dropped. A class, not a generator: it sits on every call.
     """
 
-    __slots__ = ("_nested", "conn", "on_rollback", "write")
+    __slots__ = ("_nested", "conn", "on_begin", "on_rollback", "write")
 
     def __init__(
-        self, conn: apsw.Connection, *, write: bool, on_rollback: Callable[[], None] | None = None
+        self,
+        conn: apsw.Connection,
+        *,
+        write: bool,
+        on_begin: Callable[[], None] | None = None,
+        on_rollback: Callable[[], None] | None = None,
     ) -> None:
         self.conn = conn
         self.write = write
+        self.on_begin = on_begin
         self.on_rollback = on_rollback
         self._nested = False
 
@@ -169,6 +176,8 @@ class Transaction:
         self._nested = conn.in_transaction
         if not self._nested:
             conn.execute("BEGIN IMMEDIATE" if self.write else "BEGIN")
+            if self.on_begin is not None:
+                self.on_begin()
         elif self.write:
             conn.__enter__()
         return self

@@ -76,20 +76,25 @@ class FileSystem:
         self.chunks = Chunks(conn, int(chunk_size))
         self.orphans = Orphans(conn)
         self._dirs: dict[str, int] = {"/": ROOT_INO}
-        self._data_version = conn.data_version()
+        self._data_version = conn.execute("PRAGMA data_version").get
 
     # --- transactions and the directory cache -------------------------------------------------
 
     def _write(self) -> Transaction:
-        self._check_cache()
-        return Transaction(self.conn, write=True, on_rollback=self._forget_dirs)
+        return Transaction(
+            self.conn, write=True, on_begin=self._check_cache, on_rollback=self._forget_dirs
+        )
 
     def _read(self) -> Transaction:
-        self._check_cache()
-        return Transaction(self.conn, write=False, on_rollback=self._forget_dirs)
+        return Transaction(
+            self.conn, write=False, on_begin=self._check_cache, on_rollback=self._forget_dirs
+        )
 
     def _check_cache(self) -> None:
-        version = self.conn.data_version()
+        """Drop cached directories if another connection committed since we last looked.
+        ``PRAGMA data_version`` changes only for other connections' commits, and read inside
+        the transaction it describes exactly the snapshot the operation will see."""
+        version = self.conn.execute("PRAGMA data_version").get
         if version != self._data_version:
             self._data_version = version
             self._forget_dirs()
@@ -115,23 +120,35 @@ class FileSystem:
         return ino
 
     def _resolve(self, path: str, follow: bool, hops: list[int] | None = None) -> tuple:
-        """(dentry id or 0 for root, ino, mode) of ``path``; follows a final symlink if asked."""
+        """(dentry id or 0 for root, ino, mode) of ``path``; follows a final symlink if asked.
+
+        Errors name the path as given: a failure in an ancestor names that ancestor (as the
+        recursion resolves it), a failure after following a symlink names ``path`` itself.
+        """
         hops = [0] if hops is None else hops
+        start = path
         while True:
             if path == "/":
                 return 0, ROOT_INO, S_IFDIR
             parent, name = paths.parent_and_name(path)
-            found = self._lookup(self._resolve_dir(parent, hops), name)
+            try:
+                found = self._lookup(self._resolve_dir(parent, hops), name)
+            except OSError as exc:
+                if path is start:
+                    raise
+                raise fs_error(exc.errno, start) from None
             if found is None:
-                raise not_found(path)
+                raise not_found(start)
             if not (follow and is_symlink(found[2])):
                 return found
-            path = self._follow(parent, found[1], hops)
+            path = self._follow(parent, found[1], hops, start)
 
-    def _follow(self, parent: str, link_ino: int, hops: list[int]) -> str:
+    def _follow(self, parent: str, link_ino: int, hops: list[int], origin: str) -> str:
+        """The normalised path a symlink in directory ``parent`` points at; ELOOP (naming
+        ``origin``, the path the caller asked for) after MAX_SYMLINK_HOPS."""
         hops[0] += 1
         if hops[0] > MAX_SYMLINK_HOPS:
-            raise fs_error(errno.ELOOP, parent)
+            raise fs_error(errno.ELOOP, origin)
         target = self.conn.execute("SELECT target FROM fs_symlink WHERE ino = ?", (link_ino,)).get
         return paths.normalize(target if target.startswith("/") else paths.join(parent, target))
 
@@ -312,15 +329,21 @@ class FileSystem:
         """(ino, created): the file at ``path`` after symlinks, or a new inode recorded as
         ``size`` bytes long whose chunks the caller adds."""
         hops = [0]
+        start = path
         while True:
-            parent_ino, name = self._parent(path, create=parents)
+            try:
+                parent_ino, name = self._parent(path, create=parents)
+            except OSError as exc:
+                if path is start:
+                    raise
+                raise fs_error(exc.errno, start) from None
             found = self._lookup(parent_ino, name)
             if found is None:
                 return self._create(parent_ino, name, S_IFREG | (mode & 0o7777), size), True
             if is_symlink(found[2]):
-                path = self._follow(paths.parent_and_name(path)[0], found[1], hops)
+                path = self._follow(paths.parent_and_name(path)[0], found[1], hops, start)
                 continue
-            self._require_file(path, found[2])
+            self._require_file(start, found[2])
             return found[1], False
 
     def _require_file(self, path: str, mode: int) -> None:
@@ -422,7 +445,7 @@ class FileSystem:
             dentry_id, ino, mode = self._resolve(src, False)
             src_parent = self._resolve_dir(paths.parent_and_name(src)[0], [0])
             dst_parent, name = self._parent(dst)
-            if is_dir(mode) and paths.is_within(dst, src) and dst != src:
+            if is_dir(mode) and self._inside(dst, self._realpath_nofollow(src)):
                 raise fs_error(errno.EINVAL, dst, f"cannot move {src} into itself")
             existing = self._lookup(dst_parent, name)
             if existing is not None:
@@ -443,6 +466,30 @@ class FileSystem:
             )
             self._forget_dirs()
         self.orphans.purge()
+
+    def _realpath(self, path: str, hops: list[int]) -> str:
+        """The symlink-free path of existing ``path`` (every component followed)."""
+        real = "/"
+        for name in paths.split(path):
+            found = self._lookup(self._resolve_dir(real, hops), name)
+            if found is None:
+                raise not_found(path)
+            real = paths.join(real, name)
+            if is_symlink(found[2]):
+                target = self._follow(paths.parent_and_name(real)[0], found[1], hops, path)
+                real = self._realpath(target, hops)
+        return real
+
+    def _realpath_nofollow(self, path: str) -> str:
+        """Symlink-free path of ``path`` itself (its last component is not followed)."""
+        parent, name = paths.parent_and_name(path)
+        return paths.join(self._realpath(parent, [0]), name)
+
+    def _inside(self, path: str, real_dir: str) -> bool:
+        """Would a new entry at ``path`` lie inside the directory whose symlink-free path is
+        ``real_dir``? Compared on symlink-free paths, so a route through a symlink is caught."""
+        real_parent = self._realpath(paths.parent_and_name(path)[0], [0])
+        return paths.is_within(real_parent, real_dir)
 
     def _check_replace(self, dst: str, mode: int, existing: tuple[int, int, int]) -> None:
         if is_dir(mode) and not is_dir(existing[2]):

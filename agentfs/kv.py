@@ -75,4 +75,7 @@ def _prefix_end(prefix: str) -> str:
     stem = prefix.rstrip(chr(0x10FFFF))
     if not stem:
         return ""  # no upper bound: every key from ``prefix`` on
-    return stem[:-1] + chr(ord(stem[-1]) + 1)
+    following = ord(stem[-1]) + 1
+    if 0xD800 <= following <= 0xDFFF:  # surrogates cannot be stored; the next character is U+E000
+        following = 0xE000
+    return stem[:-1] + chr(following)

@@ -168,16 +168,15 @@ def _scan_host(root: Path, skipped: list[str]) -> list[_HostEntry]:
 def _read_blocks(path: str, block: int) -> Iterator[bytes]:
     """A host file's content in ``block``-sized pieces (at least one, maybe empty); refuses
     anything that stopped being a regular file since the scan (a swapped-in symlink or fifo)."""
-    fd = os.open(path, _O_READ_HOST)
-    with open(fd, "rb", closefd=True) as f:
-        if not statmod.S_ISREG(os.fstat(f.fileno()).st_mode):
+    with open(os.open(path, _O_READ_HOST), "rb", buffering=0) as f:
+        st = os.fstat(f.fileno())
+        if not statmod.S_ISREG(st.st_mode):
             raise fs_error(errno.EINVAL, path, "no longer a regular file")
-        data = f.read(block)
-        yield data
-        while len(data) == block:
-            data = f.read(block)
-            if data:
-                yield data
+        if st.st_size < block:  # the common case: one read sized by the file, not the block
+            yield f.readall()
+            return
+        while data := f.read(block):
+            yield data
 
 
 class _Importer:
@@ -197,7 +196,8 @@ class _Importer:
                 self.blocked.add(entry.parts)  # its parent was refused and already reported
             else:
                 try:
-                    self._one(entry)
+                    with self.ws._write():  # a savepoint: a failed entry leaves no trace
+                        self._one(entry)
                 except OSError as exc:
                     self._skip(entry, _reason(exc))
             ticker.tick()
@@ -264,7 +264,7 @@ class _Importer:
     def _copy_file(self, entry: _HostEntry, path: str, existing: Stat | None) -> None:
         perm = entry.st.st_mode & 0o7777
         blocks = _read_blocks(os.path.join(self.root, *entry.parts), self.block)
-        first = next(blocks)
+        first = next(blocks, b"")
         st = self.ws.write(path, first, mode=perm)
         size = len(first)
         for data in blocks:  # whole chunks each: appended without rewriting any
@@ -317,21 +317,32 @@ class _WsEntry(NamedTuple):
     st: Stat
 
 
-def _scan_ws(ws: Workspace, top: str, top_st: Stat) -> list[_WsEntry]:
-    """The subtree below ``top`` in pre-order, names sorted; a file ``top`` is its own entry."""
+def _scan_ws(ws: Workspace, top: str, top_st: Stat, skipped: list[str]) -> list[_WsEntry]:
+    """The subtree below ``top`` depth-first in pre-order (each directory directly followed by
+    its contents), names sorted; a file ``top`` is its own single entry. A name no host
+    filesystem should see (a foreign file's dentry may hold '/' or '..') goes to ``skipped``."""
     if not top_st.is_dir():
         return [_WsEntry((paths.parent_and_name(top)[1],), top, top_st)]
+
+    def children(rel: tuple[str, ...], path: str) -> list[tuple[tuple[str, ...], str]]:
+        out = []
+        for entry in reversed(ws.scandir(path)):
+            try:
+                paths.check_name(entry.name)
+            except OSError as exc:
+                skipped.append(f"{_show((*rel, entry.name))}: {_reason(exc)}")
+                continue
+            out.append(((*rel, entry.name), paths.join(path, entry.name)))
+        return out
+
     entries: list[_WsEntry] = []
-    stack: list[tuple[tuple[str, ...], str]] = [((), top)]
+    stack = children((), top)
     while stack:
-        rel, path = stack.pop()
-        subdirs = []
-        for child in ws.scandir(path):
-            parts, child_path = (*rel, child.name), paths.join(path, child.name)
-            entries.append(_WsEntry(parts, child_path, ws.lstat(child_path)))
-            if child.is_dir():
-                subdirs.append((parts, child_path))
-        stack.extend(reversed(subdirs))
+        parts, path = stack.pop()
+        st = ws.lstat(path)
+        entries.append(_WsEntry(parts, path, st))
+        if st.is_dir():
+            stack.extend(children(parts, path))
     return entries
 
 
@@ -368,9 +379,10 @@ class _Exporter:
                     self._close(self.open.pop())
                 if self.open[-1].parts == parent:  # else its parent was refused (reported)
                     try:
-                        self._one(self.open[-1].fd, entry)
-                    except (OSError, ValueError) as exc:
+                        reason = self._one(self.open[-1].fd, entry)
+                    except (OSError, ValueError) as exc:  # ValueError: a NUL in a target
                         reason = _reason(exc) if isinstance(exc, OSError) else str(exc)
+                    if reason is not None:
                         self.stats.skipped.append(f"{_show(entry.parts)}: {reason}")
                 ticker.tick()
             while self.open:
@@ -388,17 +400,16 @@ class _Exporter:
         finally:
             os.close(opened.fd)
 
-    def _one(self, dir_fd: int, entry: _WsEntry) -> None:
+    def _one(self, dir_fd: int, entry: _WsEntry) -> str | None:
+        """Write one entry into the open directory ``dir_fd``; the reason when it is skipped."""
         name, st = entry.parts[-1], entry.st
-        paths.check_name(name)  # a foreign file's dentry could hold '/' or '..'
+        paths.check_name(name)  # _scan_ws skipped bad names already; never trust one here
         kind = st.st_mode & S_IFMT
-        existing = _host_stat(dir_fd, name)
         if kind not in (S_IFREG, S_IFDIR, S_IFLNK):
-            raise fs_error(errno.EINVAL, entry.path, f"{_kind(kind)} (special files not exported)")
+            return f"{_kind(kind)} (special files are not exported)"
+        existing = _host_stat(dir_fd, name)
         if existing is not None and existing.st_mode & S_IFMT != kind:
-            raise fs_error(
-                errno.EEXIST, entry.path, f"exists on the host as a {_kind(existing.st_mode)}"
-            )
+            return f"exists on the host as a {_kind(existing.st_mode)} (left alone)"
         if kind == S_IFDIR:
             if existing is None:
                 os.mkdir(name, 0o700, dir_fd=dir_fd)
@@ -415,6 +426,7 @@ class _Exporter:
             self._file(dir_fd, name, entry, existing is not None)
             self.stats.files += 1
             self.stats.bytes += st.st_size
+        return None
 
     def _symlink(self, dir_fd: int, name: str, target: str, replace: bool) -> None:
         if not replace:
@@ -459,10 +471,10 @@ def export_tree(
     created = not os.path.lexists(host)
     with ws._read():
         top_st = ws.stat(src)  # the named top is followed, like import's host_dir
-        entries = _scan_ws(ws, src, top_st)
+        stats = TransferStats()
+        entries = _scan_ws(ws, src, top_st, stats.skipped)
         os.makedirs(host, exist_ok=True)
         root_fd = os.open(host, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        stats = TransferStats()
         root_st = top_st if created and top_st.is_dir() else None
         _Exporter(ws, stats).run(root_fd, root_st, entries, _Ticker(progress, len(entries)))
     return stats
@@ -564,7 +576,7 @@ def export_agentfs(
         files, dirs, links, size = conn.execute(
             "SELECT count(*) FILTER (WHERE type = ?1), count(*) FILTER (WHERE type = ?2),"
             " count(*) FILTER (WHERE type = ?3), coalesce(sum(size) FILTER (WHERE type = ?1), 0)"
-            " FROM (SELECT mode & ?4 AS type, size FROM fs_inode)",
+            " FROM (SELECT mode & ?4 AS type, size FROM fs_inode WHERE ino != 1)",
             (S_IFREG, S_IFDIR, S_IFLNK, S_IFMT),
         ).get
         conn.pragma("wal_checkpoint", "TRUNCATE")

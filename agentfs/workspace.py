@@ -128,7 +128,7 @@ class Workspace(FileSystem):
             if st.is_dir():
                 if not recursive:
                     raise fs_error(errno.EISDIR, src, "use recursive=True to copy a directory")
-                if paths.is_within(dst, src):
+                if self._inside(dst, self._realpath(src, [0])):
                     raise fs_error(errno.EINVAL, dst, f"cannot copy {src} into itself")
                 self._copy_tree(src, dst)
             else:
