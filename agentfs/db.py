@@ -256,6 +256,18 @@ MIGRATIONS: tuple[Migration, ...] = (
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 
+def require_workspace(conn: apsw.Connection, path: str, *, allow_new: bool) -> None:
+    """Refuse to turn a database that is not a workspace into one: a file with tables but no
+    fs_config belongs to someone else, and an empty file is a workspace only when asked to
+    create one."""
+    if conn.table_exists("main", "fs_config"):
+        return
+    if not _is_empty(conn):
+        raise OSError(errno.EINVAL, "not an agentfs workspace (it has no fs_config table)", path)
+    if not allow_new:
+        raise OSError(errno.ENOENT, "not an agentfs workspace (the database is empty)", path)
+
+
 def schema_version(conn: apsw.Connection) -> int:
     """Our migration counter; 0 for an empty file or one only agentfs-sdk has written."""
     if not conn.table_exists("main", "fs_config"):

@@ -13,7 +13,7 @@ import time
 import apsw
 
 from agentfs.db import write_transaction
-from agentfs.inodes import S_IFDIR, S_IFMT
+from agentfs.inodes import S_IFDIR, S_IFLNK, S_IFMT, S_IFREG
 
 #: Inodes freed per purge transaction: small enough to keep other writers waiting only briefly.
 PURGE_BATCH = 256
@@ -26,16 +26,25 @@ class Orphans:
 
     def __init__(self, conn: apsw.Connection) -> None:
         self.conn = conn
+        #: Anything queued since the last purge? True at first, so the first purge (at open)
+        #: finishes what a crashed process left; afterwards a delete that queued nothing
+        #: skips the purge entirely.
+        self.queued = True
         conn.execute(
             "CREATE TEMP TABLE IF NOT EXISTS doomed_dentry(id INTEGER PRIMARY KEY, ino INTEGER)"
         )
 
-    def release(self, ino: int, *, small: bool) -> None:
+    def release(self, ino: int, mode: int, *, small: bool) -> None:
         """``ino`` has no name left: free it now, or queue it when freeing would take long."""
         if small:
-            for table in ("fs_data", "fs_symlink", "fs_inode"):
-                self.conn.execute(f"DELETE FROM {table} WHERE ino = ?", (ino,))
+            kind = mode & S_IFMT
+            if kind == S_IFREG:
+                self.conn.execute("DELETE FROM fs_data WHERE ino = ?", (ino,))
+            elif kind == S_IFLNK:
+                self.conn.execute("DELETE FROM fs_symlink WHERE ino = ?", (ino,))
+            self.conn.execute("DELETE FROM fs_inode WHERE ino = ?", (ino,))
             return
+        self.queued = True
         self.conn.execute("UPDATE fs_inode SET nlink = 0 WHERE ino = ?", (ino,))
         self.conn.execute(
             "INSERT OR IGNORE INTO ws_orphan(ino, queued_at) VALUES (?, ?)",
@@ -48,6 +57,7 @@ class Orphans:
         Set-based, so its cost is a few statements whatever the tree's size. A file that is
         also hard-linked from outside the tree keeps its remaining links and survives.
         """
+        self.queued = True
         execute = self.conn.execute
         execute(
             "INSERT INTO temp.doomed_dentry(id, ino) WITH RECURSIVE sub(id, ino) AS ("
@@ -75,8 +85,11 @@ class Orphans:
 
     def purge(self, batch: int = PURGE_BATCH) -> int:
         """Free every queued inode, ``batch`` per transaction; returns how many were freed."""
+        if not self.queued:
+            return 0
+        self.queued = False
         if self.conn.execute("SELECT 1 FROM ws_orphan LIMIT 1").get is None:
-            return 0  # the common case: one cheap read, no write lock
+            return 0  # nothing after all: one cheap read, no write lock
         freed = 0
         while True:
             with write_transaction(self.conn):

@@ -125,7 +125,23 @@ class _HostEntry(NamedTuple):
     target: str | None  # symlinks only
 
 
-def _scan_host(root: Path, skipped: list[str]) -> list[_HostEntry]:
+def _own_files(ws: Workspace) -> set[tuple[int, int]]:
+    """(st_dev, st_ino) of the workspace's database and WAL files: a transfer that meets them
+    on the host (importing or exporting the directory the database lives in) leaves them be."""
+    own = set()
+    for name in (ws.conn.filename, ws.conn.filename_wal, f"{ws.conn.filename}-shm"):
+        try:
+            st = os.stat(name)
+        except (OSError, ValueError):
+            continue
+        own.add((st.st_dev, st.st_ino))
+    return own
+
+
+_OWN_FILE = "the workspace's own database file"
+
+
+def _scan_host(root: Path, skipped: list[str], own: set[tuple[int, int]]) -> list[_HostEntry]:
     """Every importable entry below ``root`` in pre-order (a directory before its contents),
     names sorted; symlinks are read, never followed. Skips are appended to ``skipped``."""
     entries: list[_HostEntry] = []
@@ -157,6 +173,9 @@ def _scan_host(root: Path, skipped: list[str]) -> list[_HostEntry]:
             kind = st.st_mode & S_IFMT
             if kind not in (S_IFREG, S_IFDIR, S_IFLNK):
                 skipped.append(f"{_show(parts)}: {_kind(kind)} (special files are not imported)")
+                continue
+            if (st.st_dev, st.st_ino) in own:
+                skipped.append(f"{_show(parts)}: {_OWN_FILE}")
                 continue
             entries.append(_HostEntry(parts, st, target))
             if kind == S_IFDIR:
@@ -243,18 +262,16 @@ class _Importer:
             self.stats.symlinks += 1
         elif not self._link(entry, path, existing):
             self._copy_file(entry, path, existing)
+            if st.st_nlink > 1:  # the first name of a host hard link: later ones link to it
+                self.links[(st.st_dev, st.st_ino)] = path
         ws.utime(path, (st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
         if kind == S_IFREG:
             self.stats.files += 1
 
     def _link(self, entry: _HostEntry, path: str, existing: Stat | None) -> bool:
         """Recreate a host hard link as a workspace hard link; False for a first sighting."""
-        if entry.st.st_nlink < 2:
-            return False
-        key = (entry.st.st_dev, entry.st.st_ino)
-        first = self.links.get(key)
+        first = self.links.get((entry.st.st_dev, entry.st.st_ino))
         if first is None:
-            self.links[key] = path
             return False
         if existing is not None:
             self.ws.remove(path)
@@ -292,7 +309,7 @@ def import_tree(
         raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(root))
     dest = paths.normalize(dest)
     stats = TransferStats()
-    entries = _scan_host(root, stats.skipped)
+    entries = _scan_host(root, stats.skipped, _own_files(ws))
     ticker = _Ticker(progress, len(entries))
     importer = _Importer(ws, root, dest, stats)
     # The workspace's own transaction scope (not db.write_transaction): a rollback must also
@@ -369,6 +386,7 @@ class _Exporter:
     def __init__(self, ws: Workspace, stats: TransferStats) -> None:
         self.ws, self.stats = ws, stats
         self.open: list[_OpenDir] = []
+        self.own = _own_files(ws)
 
     def run(self, root_fd: int, root_st: Stat | None, entries: list[_WsEntry], ticker: _Ticker):
         self.open.append(_OpenDir((), root_fd, root_st))
@@ -408,6 +426,8 @@ class _Exporter:
         if kind not in (S_IFREG, S_IFDIR, S_IFLNK):
             return f"{_kind(kind)} (special files are not exported)"
         existing = _host_stat(dir_fd, name)
+        if existing is not None and (existing.st_dev, existing.st_ino) in self.own:
+            return _OWN_FILE
         if existing is not None and existing.st_mode & S_IFMT != kind:
             return f"exists on the host as a {_kind(existing.st_mode)} (left alone)"
         if kind == S_IFDIR:
