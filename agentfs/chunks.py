@@ -14,10 +14,9 @@ from collections.abc import Iterator
 import apsw
 
 _SELECT_RANGE = (
-    "SELECT data FROM fs_data WHERE ino = ? AND chunk_index BETWEEN ? AND ? ORDER BY chunk_index"
+    "SELECT chunk_index, data FROM fs_data WHERE ino = ? AND chunk_index BETWEEN ? AND ?"
+    " ORDER BY chunk_index"
 )
-_SELECT_FROM = "SELECT data FROM fs_data WHERE ino = ? AND chunk_index >= ? ORDER BY chunk_index"
-_SELECT_ALL = "SELECT data FROM fs_data WHERE ino = ? ORDER BY chunk_index"
 _SELECT_ONE = "SELECT data FROM fs_data WHERE ino = ? AND chunk_index = ?"
 _UPSERT = (
     "INSERT INTO fs_data(ino, chunk_index, data) VALUES (?, ?, ?)"
@@ -33,29 +32,29 @@ class Chunks:
         self.conn = conn
         self.size = chunk_size
 
-    def read(self, ino: int, offset: int = 0, length: int | None = None) -> bytes:
-        """Bytes ``[offset, offset+length)``; a read past the end of the file is short.
+    def read(self, ino: int, file_size: int, offset: int = 0, length: int | None = None) -> bytes:
+        """Bytes ``[offset, offset+length)`` clipped to ``file_size``: short at the end of file.
 
-        One SELECT, so it sees one state even outside a transaction; the file's size is not
-        needed because chunks end where the file does.
+        A damaged file (a chunk missing or short, found by fsck) still reads as ``file_size``
+        bytes with zeros in the gaps, never with later bytes shifted into the wrong place.
         """
-        if length == 0:
+        end = file_size if length is None else min(file_size, offset + length)
+        if offset >= end:
             return b""
         cs = self.size
-        if offset == 0 and length is None:
-            return b"".join(row[0] for row in self.conn.execute(_SELECT_ALL, (ino,)))
-        first = offset // cs
-        last = -1 if length is None else (offset + length - 1) // cs
+        first, last = offset // cs, (end - 1) // cs
         if first == last:
             chunk = self.conn.execute(_SELECT_ONE, (ino, first)).get or b""
-            return chunk[offset - first * cs : offset - first * cs + length]
-        if length is None:
-            rows = self.conn.execute(_SELECT_FROM, (ino, first))
+            data = chunk[offset - first * cs : end - first * cs]
         else:
-            rows = self.conn.execute(_SELECT_RANGE, (ino, first, last))
-        data = b"".join(row[0] for row in rows)
-        start = offset - first * cs
-        return data[start:] if length is None else data[start : start + length]
+            parts, expect = [], first
+            for index, chunk in self.conn.execute(_SELECT_RANGE, (ino, first, last)):
+                if index != expect:
+                    parts.append(bytes((index - expect) * cs))
+                parts.append(chunk if len(chunk) == cs or index == last else chunk.ljust(cs, b"\0"))
+                expect = index + 1
+            data = b"".join(parts)[offset - first * cs : end - first * cs]
+        return data if len(data) == end - offset else data.ljust(end - offset, b"\0")
 
     def replace(self, ino: int, data: bytes) -> None:
         """Make ``data`` the whole content (the old chunks go)."""

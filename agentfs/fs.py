@@ -83,21 +83,39 @@ class FileSystem:
     def __init__(self, conn: apsw.Connection) -> None:
         self.conn = conn
         chunk_size = conn.execute("SELECT value FROM fs_config WHERE key = 'chunk_size'").get
+        if not (isinstance(chunk_size, str) and chunk_size.isdigit() and int(chunk_size) > 0):
+            raise fs_error(
+                errno.EINVAL, conn.filename, f"fs_config.chunk_size is damaged ({chunk_size!r})"
+            )
         self.chunks = Chunks(conn, int(chunk_size))
         self.orphans = Orphans(conn)
         self._dirs: dict[str, int] = {"/": ROOT_INO}
+        # Any rollback of a whole transaction, ours or a caller's, may have undone directories
+        # the cache learned inside it (and AUTOINCREMENT then reissues their numbers).
+        conn.set_rollback_hook(self.drop_caches)
         self._data_version = conn.execute("PRAGMA data_version").get
 
     # --- transactions and the directory cache -------------------------------------------------
 
+    def transaction(self) -> Transaction:
+        """Group several operations into one atomic transaction::
+
+            with ws.transaction():
+                ws.write("/a", b"1")
+                ws.rename("/b", "/c")
+
+        Use this, not a raw ``with ws.conn:``, so in-memory caches stay right on rollback.
+        """
+        return self._write()
+
     def _write(self) -> Transaction:
         return Transaction(
-            self.conn, write=True, on_begin=self._check_cache, on_rollback=self._forget_dirs
+            self.conn, write=True, on_begin=self._check_cache, on_rollback=self.drop_caches
         )
 
     def _read(self) -> Transaction:
         return Transaction(
-            self.conn, write=False, on_begin=self._check_cache, on_rollback=self._forget_dirs
+            self.conn, write=False, on_begin=self._check_cache, on_rollback=self.drop_caches
         )
 
     def _check_cache(self) -> None:
@@ -107,9 +125,10 @@ class FileSystem:
         version = self.conn.execute("PRAGMA data_version").get
         if version != self._data_version:
             self._data_version = version
-            self._forget_dirs()
+            self.drop_caches()
 
-    def _forget_dirs(self) -> None:
+    def drop_caches(self) -> None:
+        """Forget every cached directory path (after changing the tables by hand)."""
         self._dirs = {"/": ROOT_INO}
 
     # --- resolution ---------------------------------------------------------------------------
@@ -256,7 +275,8 @@ class FileSystem:
             _, ino, mode = self._resolve(path, True)
             if is_dir(mode):
                 raise fs_error(errno.EISDIR, path)
-            return self.chunks.read(ino, offset, length)
+            size = self.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (ino,)).get
+            return self.chunks.read(ino, size, offset, length)
 
     def read_text(self, path: str, encoding: str = "utf-8") -> str:
         return self.read(path).decode(encoding)
@@ -447,7 +467,7 @@ class FileSystem:
                     raise fs_error(errno.ENOTEMPTY, path)
                 self.orphans.unlink_subtree(ino)
             self._unlink_dentry(dentry_id, parent_ino, ino, mode)
-            self._forget_dirs()
+            self.drop_caches()
         self.orphans.purge()
 
     def rename(self, src: str, dst: str) -> None:
@@ -479,7 +499,7 @@ class FileSystem:
             self.conn.execute(
                 "UPDATE fs_inode SET ctime = ?, ctime_nsec = ? WHERE ino = ?", (sec, nsec, ino)
             )
-            self._forget_dirs()
+            self.drop_caches()
         self.orphans.purge()
 
     def _realpath(self, path: str, hops: list[int]) -> str:

@@ -825,4 +825,4 @@ def repair(ws: Workspace) -> FsckReport:
     try:
         return repair_connection(ws.conn)
     finally:
-        ws._forget_dirs()  # names may have moved; the path cache must not outlive them
+        ws.drop_caches()  # names may have moved; the path cache must not outlive them

@@ -1,0 +1,658 @@
+"""The ``agentfs`` command line, driven through click's CliRunner and checked through the library.
+
+Each test runs a command the way a user types it (``agentfs cat WS.db /notes.txt``), checks the
+exit status and output, then opens the workspace with ``agentfs.open`` to verify what the
+command did. The last tests run the installed ``agentfs`` script in a real subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner, Result
+
+import agentfs
+from agentfs.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+AGENTFS_SCRIPT = Path(sys.executable).with_name("agentfs")
+#: Bytes no text layer would survive: NUL, 0xff, a lone CR, invalid UTF-8.
+BINARY = bytes(range(256)) + b"\x00\xff\r\n\xc3\x28" * 100
+
+
+def run(*args: object, input: bytes | str | None = None) -> Result:
+    """``agentfs ARGS...`` in-process."""
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
+
+
+def ok(*args: object, input: bytes | str | None = None) -> Result:
+    """``agentfs ARGS...`` that must succeed."""
+    result = run(*args, input=input)
+    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
+    return result
+
+
+def assert_user_error(result: Result, *fragments: str) -> None:
+    """Exit 1, one ``agentfs: ...`` line on stderr naming ``fragments``, no traceback."""
+    assert result.exit_code == 1, (result.stdout, result.stderr, result.exception)
+    assert result.stderr.startswith("agentfs: ")
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    for fragment in fragments:
+        assert fragment in result.stderr
+
+
+@pytest.fixture
+def ws_file(ws_path: Path) -> Path:
+    """An existing, empty workspace file (made and closed by the library)."""
+    agentfs.open(ws_path).close()
+    return ws_path
+
+
+@pytest.fixture
+def tree_ws(ws_file: Path) -> Path:
+    """A workspace holding /notes/todo.md, /notes/a.txt, /notes/link -> todo.md, /data/x.bin."""
+    with agentfs.open(ws_file) as ws:
+        ws.write("/notes/todo.md", "- ship it\n", parents=True)
+        ws.write("/notes/a.txt", "a")
+        ws.symlink("todo.md", "/notes/link")
+        ws.write("/data/x.bin", BINARY, parents=True)
+    return ws_file
+
+
+def command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command and subcommand as the words that name it: ("ls",), ("kv", "get")..."""
+    found = []
+    for name, command in sorted(group.commands.items()):
+        found.append((*prefix, name))
+        if isinstance(command, click.Group):
+            found.extend(command_paths(command, (*prefix, name)))
+    return found
+
+
+# --- the workspace ------------------------------------------------------------------------------
+
+
+def test_init_creates_a_workspace_with_the_chosen_chunk_size(ws_path: Path) -> None:
+    result = ok("init", ws_path, "--chunk-size", 4096)
+    assert result.stdout == f"created {ws_path}\n"
+    with agentfs.open(ws_path) as ws:
+        assert ws.info().chunk_size == 4096
+        assert ws.listdir("/") == []
+
+
+def test_init_refuses_an_existing_file(ws_file: Path) -> None:
+    assert_user_error(run("init", ws_file), str(ws_file), "already exists")
+
+
+def test_init_refuses_a_bad_chunk_size_without_creating_a_file(ws_path: Path) -> None:
+    assert_user_error(run("init", ws_path, "--chunk-size", 100), "chunk_size")
+    assert not ws_path.exists()
+
+
+def test_info_json_is_the_library_summary(tree_ws: Path) -> None:
+    data = json.loads(ok("info", tree_ws, "--json").stdout)
+    with agentfs.open(tree_ws) as ws:
+        expected = ws.info().as_dict()
+    assert {k: v for k, v in data.items() if k != "database_bytes"} == {
+        k: v for k, v in expected.items() if k != "database_bytes"
+    }
+    assert data["files"] == 3 and data["symlinks"] == 1
+
+
+def test_info_text_has_one_line_per_field(tree_ws: Path) -> None:
+    lines = ok("info", tree_ws).stdout.splitlines()
+    assert lines[0].split() == ["path:", str(tree_ws)]
+    assert ["files:", "3"] in [line.split() for line in lines]
+
+
+def test_version_option() -> None:
+    assert ok("--version").stdout.startswith("agentfs, version ")
+
+
+# --- reading and writing files -------------------------------------------------------------------
+
+
+def test_write_from_stdin_and_cat_round_trip_binary_bytes(ws_file: Path) -> None:
+    ok("write", ws_file, "/bin/blob", "-p", input=BINARY)
+    with agentfs.open(ws_file) as ws:
+        assert ws.read("/bin/blob") == BINARY
+    assert ok("cat", ws_file, "/bin/blob").stdout_bytes == BINARY
+
+
+def test_write_content_argument_creates_parents(ws_file: Path) -> None:
+    ok("write", ws_file, "/a/b/c.txt", "héllo", "--parents")
+    with agentfs.open(ws_file) as ws:
+        assert ws.read("/a/b/c.txt") == "héllo".encode()
+
+
+def test_write_without_parents_needs_the_directory(ws_file: Path) -> None:
+    assert_user_error(run("write", ws_file, "/missing/c.txt", "x"), "/missing")
+
+
+def test_write_from_a_host_file(ws_file: Path, tmp_path: Path) -> None:
+    host = tmp_path / "blob.bin"
+    host.write_bytes(BINARY)
+    ok("write", ws_file, "/blob.bin", "--from-file", host)
+    with agentfs.open(ws_file) as ws:
+        assert ws.read("/blob.bin") == BINARY
+
+
+def test_write_append_adds_to_the_end_and_can_create_parents(ws_file: Path) -> None:
+    ok("write", ws_file, "/log/today.txt", "one\n", "--append", "-p")
+    ok("write", ws_file, "/log/today.txt", "--append", input=b"two\n")
+    with agentfs.open(ws_file) as ws:
+        assert ws.read("/log/today.txt") == b"one\ntwo\n"
+
+
+def test_write_replaces_a_whole_file(tree_ws: Path) -> None:
+    ok("write", tree_ws, "/notes/todo.md", "done")
+    with agentfs.open(tree_ws) as ws:
+        assert ws.read_text("/notes/todo.md") == "done"
+
+
+def test_write_refuses_content_and_from_file_together(ws_file: Path, tmp_path: Path) -> None:
+    host = tmp_path / "x"
+    host.write_bytes(b"x")
+    result = run("write", ws_file, "/x", "content", "--from-file", host)
+    assert result.exit_code == 2
+    assert "not both" in result.stderr
+
+
+def test_cat_concatenates_several_files(tree_ws: Path) -> None:
+    assert ok("cat", tree_ws, "/notes/a.txt", "/notes/link").stdout_bytes == b"a- ship it\n"
+
+
+def test_cat_of_a_directory_is_a_one_line_error(tree_ws: Path) -> None:
+    assert_user_error(run("cat", tree_ws, "/notes"), "/notes", "Is a directory")
+
+
+# --- looking around ------------------------------------------------------------------------------
+
+
+def test_ls_lists_names_sorted(tree_ws: Path) -> None:
+    assert ok("ls", tree_ws).stdout == "data\nnotes\n"
+    assert ok("ls", tree_ws, "/notes").stdout == "a.txt\nlink\ntodo.md\n"
+
+
+def test_ls_long_shows_type_permissions_size_and_symlink_target(tree_ws: Path) -> None:
+    lines = ok("ls", tree_ws, "/notes", "-l").stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["-rw-r--r--", "lrwxrwxrwx", "-rw-r--r--"]
+    assert lines[1].endswith("link -> todo.md")
+    assert lines[2].split()[1:3] == ["1", "10"]  # nlink, size
+    assert ok("ls", tree_ws, "-l").stdout.startswith("drwxr-xr-x")
+
+
+def test_ls_of_a_file_shows_that_file(tree_ws: Path) -> None:
+    assert ok("ls", tree_ws, "/notes/a.txt").stdout == "a.txt\n"
+
+
+def test_ls_recursive_prints_a_section_per_directory(tree_ws: Path) -> None:
+    out = ok("ls", tree_ws, "-R").stdout
+    assert out == "/:\ndata\nnotes\n\n/data:\nx.bin\n\n/notes:\na.txt\nlink\ntodo.md\n"
+
+
+def test_ls_json_carries_paths_and_stat_fields(tree_ws: Path) -> None:
+    data = json.loads(ok("ls", tree_ws, "/", "-R", "--json").stdout)
+    assert [e["path"] for e in data] == [
+        "/data",
+        "/notes",
+        "/data/x.bin",
+        "/notes/a.txt",
+        "/notes/link",
+        "/notes/todo.md",
+    ]
+    with agentfs.open(tree_ws) as ws:
+        link = ws.lstat("/notes/link").as_dict()
+    assert data[4] == {"name": "link", "path": "/notes/link", **link, "target": "todo.md"}
+
+
+def test_ls_of_a_missing_directory_is_a_one_line_error(tree_ws: Path) -> None:
+    assert_user_error(run("ls", tree_ws, "/nope"), "/nope", "No such file or directory")
+
+
+def test_tree_draws_the_hierarchy_and_counts(tree_ws: Path) -> None:
+    assert ok("tree", tree_ws).stdout == (
+        "/\n"
+        "├── data\n"
+        "│   └── x.bin\n"
+        "└── notes\n"
+        "    ├── a.txt\n"
+        "    ├── link -> todo.md\n"
+        "    └── todo.md\n"
+        "\n"
+        "2 directories, 4 files\n"
+    )
+
+
+def test_tree_json_nests_children(tree_ws: Path) -> None:
+    data = json.loads(ok("tree", tree_ws, "/notes", "--json").stdout)
+    assert data == {
+        "name": "/notes",
+        "type": "dir",
+        "children": [
+            {"name": "a.txt", "type": "file"},
+            {"name": "link", "type": "symlink", "target": "todo.md"},
+            {"name": "todo.md", "type": "file"},
+        ],
+    }
+
+
+def test_stat_json_is_the_library_lstat(tree_ws: Path) -> None:
+    data = json.loads(ok("stat", tree_ws, "notes/todo.md", "--json").stdout)
+    with agentfs.open(tree_ws) as ws:
+        expected = ws.lstat("/notes/todo.md").as_dict()
+    assert data == {"name": "todo.md", "path": "/notes/todo.md", **expected}
+
+
+def test_stat_text_shows_mode_and_size(tree_ws: Path) -> None:
+    out = ok("stat", tree_ws, "/notes/todo.md").stdout
+    assert "0644 (-rw-r--r--)" in out
+    assert ["size:", "10"] in [line.split() for line in out.splitlines()]
+
+
+# --- the namespace -------------------------------------------------------------------------------
+
+
+def test_mkdir_creates_directories_and_parents(ws_file: Path) -> None:
+    ok("mkdir", ws_file, "/src")
+    ok("mkdir", ws_file, "-p", "/src/pkg/tests", "/docs")
+    ok("mkdir", ws_file, "-p", "/src")  # -p: an existing directory is fine
+    with agentfs.open(ws_file) as ws:
+        assert ws.stat("/src/pkg/tests").is_dir() and ws.stat("/docs").is_dir()
+
+
+def test_mkdir_of_an_existing_directory_fails_without_p(tree_ws: Path) -> None:
+    assert_user_error(run("mkdir", tree_ws, "/notes"), "/notes", "File exists")
+
+
+def test_rm_removes_files_and_with_r_whole_trees(tree_ws: Path) -> None:
+    ok("rm", tree_ws, "/data/x.bin")
+    ok("rm", tree_ws, "-r", "/notes")
+    with agentfs.open(tree_ws) as ws:
+        assert ws.listdir("/") == ["data"]
+        assert ws.listdir("/data") == []
+
+
+def test_rm_of_a_non_empty_directory_needs_r(tree_ws: Path) -> None:
+    assert_user_error(run("rm", tree_ws, "/notes"), "/notes", "Directory not empty")
+    with agentfs.open(tree_ws) as ws:
+        assert ws.exists("/notes/todo.md")
+
+
+def test_rm_force_ignores_missing_paths_only(tree_ws: Path) -> None:
+    assert_user_error(run("rm", tree_ws, "/nope"), "/nope", "No such file or directory")
+    ok("rm", tree_ws, "-f", "/nope", "/notes/a.txt")
+    with agentfs.open(tree_ws) as ws:
+        assert not ws.exists("/notes/a.txt")
+    assert_user_error(run("rm", tree_ws, "-f", "/notes"), "Directory not empty")
+
+
+def test_mv_renames(tree_ws: Path) -> None:
+    ok("mv", tree_ws, "/notes", "/archive")
+    with agentfs.open(tree_ws) as ws:
+        assert ws.listdir("/") == ["archive", "data"]
+        assert ws.read_text("/archive/todo.md") == "- ship it\n"
+
+
+def test_mv_into_itself_is_refused(tree_ws: Path) -> None:
+    assert_user_error(run("mv", tree_ws, "/notes", "/notes/inner"), "/notes/inner")
+
+
+def test_cp_copies_files_and_with_r_trees(tree_ws: Path) -> None:
+    ok("cp", tree_ws, "/notes/todo.md", "/todo.bak")
+    ok("cp", tree_ws, "-r", "/notes", "/notes2")
+    with agentfs.open(tree_ws) as ws:
+        assert ws.read_text("/todo.bak") == "- ship it\n"
+        assert ws.listdir("/notes2") == ["a.txt", "link", "todo.md"]
+        assert ws.readlink("/notes2/link") == "todo.md"
+
+
+def test_cp_of_a_directory_needs_r(tree_ws: Path) -> None:
+    assert_user_error(run("cp", tree_ws, "/notes", "/n2"), "/notes", "Is a directory")
+
+
+def test_ln_makes_hard_links_and_with_s_symlinks(tree_ws: Path) -> None:
+    ok("ln", tree_ws, "/notes/a.txt", "/hard")
+    ok("ln", tree_ws, "-s", "notes/todo.md", "/soft")
+    with agentfs.open(tree_ws) as ws:
+        assert ws.lstat("/hard").st_ino == ws.lstat("/notes/a.txt").st_ino
+        assert ws.lstat("/hard").st_nlink == 2
+        assert ws.readlink("/soft") == "notes/todo.md"
+        assert ws.read_text("/soft") == "- ship it\n"
+
+
+# --- paths the core refuses or confines ----------------------------------------------------------
+
+
+def test_a_nul_byte_in_a_path_is_a_one_line_error(tree_ws: Path) -> None:
+    assert_user_error(run("cat", tree_ws, "/notes/a\0b"), "NUL")
+    assert_user_error(run("write", tree_ws, "/x\0y", "data"), "NUL")
+
+
+def test_dotdot_cannot_climb_out_of_the_workspace(tree_ws: Path, tmp_path: Path) -> None:
+    (tmp_path / "secret.txt").write_text("host secret")
+    depth = "/..".join([""] * 30)
+    result = run("cat", tree_ws, f"{depth}/{tmp_path}/secret.txt")
+    assert_user_error(result, "No such file or directory")
+    assert result.stdout_bytes == b""
+    ok("write", tree_ws, "../../escape.txt", "inside")
+    assert not (tmp_path.parent / "escape.txt").exists()
+    with agentfs.open(tree_ws) as ws:
+        assert ws.read_text("/escape.txt") == "inside"
+
+
+# --- errors --------------------------------------------------------------------------------------
+
+
+def test_a_missing_workspace_is_refused_not_created(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.db"
+    for args in (("ls",), ("cat", "/x"), ("write", "/x", "data"), ("kv",)):
+        command, *rest = args
+        argv = [command, missing, *rest] if command != "kv" else ["kv", missing, "list"]
+        assert_user_error(run(*argv), str(missing), "no such workspace", "agentfs init")
+    assert not missing.exists()
+
+
+def test_a_file_that_is_not_a_database_is_a_one_line_error(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"this is not a sqlite database" * 100)
+    assert_user_error(run("ls", junk), str(junk))
+
+
+def test_usage_errors_exit_2(ws_file: Path) -> None:
+    assert run("ls", ws_file, "/", "extra").exit_code == 2
+    assert run("cat", ws_file).exit_code == 2
+    assert run("nosuchcommand").exit_code == 2
+    assert run("kv", ws_file, "frobnicate").exit_code == 2
+
+
+# --- the key-value store -------------------------------------------------------------------------
+
+
+def test_kv_set_parses_json_and_keeps_other_text_as_a_string(ws_file: Path) -> None:
+    ok("kv", ws_file, "set", "config", '{"model": "small", "retries": 3}')
+    ok("kv", ws_file, "set", "n", "3")
+    ok("kv", ws_file, "set", "owner", "alice")
+    ok("kv", ws_file, "set", "nan", "NaN")
+    with agentfs.open(ws_file) as ws:
+        assert ws.kv.get("config") == {"model": "small", "retries": 3}
+        assert ws.kv.get("n") == 3
+        assert ws.kv.get("owner") == "alice"
+        assert ws.kv.get("nan") == "NaN"
+
+
+def test_kv_get_prints_the_value_as_json(ws_file: Path) -> None:
+    with agentfs.open(ws_file) as ws:
+        ws.kv.set("config", {"model": "small", "tags": ["a", "é"]})
+        ws.kv.set("owner", "alice")
+    assert json.loads(ok("kv", ws_file, "get", "config").stdout) == {
+        "model": "small",
+        "tags": ["a", "é"],
+    }
+    assert ok("kv", ws_file, "get", "owner").stdout == '"alice"\n'
+
+
+def test_kv_get_of_a_missing_key_is_a_one_line_error(ws_file: Path) -> None:
+    assert_user_error(run("kv", ws_file, "get", "nope"), "no such key", "nope")
+
+
+def test_kv_list_by_prefix_as_text_and_json(ws_file: Path) -> None:
+    with agentfs.open(ws_file) as ws:
+        ws.kv.set("session/1", {"turns": 3})
+        ws.kv.set("session/2", "done")
+        ws.kv.set("other", 1)
+    assert ok("kv", ws_file, "list", "session/").stdout == (
+        'session/1\t{"turns": 3}\nsession/2\t"done"\n'
+    )
+    data = json.loads(ok("kv", ws_file, "list", "--json").stdout)
+    assert [(e["key"], e["value"]) for e in data] == [
+        ("other", 1),
+        ("session/1", {"turns": 3}),
+        ("session/2", "done"),
+    ]
+    assert set(data[0]) == {"key", "value", "created_at", "updated_at"}
+
+
+def test_kv_rm_deletes_and_refuses_a_missing_key(ws_file: Path) -> None:
+    with agentfs.open(ws_file) as ws:
+        ws.kv.set("k", 1)
+    ok("kv", ws_file, "rm", "k")
+    with agentfs.open(ws_file) as ws:
+        assert "k" not in ws.kv
+    assert_user_error(run("kv", ws_file, "rm", "k"), "no such key")
+
+
+# --- the tool-call log ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def calls_ws(ws_file: Path) -> Path:
+    """Three logged calls: read_file twice (one failed), grep once."""
+    with agentfs.open(ws_file) as ws:
+        t = time.time() - 100
+        ws.tool_calls.record(
+            "read_file", {"path": "/a"}, result="a", started_at=t, completed_at=t + 0.010
+        )
+        ws.tool_calls.record(
+            "grep", {"pattern": "x"}, result=[], started_at=t + 1, completed_at=t + 1.5
+        )
+        ws.tool_calls.record(
+            "read_file", {"path": "/b"}, error="ENOENT", started_at=t + 2, completed_at=t + 2.03
+        )
+    return ws_file
+
+
+def test_timeline_json_is_the_library_list_newest_first(calls_ws: Path) -> None:
+    data = json.loads(ok("timeline", calls_ws, "--json").stdout)
+    with agentfs.open(calls_ws) as ws:
+        assert data == [call.as_dict() for call in ws.tool_calls.list()]
+    assert [c["name"] for c in data] == ["read_file", "grep", "read_file"]
+
+
+def test_timeline_filters_by_tool_and_limits(calls_ws: Path) -> None:
+    data = json.loads(
+        ok("timeline", calls_ws, "--tool", "read_file", "--limit", 1, "--json").stdout
+    )
+    assert [(c["name"], c["error"]) for c in data] == [("read_file", "ENOENT")]
+
+
+def test_timeline_text_shows_one_line_per_call(calls_ws: Path) -> None:
+    lines = ok("timeline", calls_ws).stdout.splitlines()
+    assert len(lines) == 3
+    assert "read_file" in lines[0] and "error: ENOENT" in lines[0]
+    assert "grep" in lines[1] and " ok " in lines[1]
+
+
+def test_timeline_stats_totals_per_tool(calls_ws: Path) -> None:
+    data = json.loads(ok("timeline", calls_ws, "--stats", "--json").stdout)
+    assert [(r["name"], r["total_calls"], r["successful"], r["failed"]) for r in data] == [
+        ("read_file", 2, 1, 1),
+        ("grep", 1, 1, 0),
+    ]
+    lines = ok("timeline", calls_ws, "--stats").stdout.splitlines()
+    assert lines[0].split() == ["tool", "calls", "ok", "failed", "avg", "ms"]
+    assert lines[1].split()[:4] == ["read_file", "2", "1", "1"]
+
+
+# --- moving trees in and out --------------------------------------------------------------------
+
+
+@pytest.fixture
+def host_tree(tmp_path: Path) -> Path:
+    """A host directory: a.txt, sub/b.bin (binary), sub/link -> ../a.txt."""
+    root = tmp_path / "host"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.txt").write_text("alpha\n")
+    (root / "sub" / "b.bin").write_bytes(BINARY)
+    (root / "sub" / "link").symlink_to("../a.txt")
+    return root
+
+
+def test_import_copies_a_host_directory_into_dest(ws_file: Path, host_tree: Path) -> None:
+    result = ok("import", ws_file, host_tree, "/src")
+    assert result.stdout.startswith("imported 2 files, ")
+    assert "1 symlink" in result.stdout and "into /src" in result.stdout
+    with agentfs.open(ws_file) as ws:
+        assert ws.read_text("/src/a.txt") == "alpha\n"
+        assert ws.read("/src/sub/b.bin") == BINARY
+        assert ws.readlink("/src/sub/link") == "../a.txt"
+
+
+def test_import_json_reports_the_transfer_stats(ws_file: Path, host_tree: Path) -> None:
+    data = json.loads(ok("import", ws_file, host_tree, "--json").stdout)
+    assert (data["files"], data["symlinks"], data["skipped"]) == (2, 1, [])
+    assert data["bytes"] == len("alpha\n") + len(BINARY)
+    with agentfs.open(ws_file) as ws:
+        assert ws.read_text("/a.txt") == "alpha\n"  # DEST defaults to /
+
+
+def test_import_warns_about_skipped_entries(ws_file: Path, host_tree: Path) -> None:
+    os.mkfifo(host_tree / "pipe")
+    result = ok("import", ws_file, host_tree, "/src")
+    assert "agentfs: warning: skipped pipe" in result.stderr
+    assert "1 skipped" in result.stdout
+
+
+def test_import_of_a_missing_host_directory_is_a_usage_error(ws_file: Path, tmp_path: Path) -> None:
+    result = run("import", ws_file, tmp_path / "nope")
+    assert result.exit_code == 2
+    assert "nope" in result.stderr
+
+
+def test_export_writes_a_subtree_to_a_host_directory(tree_ws: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = ok("export", tree_ws, "/notes", out)
+    assert result.stdout.startswith("exported 2 files, ")
+    assert (out / "todo.md").read_text() == "- ship it\n"
+    assert os.readlink(out / "link") == "todo.md"
+
+
+def test_export_without_src_exports_everything(tree_ws: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    data = json.loads(ok("export", tree_ws, out, "--json").stdout)
+    assert (data["files"], data["directories"], data["symlinks"]) == (3, 2, 1)
+    assert (out / "data" / "x.bin").read_bytes() == BINARY
+
+
+def test_export_agentfs_writes_a_plain_spec_file(tree_ws: Path, tmp_path: Path) -> None:
+    plain = tmp_path / "plain.db"
+    data = json.loads(ok("export", tree_ws, "--agentfs", plain, "--json").stdout)
+    assert data["files"] == 3
+    with agentfs.open(plain) as copy:
+        assert copy.read("/data/x.bin") == BINARY
+        assert copy.readlink("/notes/link") == "todo.md"
+
+
+def test_export_agentfs_refuses_an_existing_file(tree_ws: Path, tmp_path: Path) -> None:
+    plain = tmp_path / "plain.db"
+    plain.write_bytes(b"")
+    assert_user_error(run("export", tree_ws, "--agentfs", plain), str(plain))
+
+
+def test_export_argument_combinations_are_checked(tree_ws: Path, tmp_path: Path) -> None:
+    assert run("export", tree_ws).exit_code == 2
+    assert run("export", tree_ws, "/a", "/b", tmp_path).exit_code == 2
+    assert run("export", tree_ws, tmp_path, "--agentfs", tmp_path / "x.db").exit_code == 2
+
+
+# --- fsck ----------------------------------------------------------------------------------------
+
+
+def test_fsck_of_a_clean_workspace_exits_0(tree_ws: Path) -> None:
+    ok("fsck", tree_ws)
+    data = json.loads(ok("fsck", tree_ws, "--json").stdout)
+    assert data["problems"] == []
+
+
+def test_fsck_reports_problems_exits_1_and_repair_fixes_them(tree_ws: Path) -> None:
+    with agentfs.open(tree_ws) as ws:
+        ino = ws.lstat("/notes/a.txt").st_ino
+        ws.conn.execute("UPDATE fs_inode SET nlink = 7 WHERE ino = ?", (ino,))
+    result = run("fsck", tree_ws)
+    assert result.exit_code == 1
+    assert result.stdout.strip() and "Traceback" not in result.stdout + result.stderr
+    data = json.loads(run("fsck", tree_ws, "--json").stdout)
+    assert data["problems"]
+    repaired = ok("fsck", tree_ws, "--repair").stdout
+    assert "repaired: " in repaired and repaired.endswith("clean after repair\n")
+    assert ok("fsck", tree_ws).stdout == "clean: no problems found\n"
+    with agentfs.open(tree_ws) as ws:
+        assert ws.lstat("/notes/a.txt").st_nlink == 1
+
+
+# --- help and docs --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("words", [(), *command_paths(cli)], ids=lambda w: " ".join(w) or "agentfs")
+def test_every_command_has_help_with_an_example(words: tuple[str, ...], tmp_path: Path) -> None:
+    if words[:1] == ("kv",) and len(words) > 1:  # the group takes WS before the subcommand;
+        words = ("kv", str(tmp_path / "missing.db"), *words[1:])  # help needs no workspace
+    result = ok(*words, "--help")
+    assert "Example:" in result.stdout
+    assert "\n    agentfs " in result.stdout  # the example lines kept their breaks (\b)
+
+
+@pytest.mark.parametrize("words", command_paths(cli), ids=" ".join)
+def test_every_command_is_in_the_cli_docs(words: tuple[str, ...]) -> None:
+    docs = (ROOT / "docs" / "cli.md").read_text()
+    assert f"agentfs {' '.join(words)}" in docs.replace("agentfs kv WS ", "agentfs kv ")
+
+
+# --- the installed script, in a real process ----------------------------------------------------
+
+
+def agentfs_process(*args: object, input: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(AGENTFS_SCRIPT), *map(str, args)], input=input, capture_output=True, timeout=60
+    )
+
+
+def test_the_installed_script_round_trips_bytes_and_reports_errors(tmp_path: Path) -> None:
+    ws = tmp_path / "proc.db"
+    assert agentfs_process("init", ws).returncode == 0
+    written = agentfs_process("write", ws, "/blob", "-p", input=BINARY)
+    assert (written.returncode, written.stdout, written.stderr) == (0, b"", b"")
+    cat = agentfs_process("cat", ws, "/blob")
+    assert (cat.returncode, cat.stdout) == (0, BINARY)
+    missing = agentfs_process("cat", ws, "/nope")
+    assert missing.returncode == 1
+    assert missing.stderr == b"agentfs: /nope: No such file or directory\n"
+    no_ws = agentfs_process("ls", tmp_path / "none.db")
+    assert no_ws.returncode == 1 and b"Traceback" not in no_ws.stderr
+    assert not (tmp_path / "none.db").exists()
+    assert agentfs_process("ls", ws, "--bogus").returncode == 2
+
+
+def test_the_installed_script_survives_a_closed_pipe(tmp_path: Path) -> None:
+    ws = tmp_path / "pipe.db"
+    with agentfs.open(ws) as w:
+        w.write("/big", b"x" * (4 << 20))
+    proc = subprocess.run(
+        f"'{AGENTFS_SCRIPT}' cat '{ws}' /big | head -c 10",
+        shell=True,
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.stdout == b"x" * 10
+    assert b"Traceback" not in proc.stderr
+
+
+def test_a_sqlite_file_that_is_not_a_workspace_is_refused_and_left_alone(tmp_path: Path) -> None:
+    foreign = tmp_path / "app.db"
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE t(x)")
+    conn.close()
+    assert_user_error(run("ls", foreign), str(foreign))
+    with sqlite3.connect(foreign) as conn:
+        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_schema")]
+    conn.close()
+    assert tables == ["t"]

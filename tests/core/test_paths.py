@@ -1,0 +1,124 @@
+"""agentfs.paths: how virtual paths are normalised and which ones are refused."""
+
+from __future__ import annotations
+
+import errno
+from pathlib import PurePosixPath
+
+import pytest
+
+from agentfs import paths
+
+
+@pytest.mark.parametrize(
+    ("given", "normal"),
+    [
+        ("/", "/"),
+        ("", "/"),
+        (".", "/"),
+        ("a", "/a"),
+        ("/a/b", "/a/b"),
+        ("a/b/", "/a/b"),
+        ("//a///b//", "/a/b"),
+        ("/a/./b/.", "/a/b"),
+        ("/a/b/../c", "/a/c"),
+        ("/a/b/../../..", "/"),
+        ("/../../etc/passwd", "/etc/passwd"),
+        ("../x", "/x"),
+        ("/é/日本/😀", "/é/日本/😀"),
+        ("/a b/ c ", "/a b/ c "),
+        ("/...", "/..."),
+    ],
+)
+def test_normalize_resolves_dots_and_slashes_inside_the_workspace(given: str, normal: str) -> None:
+    assert paths.normalize(given) == normal
+
+
+def test_normalize_accepts_path_like_objects() -> None:
+    assert paths.normalize(PurePosixPath("/a/../b")) == "/b"
+
+
+def test_normalize_refuses_bytes() -> None:
+    with pytest.raises(TypeError):
+        paths.normalize(b"/a")  # type: ignore[arg-type]
+
+
+def test_normalize_refuses_nul_with_einval_naming_the_path() -> None:
+    with pytest.raises(OSError) as info:
+        paths.normalize("/a\0b")
+    assert info.value.errno == errno.EINVAL
+    assert info.value.filename == "/a\\0b"
+
+
+def test_name_of_255_bytes_is_accepted_and_256_refused() -> None:
+    assert paths.normalize("/" + "n" * 255) == "/" + "n" * 255
+    with pytest.raises(OSError) as info:
+        paths.normalize("/d/" + "n" * 256)
+    assert info.value.errno == errno.ENAMETOOLONG
+
+
+def test_name_length_counts_utf8_bytes_not_characters() -> None:
+    assert paths.check_name("é" * 127) == "é" * 127  # 254 bytes
+    with pytest.raises(OSError) as info:
+        paths.check_name("é" * 128)  # 256 bytes
+    assert info.value.errno == errno.ENAMETOOLONG
+
+
+def test_path_of_4095_bytes_is_accepted_and_4096_refused() -> None:
+    longest = "/" + "/".join(["d" * 200] * 20)
+    longest += "/" + "x" * (4095 - len(longest) - 1)
+    assert len(longest.encode()) == 4095
+    assert paths.normalize(longest) == longest
+    with pytest.raises(OSError) as info:
+        paths.normalize(longest + "x")
+    assert info.value.errno == errno.ENAMETOOLONG
+
+
+def test_unencodable_text_is_refused_with_eilseq() -> None:
+    with pytest.raises(OSError) as info:
+        paths.normalize("/bad\udcff")
+    assert info.value.errno == errno.EILSEQ
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "a/b", "a\0b"])
+def test_check_name_refuses_what_cannot_be_a_dentry(name: str) -> None:
+    with pytest.raises(OSError) as info:
+        paths.check_name(name)
+    assert info.value.errno == errno.EINVAL
+
+
+def test_split_gives_components_and_none_for_root() -> None:
+    assert paths.split("/") == []
+    assert paths.split("/a/b/c") == ["a", "b", "c"]
+
+
+def test_parent_and_name_splits_off_the_last_component() -> None:
+    assert paths.parent_and_name("/a") == ("/", "a")
+    assert paths.parent_and_name("/a/b/c") == ("/a/b", "c")
+
+
+def test_root_has_no_parent() -> None:
+    with pytest.raises(OSError) as info:
+        paths.parent_and_name("/")
+    assert info.value.errno == errno.EINVAL
+
+
+def test_join_adds_one_separator() -> None:
+    assert paths.join("/", "a") == "/a"
+    assert paths.join("/a", "b") == "/a/b"
+
+
+@pytest.mark.parametrize(
+    ("path", "ancestor", "within"),
+    [
+        ("/a", "/", True),
+        ("/", "/", True),
+        ("/a", "/a", True),
+        ("/a/b", "/a", True),
+        ("/ab", "/a", False),
+        ("/a", "/a/b", False),
+        ("/b/a", "/a", False),
+    ],
+)
+def test_is_within_compares_whole_components(path: str, ancestor: str, within: bool) -> None:
+    assert paths.is_within(path, ancestor) is within
