@@ -8,7 +8,7 @@ the AgentFS v0.4 schema, reachable from Python, the CLI and (later) a FUSE mount
     ...     ws.write("/notes/todo.md", "- ship it\\n", parents=True)
 """
 
-from agentfs.errors import AgentFSError, InvalidValueError
+from agentfs.errors import AgentFSError, InvalidValueError, KeyNotFoundError
 from agentfs.inodes import DirEntry, Stat
 from agentfs.workspace import DEFAULT_WORKSPACE, Workspace, WorkspaceInfo, open_workspace
 
@@ -19,6 +19,7 @@ __all__ = [
     "AgentFSError",
     "DirEntry",
     "InvalidValueError",
+    "KeyNotFoundError",
     "Stat",
     "Workspace",
     "WorkspaceInfo",

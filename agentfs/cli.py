@@ -6,14 +6,13 @@ through ``render``: lines for people, ``--json`` for programs. The logic lives i
 
 Exit status: 0 on success; 1 for a user error (printed as one line, ``agentfs: <reason>``, on
 stderr) and when ``fsck`` finds problems; 2 for a usage error (click's default). User errors
-are converted in exactly one place, ``AgentFSGroup.invoke``: ``OSError`` from the core,
-``agentfs.AgentFSError`` and ``KeyError`` (a missing kv key). Anything else is a bug and keeps
-its traceback.
+are converted in exactly one place, ``AgentFSGroup.invoke``: ``OSError`` from the core and
+``agentfs.AgentFSError`` (a missing kv key, a value that is not JSON). Anything else is a bug
+and keeps its traceback.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import functools
 import json
@@ -66,8 +65,6 @@ class AgentFSGroup(click.Group):
             raise CLIError(_one_line(_describe_os_error(exc))) from exc
         except agentfs.AgentFSError as exc:
             raise CLIError(_one_line(str(exc))) from exc
-        except KeyError as exc:  # kv get / kv rm of a key that is not there
-            raise CLIError(_one_line(f"no such key: {exc.args[0]!r}")) from exc
 
 
 # --- shared parameters: the workspace, --json ------------------------------------------------
@@ -407,9 +404,7 @@ def write(
     if not append:
         ws.write(path, data, parents=parents)
         return
-    if parents:
-        ws.mkdir(posixpath.dirname(paths.normalize(path)), parents=True)
-    ws.append(path, data)
+    ws.append(path, data, parents=parents)
 
 
 # --- the namespace -------------------------------------------------------------------------------
@@ -697,7 +692,7 @@ def kv_list(ws: agentfs.Workspace, prefix: str, as_json: bool) -> None:
       agentfs kv ws.db list
       agentfs kv ws.db list session/ --json
     """
-    entries = [dataclasses.asdict(entry) for entry in ws.kv.list(prefix)]
+    entries = [entry.as_dict() for entry in ws.kv.list(prefix)]
     render(
         entries,
         as_json,
@@ -716,7 +711,7 @@ def kv_rm(ws: agentfs.Workspace, key: str) -> None:
       agentfs kv ws.db rm session/42
     """
     if not ws.kv.delete(key):
-        raise KeyError(key)
+        raise agentfs.KeyNotFoundError(key)
 
 
 # --- the tool-call log ---------------------------------------------------------------------------
@@ -760,7 +755,7 @@ def timeline(
       agentfs timeline ws.db --stats
     """
     if show_stats:
-        rows = [dataclasses.asdict(s) for s in ws.tool_calls.stats() if tool in (None, s.name)]
+        rows = [s.as_dict() for s in ws.tool_calls.stats() if tool in (None, s.name)]
         render(rows, as_json, _stats_lines)
     else:
         calls = [call.as_dict() for call in ws.tool_calls.list(name=tool, limit=limit)]

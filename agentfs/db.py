@@ -175,7 +175,14 @@ class Transaction:
         conn = self.conn
         self._nested = conn.in_transaction
         if not self._nested:
-            conn.execute("BEGIN IMMEDIATE" if self.write else "BEGIN")
+            try:
+                conn.execute("BEGIN IMMEDIATE" if self.write else "BEGIN")
+            except apsw.BusyError:
+                raise OSError(
+                    errno.EBUSY,
+                    f"another writer held the workspace for over {BUSY_TIMEOUT_MS // 1000} s",
+                    conn.filename,
+                ) from None
             if self.on_begin is not None:
                 self.on_begin()
         elif self.write:

@@ -28,3 +28,10 @@ class AgentFSError(Exception):
 
 class InvalidValueError(AgentFSError, ValueError):
     """A value given to the API cannot be stored (a kv value that is not JSON, say)."""
+
+
+class KeyNotFoundError(AgentFSError, KeyError):
+    """A key-value lookup of a key that is not set (also a ``KeyError``, as for a dict)."""
+
+    def __str__(self) -> str:
+        return f"no such key: {self.args[0]!r}"

@@ -337,12 +337,12 @@ class FileSystem:
             self._set_content(ino, self.chunks.write(ino, size, offset, data))
         return len(data)
 
-    def append(self, path: str, data: bytes | str) -> int:
-        """Write at the end of the file (creating it); returns the new size."""
+    def append(self, path: str, data: bytes | str, *, parents: bool = False) -> int:
+        """Write at the end of the file (creating it, and its parents if asked); new size."""
         data = data.encode("utf-8") if isinstance(data, str) else bytes(data)
         path = paths.normalize(path)
         with self._write():
-            ino = self._open_for_write(path, False, 0o644, 0)[0]
+            ino = self._open_for_write(path, parents, 0o644, 0)[0]
             size = self.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (ino,)).get
             new_size = self.chunks.write(ino, size, size, data)
             self._set_content(ino, new_size)

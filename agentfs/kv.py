@@ -9,7 +9,7 @@ from typing import Any
 import apsw
 
 from agentfs.db import write_transaction
-from agentfs.errors import InvalidValueError
+from agentfs.errors import InvalidValueError, KeyNotFoundError
 
 _MISSING = object()
 
@@ -22,6 +22,9 @@ class KVEntry:
     value: Any
     created_at: int
     updated_at: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
 
 
 class KVStore:
@@ -43,11 +46,11 @@ class KVStore:
             )
 
     def get(self, key: str, default: Any = _MISSING) -> Any:
-        """The value of ``key``; KeyError when absent and no default is given."""
+        """The value of ``key``; KeyNotFoundError (a KeyError) when absent and no default."""
         text = self.conn.execute("SELECT value FROM kv_store WHERE key = ?", (key,)).get
         if text is None:
             if default is _MISSING:
-                raise KeyError(key)
+                raise KeyNotFoundError(key)
             return default
         return json.loads(text)
 

@@ -47,6 +47,9 @@ class ToolStats:
     failed: int
     avg_duration_ms: float
 
+    def as_dict(self) -> dict[str, Any]:
+        return {f: getattr(self, f) for f in self.__dataclass_fields__}
+
 
 class ToolCallLog:
     """``tool_calls`` of one workspace. Rows are never updated or deleted."""

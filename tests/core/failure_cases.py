@@ -82,7 +82,7 @@ CASES: dict[str, Case] = {
         lambda ws: ws.mkdir(LONG_PATH, parents=True), errno.ENAMETOOLONG, LONG_PATH, True
     ),
 }
-#: Failures met while following a symlink: they name the target or the link's directory today.
+#: Failures met while following a symlink: they name the path given, not the target.
 SYMLINK_CASES: dict[str, Case] = {
     "stat dangling symlink": Case(lambda ws: ws.stat("/dangling"), errno.ENOENT, "/dangling"),
     "stat loop": Case(lambda ws: ws.stat("/loop"), errno.ELOOP, "/loop"),

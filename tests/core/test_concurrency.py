@@ -18,8 +18,6 @@ import pytest
 import agentfs
 from agentfs.orphans import Orphans
 
-STALE_CACHE = "core bug: dir cache survives other connections' commits (stale data_version)"
-
 
 @pytest.fixture
 def other(ws_path: Path, ws: agentfs.Workspace) -> Iterator[agentfs.Workspace]:

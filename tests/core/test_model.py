@@ -2,12 +2,13 @@
 on a workspace and, through ``os``, on a plain directory on disk, and compares.
 
 Each rule performs one operation on both and requires that both succeed or both fail with the
-same errno; after every step the whole trees must be identical (names, types, permission bits,
-nlink, file bytes, symlink targets) and fsck must find the workspace clean. Paths use a
-three-letter alphabet and depth <= 3, so operations collide often.
+same errno. One rule switches between two Workspace objects on the same file, so each one's
+cached directory paths are tested against the other's changes. After every step the whole trees
+must be identical (names, types, permission bits, nlink of files, directories and symlinks, file
+bytes, symlink targets) and fsck must find the workspace clean. Paths use a three-letter
+alphabet and depth <= 3, so operations collide often.
 
-Where the host legitimately differs, the model stays out of the way (each is repeated where it
-applies):
+Where the host legitimately differs, the model stays out of the way:
 - symlink targets are relative and never contain ``..``: an absolute host target would escape
   the temporary directory, and agentfs resolves ``..`` lexically (fs.py's documented caveat)
   while the kernel resolves it physically; both are covered by test_namespace instead.
@@ -64,20 +65,19 @@ class WorkspaceVsHost(RuleBasedStateMachine):
         self.old_umask = os.umask(0)  # modes given to os.open/mkdir apply verbatim, as in agentfs
         os.mkdir(self.host, 0o755)
         self.ws = agentfs.open(os.path.join(self.tmp, "ws.db"), chunk_size=CHUNK)
+        self.other = agentfs.open(os.path.join(self.tmp, "ws.db"))  # see switch_connection
 
     def teardown(self) -> None:
         self.ws.close()
+        self.other.close()
         os.umask(self.old_umask)
         shutil.rmtree(self.tmp)
 
     def h(self, path: str) -> str:
         return self.host + path
 
-    def both(
-        self, label: str, on_ws, on_host, *, errno_may_differ: bool = False
-    ) -> tuple[object, object]:
-        """Run the same operation on both sides; both succeed or both fail alike (with the same
-        errno unless ``errno_may_differ``: a known core bug, see the callers)."""
+    def both(self, label: str, on_ws, on_host) -> tuple[object, object]:
+        """Run the same operation on both sides; both succeed or both fail with one errno."""
         ws_exc = host_exc = None
         ws_result = host_result = None
         try:
@@ -89,8 +89,6 @@ class WorkspaceVsHost(RuleBasedStateMachine):
         except OSError as exc:
             host_exc = exc
         ws_code, host_code = _errno(ws_exc), _errno(host_exc)
-        if errno_may_differ and ws_code is not None and host_code is not None:
-            return None, None
         assert ws_code == host_code, (
             f"{label}: workspace {_errno_name(ws_code)} ({ws_exc}),"
             f" host {_errno_name(host_code)} ({host_exc})"
@@ -167,43 +165,18 @@ class WorkspaceVsHost(RuleBasedStateMachine):
 
     @rule(src=PATHS, dst=PATHS)
     def rename(self, src: str, dst: str) -> None:
-        if self._moves_a_directory_into_itself_through_a_symlink(src, dst):
-            return  # known core bug, pinned by test_namespace's xfail test; remove with the fix
-        # Known core bug (test_errors pins it; drop this with the fix): rename(2) reports a
-        # destination parent that is not a directory (ENOTDIR) before a missing source.
-        precedence_bug = not os.path.lexists(self.h(src)) and not os.path.isdir(
-            os.path.dirname(self.h(dst))
-        )
         self.both(
             f"rename {src} {dst}",
             lambda: self.ws.rename(src, dst),
             lambda: os.rename(self.h(src), self.h(dst)),
-            errno_may_differ=precedence_bug,
         )
-
-    def _moves_a_directory_into_itself_through_a_symlink(self, src: str, dst: str) -> bool:
-        host_src, host_dst_parent = self.h(src), os.path.dirname(self.h(dst))
-        if os.path.islink(host_src) or not os.path.isdir(host_src):
-            return False
-        real_src = os.path.realpath(host_src)
-        real_parent = os.path.realpath(host_dst_parent)
-        lexical = dst == src or dst.startswith(src + "/")
-        return not lexical and (real_parent + "/").startswith(real_src + "/")
 
     @rule(src=PATHS, dst=PATHS)
     def link(self, src: str, dst: str) -> None:
-        # Known core bug (test_errors pins it; drop this with the fix): link(2) checks the new
-        # name (EEXIST, ENOENT, ENOTDIR) before refusing a directory source (EPERM).
-        src_is_dir = os.path.isdir(self.h(src)) and not os.path.islink(self.h(src))
-        dst_unusable = os.path.lexists(self.h(dst)) or not os.path.isdir(
-            os.path.dirname(self.h(dst))
-        )
-        precedence_bug = src_is_dir and dst_unusable
         self.both(
             f"link {src} {dst}",
             lambda: self.ws.link(src, dst),
             lambda: os.link(self.h(src), self.h(dst), follow_symlinks=False),
-            errno_may_differ=precedence_bug,
         )
 
     @rule(link_target=TARGETS, path=PATHS)
@@ -251,6 +224,12 @@ class WorkspaceVsHost(RuleBasedStateMachine):
         )
         if ws_names is not None:
             assert ws_names == sorted(host_names)
+
+    @rule()
+    def switch_connection(self) -> None:
+        """Go on through the other Workspace on the same file: its cached directory paths
+        must not outlive what this one changed meanwhile."""
+        self.ws, self.other = self.other, self.ws
 
     # --- the invariant ------------------------------------------------------------------------
 
@@ -301,7 +280,7 @@ class WorkspaceVsHost(RuleBasedStateMachine):
 
 TestWorkspaceMatchesHostDirectory = WorkspaceVsHost.TestCase
 TestWorkspaceMatchesHostDirectory.settings = settings(
-    max_examples=80,
+    max_examples=200,
     stateful_step_count=40,
     derandomize=True,  # the same sequences on every run and machine
     database=None,
