@@ -8,7 +8,7 @@ VENV := .venv
 PEER := .venv-peer
 PY := $(VENV)/bin/python
 WORKSPACE ?= .agentfs/workspace.db
-APT_PACKAGES := ripgrep
+APT_PACKAGES :=
 
 .PHONY: demo test lint bench clean system-deps
 
@@ -31,7 +31,7 @@ system-deps:
 	fi
 
 demo: $(VENV)/.installed
-	WORKSPACE=$(WORKSPACE) bash scripts/demo.sh
+	WORKSPACE=$(WORKSPACE) bash docs/tour.sh
 
 test: system-deps $(VENV)/.installed $(PEER)/.installed
 	$(VENV)/bin/ruff check agentfs tests benchmarks

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The five-minute tour, runnable: `make demo` runs it on the default workspace
+# (.agentfs/workspace.db, or $WORKSPACE). It works under /tour only and leaves the rest of the
+# workspace alone, so it can be run again and again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+AGENTFS=${AGENTFS:-.venv/bin/agentfs}
+PYTHON=${PYTHON:-.venv/bin/python}
+WS=${WORKSPACE:-.agentfs/workspace.db}
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+step "a workspace is one SQLite file ($WS)"
+[ -f "$WS" ] || $AGENTFS init "$WS"
+$AGENTFS rm "$WS" -r -f /tour
+
+step "write files: from an argument, from stdin, appending"
+$AGENTFS write "$WS" /tour/notes/todo.md "todo: read the design" -p
+printf "\ntodo: write the core\n" | $AGENTFS write "$WS" /tour/notes/todo.md --append
+$AGENTFS cat "$WS" /tour/notes/todo.md
+
+step "import a real tree: this project's own source"
+$AGENTFS import "$WS" agentfs /tour/src
+$AGENTFS ls "$WS" /tour/src -l | sed -n 1,8p
+
+step "rename, copy, link: POSIX semantics inside the file"
+$AGENTFS mv "$WS" /tour/notes/todo.md /tour/notes/plan.md
+$AGENTFS cp "$WS" -r /tour/notes /tour/notes-copy
+$AGENTFS ln "$WS" -s notes/plan.md /tour/PLAN
+$AGENTFS cat "$WS" /tour/PLAN
+$AGENTFS tree "$WS" /tour/notes-copy
+$AGENTFS stat "$WS" /tour/PLAN --json
+
+step "the Python API: the same workspace, plus the kv store and the tool-call log"
+WORKSPACE="$WS" "$PYTHON" - <<'PY'
+import os, time
+import agentfs
+
+with agentfs.open(os.environ["WORKSPACE"]) as ws:
+    started = time.time()
+    text = ws.read_text("/tour/notes/plan.md")
+    ws.tool_calls.record("read_file", {"path": "/tour/notes/plan.md"},
+                         result={"lines": text.count("\n")}, started_at=started)
+    with ws.transaction():  # several operations, one atomic commit
+        ws.write("/tour/out/report.md", f"# Report\n\n{text}", parents=True)
+        ws.kv.set("tour/last_report", {"path": "/tour/out/report.md", "bytes": len(text)})
+    try:
+        ws.read("/tour/missing.txt")
+    except FileNotFoundError as exc:
+        print(f"errors are OSError subclasses with errno and path: {exc}")
+    print("walk:", [(d, len(f)) for d, _, f in ws.walk("/tour/out")])
+PY
+$AGENTFS kv "$WS" get tour/last_report
+$AGENTFS timeline "$WS" --limit 3
+
+step "export back to the host, byte for byte"
+$AGENTFS export "$WS" /tour/src "$scratch/src"
+diff -r agentfs "$scratch/src" --exclude=__pycache__ && echo "identical to ./agentfs"
+
+step "export a plain AgentFS v0.4 file that Turso's agentfs-sdk opens"
+$AGENTFS export "$WS" --agentfs "$scratch/plain.db"
+
+step "fsck: every invariant of the spec and ours"
+$AGENTFS fsck "$WS"
+$AGENTFS info "$WS"
