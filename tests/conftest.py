@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import agentfs
+from agentfs import fsck
 
 ROOT = Path(__file__).resolve().parent.parent
 PEER_PYTHON = ROOT / ".venv-peer" / "bin" / "python"
@@ -22,9 +23,14 @@ def ws_path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def ws(ws_path: Path) -> Iterator[agentfs.Workspace]:
+def ws(ws_path: Path, request: pytest.FixtureRequest) -> Iterator[agentfs.Workspace]:
+    """A fresh workspace; afterwards fsck must find it clean (S3QL's postcondition), unless
+    the test damages it on purpose and says so with ``@pytest.mark.damages_workspace``."""
     with agentfs.open(ws_path) as workspace:
         yield workspace
+        if request.node.get_closest_marker("damages_workspace") is None:
+            report = fsck.check(workspace)
+            assert report.clean, f"fsck after the test: {report.problems}"
 
 
 def run_peer(*args: str | Path, check: bool = True) -> dict:

@@ -292,6 +292,7 @@ def test_export_replaces_same_type_entries_and_keeps_others(
     assert [p.name for p in out.iterdir() if p.name.startswith(".agentfs-tmp")] == []
 
 
+@pytest.mark.damages_workspace
 def test_export_refuses_dentry_names_that_climb_out(ws: agentfs.Workspace, tmp_path: Path) -> None:
     ws.write("/ok.txt", b"fine")
     ino = ws.write("/evil", b"escaped").st_ino
