@@ -205,9 +205,11 @@ class FileSystem:
 
     # --- creating and removing names ---------------------------------------------------------
 
-    def _create(self, parent_ino: int, name: str, mode: int, size: int = 0) -> int:
+    def _create(
+        self, parent_ino: int, name: str, mode: int, size: int = 0, now: int | None = None
+    ) -> int:
         """New inode + dentry; directories count in their parent's nlink. Updates parent times."""
-        sec, nsec = split_ns(now_ns())
+        sec, nsec = split_ns(now_ns() if now is None else now)
         directory = mode & S_IFMT == S_IFDIR
         ino = self.conn.execute(
             _CREATE_INODE, (mode, 2 if directory else 1, size, sec, sec, sec, nsec, nsec, nsec)
@@ -316,13 +318,15 @@ class FileSystem:
         """Create or replace a whole file (following a symlink at ``path``, like ``open``)."""
         data = data.encode("utf-8") if isinstance(data, str) else bytes(data)
         path = paths.normalize(path)
+        now = now_ns()
         with self._write():
-            ino, created = self._open_for_write(path, parents, mode, len(data))
+            ino, created = self._open_for_write(path, parents, mode, len(data), now)
             if created:  # the inode already has the final size: only chunks to add
                 self.chunks.append_new(ino, 0, data)
-            else:
-                self.chunks.replace(ino, data)
-                self._set_content(ino, len(data))
+                perm = S_IFREG | (mode & 0o7777)
+                return Stat(ino, perm, 1, 0, 0, len(data), now, now, now)
+            self.chunks.replace(ino, data)
+            self._set_content(ino, len(data))
             return self._stat_ino(ino)
 
     def pwrite(self, path: str, data: bytes | str, offset: int) -> int:
@@ -359,7 +363,9 @@ class FileSystem:
             self.chunks.truncate(ino, old, size)
             self._set_content(ino, size)
 
-    def _open_for_write(self, path: str, parents: bool, mode: int, size: int) -> tuple[int, bool]:
+    def _open_for_write(
+        self, path: str, parents: bool, mode: int, size: int, now: int | None = None
+    ) -> tuple[int, bool]:
         """(ino, created): the file at ``path`` after symlinks, or a new inode recorded as
         ``size`` bytes long whose chunks the caller adds."""
         hops = [0]
@@ -373,7 +379,8 @@ class FileSystem:
                 raise fs_error(exc.errno, start) from None
             found = self._lookup(parent_ino, name)
             if found is None:
-                return self._create(parent_ino, name, S_IFREG | (mode & 0o7777), size), True
+                perm = S_IFREG | (mode & 0o7777)
+                return self._create(parent_ino, name, perm, size, now), True
             if is_symlink(found[2]):
                 path = self._follow(paths.parent_and_name(path)[0], found[1], hops, start)
                 continue
