@@ -114,7 +114,7 @@ _SETTINGS: tuple[Callable[[apsw.Connection], None], ...] = (
 def connect(path: str | Path, *, create: bool = True, readonly: bool = False) -> apsw.Connection:
     """Open (and if asked, create) a workspace file with every setting applied and verified."""
     path = Path(path)
-    if not create and not path.exists():
+    if (readonly or not create) and not path.exists():
         raise FileNotFoundError(errno.ENOENT, "no such workspace", str(path))
     if create and not readonly:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -294,6 +294,7 @@ def migrate(conn: apsw.Connection, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> l
         raise OSError(
             errno.EPROTO,
             f"workspace schema {current} is newer than this agentfs ({SCHEMA_VERSION}); upgrade",
+            conn.filename,
         )
     applied = []
     for step in MIGRATIONS:

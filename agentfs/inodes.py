@@ -18,10 +18,11 @@ S_IFLNK = statmod.S_IFLNK
 
 NS = 1_000_000_000
 
-#: The columns of fs_inode in the order ``Stat.from_row`` expects.
+#: fs_inode as the fields of ``Stat``, in order: SQLite joins each time's seconds and
+#: nanoseconds, so a row becomes a Stat with no Python arithmetic (``Stat(*row)``).
 STAT_COLUMNS = (
-    "ino, mode, nlink, uid, gid, size, atime, atime_nsec, mtime, mtime_nsec,"
-    " ctime, ctime_nsec, rdev"
+    "ino, mode, nlink, uid, gid, size, atime * 1000000000 + atime_nsec,"
+    " mtime * 1000000000 + mtime_nsec, ctime * 1000000000 + ctime_nsec, rdev"
 )
 
 _TYPE_NAMES = {S_IFREG: "file", S_IFDIR: "dir", S_IFLNK: "symlink"}
@@ -70,13 +71,6 @@ class Stat(NamedTuple):
     st_mtime_ns: int
     st_ctime_ns: int
     st_rdev: int = 0
-
-    @classmethod
-    def from_row(cls, row: tuple) -> Stat:
-        ino, mode, nlink, uid, gid, size, a, a_ns, m, m_ns, c, c_ns, rdev = row
-        return cls(
-            ino, mode, nlink, uid, gid, size, a * NS + a_ns, m * NS + m_ns, c * NS + c_ns, rdev
-        )
 
     @property
     def type(self) -> str:

@@ -34,6 +34,8 @@ class KVStore:
         self.conn = conn
 
     def set(self, key: str, value: Any) -> None:
+        if not isinstance(key, str):
+            raise TypeError(f"kv keys are text, not {type(key).__name__}")
         try:
             text = json.dumps(value, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError) as exc:

@@ -28,7 +28,7 @@ def normalize(path: str | os.PathLike[str]) -> str:
         raise fs_error(errno.EINVAL, text.replace("\0", "\\0"), "embedded NUL byte in path")
     encoded = _utf8(text)
     if len(encoded) >= PATH_MAX:
-        raise fs_error(errno.ENAMETOOLONG, text[:64] + "...", f"path longer than {PATH_MAX} bytes")
+        raise fs_error(errno.ENAMETOOLONG, text[:64] + "...", f"path of {PATH_MAX}+ bytes")
     parts: list[str] = []
     for part in text.split("/"):
         if part in ("", "."):

@@ -133,7 +133,8 @@ class Workspace(FileSystem):
                     raise fs_error(errno.EINVAL, dst, f"cannot copy {src} into itself")
                 self._copy_tree(src, dst)
             else:
-                self.write(dst, self.read(src), mode=st.st_mode & 0o7777)
+                self.write(dst, self.read(src))
+                self.chmod(dst, st.st_mode)
 
     def _copy_tree(self, src: str, dst: str) -> None:
         self.mkdir(dst, self.stat(src).st_mode & 0o7777)
@@ -144,7 +145,8 @@ class Workspace(FileSystem):
             elif entry.is_symlink():
                 self.symlink(self.readlink(s), d)
             else:
-                self.write(d, self.read(s), mode=self.lstat(s).st_mode & 0o7777)
+                self.write(d, self.read(s))
+                self.chmod(d, self.lstat(s).st_mode)
 
     # --- summary -------------------------------------------------------------------------------
 

@@ -56,7 +56,7 @@ CREATE TABLE IF NOT EXISTS fs_dentry (
 CREATE INDEX IF NOT EXISTS idx_fs_dentry_parent ON fs_dentry(parent_ino, name);
 
 -- fs_data: file content in fixed-size chunks; byte offset of a chunk = chunk_index * chunk_size.
--- A rowid table (not WITHOUT ROWID) so apsw's incremental Blob I/O can address a chunk.
+-- A rowid table (not WITHOUT ROWID), exactly as the spec declares it.
 CREATE TABLE IF NOT EXISTS fs_data (
   ino INTEGER NOT NULL,
   chunk_index INTEGER NOT NULL,
