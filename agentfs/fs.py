@@ -66,6 +66,12 @@ _CREATE_INODE = (
 _ADD_DENTRY = "INSERT INTO fs_dentry(name, parent_ino, ino) VALUES (?, ?, ?)"
 
 
+def _may_be_cached(mode: int) -> bool:
+    """Can an entry of this type be on a cached directory path? Directories are, and a symlink
+    may be a step of one; removing or moving a regular file never changes where a path leads."""
+    return is_dir(mode) or is_symlink(mode)
+
+
 class FileSystem:
     """Path and inode operations on one workspace connection.
 
@@ -74,8 +80,8 @@ class FileSystem:
         chunks: content I/O over fs_data.
     Caveats:
         ``_dirs`` caches resolved directory paths; it is dropped whenever another connection
-        commits (SQLite's data_version changes), after any local rename/removal, and after any
-        rolled-back transaction, so it never outlives the truth.
+        commits (SQLite's data_version changes), after a local rename or removal of a directory
+        or symlink, and after any rolled-back transaction, so it never outlives the truth.
     """
 
     def __init__(self, conn: apsw.Connection) -> None:
@@ -479,7 +485,8 @@ class FileSystem:
                     raise fs_error(errno.ENOTEMPTY, path)
                 self.orphans.unlink_subtree(ino)
             self._unlink_dentry(dentry_id, parent_ino, ino, mode)
-            self.drop_caches()
+            if _may_be_cached(mode):
+                self.drop_caches()
         self.orphans.purge()
 
     def rename(self, src: str, dst: str) -> None:
@@ -511,7 +518,8 @@ class FileSystem:
             self.conn.execute(
                 "UPDATE fs_inode SET ctime = ?, ctime_nsec = ? WHERE ino = ?", (sec, nsec, ino)
             )
-            self.drop_caches()
+            if _may_be_cached(mode) or (existing is not None and _may_be_cached(existing[2])):
+                self.drop_caches()
         self.orphans.purge()
 
     def _realpath(self, path: str, hops: list[int]) -> str:

@@ -187,10 +187,10 @@ def render(results: dict[str, dict[str, Timings]], runs: int) -> str:
         for op, want in LARGE_TARGETS.items():
             ours, host = large["agentfs"][op], large["host"][op]
             sdk = large.get("sdk", {}).get(op)
-            sdk_cells = f"{sdk:,.0f} | {ours / sdk:.1f}x" if sdk else "- | -"
+            sdk_value, vs_sdk = (f"{sdk:,.0f}", f"{ours / sdk:.1f}x") if sdk else ("-", "-")
             lines.append(
-                f"| {op} | {ours:,.0f} | {sdk_cells} | {host:,.0f} | {ours / host:.2f}x | "
-                f">= {want:.0f} MB/s {_verdict(ours >= want)} |"
+                f"| {op} | {ours:,.0f} | {sdk_value} | {host:,.0f} | {vs_sdk} | "
+                f"{ours / host:.2f}x | >= {want:.0f} MB/s {_verdict(ours >= want)} |"
             )
     return "\n".join(lines)
 
