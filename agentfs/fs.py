@@ -163,6 +163,7 @@ class FileSystem:
         """
         hops = [0] if hops is None else hops
         start = path
+        follow = follow or type(path) is paths.DirPath  # "link/" means the link's target
         while True:
             if path == "/":
                 return 0, ROOT_INO, S_IFDIR
@@ -176,6 +177,8 @@ class FileSystem:
             if found is None:
                 raise not_found(start)
             if not (follow and is_symlink(found[2])):
+                if type(start) is paths.DirPath and not is_dir(found[2]):
+                    raise fs_error(errno.ENOTDIR, start)
                 return found
             path = self._follow(parent, found[1], hops, start)
 
@@ -251,7 +254,7 @@ class FileSystem:
     def stat(self, path: str, *, follow_symlinks: bool = True) -> Stat:
         path = paths.normalize(path)
         with self._read():
-            if path != "/":  # the common case in one query: a name in a (cached) directory
+            if type(path) is str and path != "/":  # the common case: one query, cached parent
                 parent, name = paths.parent_and_name(path)
                 row = self.conn.execute(_STAT_CHILD, (self._resolve_dir(parent, [0]), name)).get
                 if row is None:
@@ -379,6 +382,13 @@ class FileSystem:
     ) -> tuple[int, bool]:
         """(ino, created): the file at ``path`` after symlinks, or a new inode recorded as
         ``size`` bytes long whose chunks the caller adds."""
+        if type(path) is paths.DirPath:  # open("x/", O_CREAT) asks for a directory
+            try:
+                self._resolve(path, True)
+            except (FileNotFoundError, NotADirectoryError) as exc:
+                if exc.filename != path:
+                    raise  # a parent is missing or not a directory
+            raise fs_error(errno.EISDIR, path)
         hops = [0]
         start = path
         while True:

@@ -18,7 +18,11 @@ PATH_MAX = 4096
 
 
 def normalize(path: str | os.PathLike[str]) -> str:
-    """``/a/./b/../c/`` -> ``/a/c``; raises OSError for input no filesystem would accept."""
+    """``/a/./b/../c`` -> ``/a/c``; raises OSError for input no filesystem would accept.
+
+    A trailing slash comes back as a ``DirPath`` (still a ``str``), which the core requires to
+    be a directory.
+    """
     text = os.fspath(path)
     if not isinstance(text, str):
         raise TypeError(f"workspace paths are text, not {type(text).__name__}")
@@ -39,7 +43,16 @@ def normalize(path: str | os.PathLike[str]) -> str:
             continue
         check_name(part)
         parts.append(part)
+    if parts and text.endswith(("/", "/.")):
+        return DirPath("/" + "/".join(parts))
     return "/" + "/".join(parts)
+
+
+class DirPath(str):
+    """A normalised path its caller wrote with a trailing slash (``a/``, ``a/.``): as in the
+    kernel it must name a directory (after following a symlink), or the call fails ENOTDIR."""
+
+    __slots__ = ()
 
 
 def _already_normal(text: str) -> bool:

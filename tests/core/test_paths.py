@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import errno
-from pathlib import PurePosixPath
+import os
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
 
 import pytest
 
+import agentfs
 from agentfs import paths
 
 
@@ -122,3 +125,58 @@ def test_join_adds_one_separator() -> None:
 )
 def test_is_within_compares_whole_components(path: str, ancestor: str, within: bool) -> None:
     assert paths.is_within(path, ancestor) is within
+
+
+# --- a trailing slash asks for a directory, as in the kernel -------------------------------------
+
+def _host_open(flags: int) -> Callable[[str], None]:
+    """os.open, not pathlib: pathlib drops a trailing slash before the kernel sees it."""
+    return lambda path: os.close(os.open(path, flags, 0o644))
+
+
+HOST_CALLS: dict[str, Callable[[str], object]] = {
+    "stat": os.stat,
+    "lstat": os.lstat,
+    "read": _host_open(os.O_RDONLY),
+    "remove": os.unlink,
+    "write": _host_open(os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+}
+
+
+@pytest.mark.parametrize(
+    ("call", "path", "error"),
+    [
+        ("stat", "/file/", errno.ENOTDIR),
+        ("lstat", "/file/", errno.ENOTDIR),
+        ("stat", "/to-file/", errno.ENOTDIR),
+        ("read", "/file/", errno.ENOTDIR),
+        ("remove", "/file/", errno.ENOTDIR),
+        ("write", "/file/", errno.EISDIR),
+        ("write", "/new/", errno.EISDIR),
+        ("write", "/missing/new/", errno.ENOENT),
+    ],
+)
+def test_trailing_slash_requires_a_directory_like_the_host(
+    ws: agentfs.Workspace, tmp_path: Path, call: str, path: str, error: int
+) -> None:
+    ws.write("/file", b"x")
+    ws.mkdir("/dir")
+    ws.symlink("file", "/to-file")
+    (tmp_path / "file").write_bytes(b"x")
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "to-file").symlink_to("file")
+    with pytest.raises(OSError) as on_host:
+        HOST_CALLS[call](str(tmp_path) + path)
+    with pytest.raises(OSError) as on_ws:
+        getattr(ws, call)(*((path, b"y") if call == "write" else (path,)))
+    assert (on_ws.value.errno, on_host.value.errno) == (error, error)
+
+
+def test_trailing_slash_on_a_directory_or_a_link_to_one_works(ws: agentfs.Workspace) -> None:
+    ws.mkdir("/dir")
+    ws.symlink("dir", "/to-dir")
+    assert ws.stat("/dir/").is_dir()
+    assert ws.lstat("/to-dir/").is_dir()  # the slash follows the link, as lstat(2) does
+    assert ws.listdir("/to-dir/") == []
+    ws.remove("/dir/")
+    assert not ws.exists("/dir")
