@@ -1,0 +1,259 @@
+"""fsck: check every invariant of a workspace file, and repair the ones that are safe to repair.
+
+One small function per invariant, named ``check_<table>_<what>`` after what it checks (the
+rules are written next to each table in ``schema/*.sql``); ``CHECKS`` runs them in a fixed order
+so that later checks may rely on what earlier ones established (a rebuilt index before any
+query uses it, every name valid before nlink is counted). A check reads and yields ``Problem``s;
+the repair alongside it (``REPAIRS``) fixes what it can with set-based SQL. ``repair`` runs
+each check and its repair in turn inside ONE write transaction, so later checks see the state
+the earlier repairs left, and a failure part-way leaves the file exactly as it was.
+
+Repairs never delete data a user could still want: nameless or detached inodes are given a name
+in ``/lost+found`` (``ino-<n>``), and a problem with no safe answer (a file whose chunks have a
+hole, a symlink without a target, a malformed JSON value) is reported, not touched.
+docs/fsck.md explains each check and each repair.
+
+Caveats: run ``repair`` while no other process writes (it holds the write lock throughout);
+``check`` takes a read transaction, so it sees one consistent state and never writes.
+
+The package, one concern per module: ``report`` (``Problem``, ``FsckReport``, the ``_check``
+decorator), ``sqlite`` (integrity, unique keys, ``fs_config``), ``tree`` (inodes, dentries, the
+orphan queue, reachability, nlink), ``content`` (symlinks, chunks and sizes, ``kv_store``,
+``tool_calls``) and ``lost_found`` (where repairs put nameless inodes). This module holds only
+the ordered ``CHECKS``/``REPAIRS`` tables and the entry points that run them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import apsw
+
+from agentfs.db import read_transaction, write_transaction
+from agentfs.fsck.content import (
+    check_fs_data_inode,
+    check_fs_data_layout,
+    check_fs_data_type,
+    check_fs_inode_size,
+    check_fs_symlink_inode,
+    check_fs_symlink_size,
+    check_fs_symlink_target,
+    check_kv_store_json,
+    check_tool_calls_json,
+    check_tool_calls_outcome,
+    check_tool_calls_times,
+    repair_fs_data_inode,
+    repair_fs_inode_size,
+    repair_fs_symlink_inode,
+    repair_fs_symlink_size,
+)
+from agentfs.fsck.lost_found import LOST_FOUND
+from agentfs.fsck.report import CheckFn, FsckReport, Problem, RepairFn
+from agentfs.fsck.sqlite import (
+    UNIQUE_KEYS,
+    check_fs_config_chunk_size,
+    check_fs_config_schema_version,
+    check_sqlite_integrity,
+    check_sqlite_unique_keys,
+    repair_fs_config_schema_version,
+    repair_sqlite_integrity,
+)
+from agentfs.fsck.tree import (
+    FILE_TYPES,
+    NSEC,
+    check_fs_dentry_directory_links,
+    check_fs_dentry_inode,
+    check_fs_dentry_name,
+    check_fs_dentry_parent,
+    check_fs_dentry_root,
+    check_fs_inode_named,
+    check_fs_inode_nlink,
+    check_fs_inode_reachable,
+    check_fs_inode_root,
+    check_fs_inode_times,
+    check_fs_inode_type,
+    check_ws_orphan_unlinked,
+    repair_fs_dentry_directory_links,
+    repair_fs_dentry_inode,
+    repair_fs_dentry_name,
+    repair_fs_dentry_parent,
+    repair_fs_dentry_root,
+    repair_fs_inode_named,
+    repair_fs_inode_nlink,
+    repair_fs_inode_reachable,
+    repair_fs_inode_root,
+    repair_fs_inode_times,
+    repair_ws_orphan_unlinked,
+)
+
+if TYPE_CHECKING:
+    from agentfs.workspace import Workspace
+
+__all__ = [
+    "CHECKS",
+    "FILE_TYPES",
+    "LOST_FOUND",
+    "NSEC",
+    "REPAIRS",
+    "UNIQUE_KEYS",
+    "CheckFn",
+    "FsckReport",
+    "Problem",
+    "RepairFn",
+    "check",
+    "check_connection",
+    "check_fs_config_chunk_size",
+    "check_fs_config_schema_version",
+    "check_fs_data_inode",
+    "check_fs_data_layout",
+    "check_fs_data_type",
+    "check_fs_dentry_directory_links",
+    "check_fs_dentry_inode",
+    "check_fs_dentry_name",
+    "check_fs_dentry_parent",
+    "check_fs_dentry_root",
+    "check_fs_inode_named",
+    "check_fs_inode_nlink",
+    "check_fs_inode_reachable",
+    "check_fs_inode_root",
+    "check_fs_inode_size",
+    "check_fs_inode_times",
+    "check_fs_inode_type",
+    "check_fs_symlink_inode",
+    "check_fs_symlink_size",
+    "check_fs_symlink_target",
+    "check_kv_store_json",
+    "check_sqlite_integrity",
+    "check_sqlite_unique_keys",
+    "check_tool_calls_json",
+    "check_tool_calls_outcome",
+    "check_tool_calls_times",
+    "check_ws_orphan_unlinked",
+    "repair",
+    "repair_connection",
+    "repair_fs_config_schema_version",
+    "repair_fs_data_inode",
+    "repair_fs_dentry_directory_links",
+    "repair_fs_dentry_inode",
+    "repair_fs_dentry_name",
+    "repair_fs_dentry_parent",
+    "repair_fs_dentry_root",
+    "repair_fs_inode_named",
+    "repair_fs_inode_nlink",
+    "repair_fs_inode_reachable",
+    "repair_fs_inode_root",
+    "repair_fs_inode_size",
+    "repair_fs_inode_times",
+    "repair_fs_symlink_inode",
+    "repair_fs_symlink_size",
+    "repair_sqlite_integrity",
+    "repair_ws_orphan_unlinked",
+]
+
+# --- running --------------------------------------------------------------------------------------
+
+#: Every check, in the order they run: structure first, then names, links, content, the logs.
+CHECKS: tuple[CheckFn, ...] = (
+    check_sqlite_integrity,
+    check_sqlite_unique_keys,
+    check_fs_config_chunk_size,
+    check_fs_config_schema_version,
+    check_fs_inode_root,
+    check_fs_inode_type,
+    check_fs_inode_times,
+    check_fs_dentry_root,
+    check_fs_dentry_inode,
+    check_fs_dentry_parent,
+    check_fs_dentry_name,
+    check_fs_dentry_directory_links,
+    check_ws_orphan_unlinked,
+    check_fs_inode_named,
+    check_fs_inode_reachable,
+    check_fs_inode_nlink,
+    check_fs_symlink_inode,
+    check_fs_symlink_target,
+    check_fs_symlink_size,
+    check_fs_data_inode,
+    check_fs_data_type,
+    check_fs_data_layout,
+    check_fs_inode_size,
+    check_kv_store_json,
+    check_tool_calls_json,
+    check_tool_calls_outcome,
+    check_tool_calls_times,
+)
+
+#: The repair of each check that has one; it runs only when its check found repairable problems.
+REPAIRS: dict[CheckFn, RepairFn] = {
+    check_sqlite_integrity: repair_sqlite_integrity,
+    check_fs_config_schema_version: repair_fs_config_schema_version,
+    check_fs_inode_root: repair_fs_inode_root,
+    check_fs_inode_times: repair_fs_inode_times,
+    check_fs_dentry_root: repair_fs_dentry_root,
+    check_fs_dentry_inode: repair_fs_dentry_inode,
+    check_fs_dentry_parent: repair_fs_dentry_parent,
+    check_fs_dentry_name: repair_fs_dentry_name,
+    check_fs_dentry_directory_links: repair_fs_dentry_directory_links,
+    check_ws_orphan_unlinked: repair_ws_orphan_unlinked,
+    check_fs_inode_named: repair_fs_inode_named,
+    check_fs_inode_reachable: repair_fs_inode_reachable,
+    check_fs_inode_nlink: repair_fs_inode_nlink,
+    check_fs_symlink_inode: repair_fs_symlink_inode,
+    check_fs_symlink_size: repair_fs_symlink_size,
+    check_fs_data_inode: repair_fs_data_inode,
+    check_fs_inode_size: repair_fs_inode_size,
+}
+
+
+def _run(check: CheckFn, conn: apsw.Connection) -> list[Problem]:
+    """The check's problems; one that SQLite cannot even answer (a query through a damaged
+    index) is itself a problem, left for the integrity repair that runs before it."""
+    try:
+        return list(check(conn))
+    except apsw.CorruptError as exc:
+        return [Problem(check.__name__, f"could not run on the damaged file: {exc}", False)]
+
+
+def check_connection(conn: apsw.Connection) -> FsckReport:
+    """Run every check in one read transaction; never writes."""
+    problems: list[Problem] = []
+    try:
+        with read_transaction(conn):
+            for run in CHECKS:
+                problems.extend(_run(run, conn))
+    except apsw.CorruptError:
+        pass  # already reported by the check that met it; SQLite then fails the COMMIT too
+    return FsckReport(problems)
+
+
+def repair_connection(conn: apsw.Connection) -> FsckReport:
+    """Check and repair in one write transaction, then re-check; see ``repair``."""
+    repaired: list[str] = []
+    try:
+        with write_transaction(conn):
+            for run in CHECKS:
+                found = _run(run, conn)
+                fix = REPAIRS.get(run)
+                if fix is not None and any(p.repairable for p in found):
+                    repaired.extend(fix(conn))
+    except apsw.CorruptError:
+        repaired = []  # a damage REINDEX could not fix: SQLite rolled everything back
+    report = check_connection(conn)
+    report.repaired = repaired
+    return report
+
+
+def check(ws: Workspace) -> FsckReport:
+    """Every invariant of ``ws``'s file, checked read-only."""
+    return check_connection(ws.conn)
+
+
+def repair(ws: Workspace) -> FsckReport:
+    """Fix what is safely repairable in one write transaction, then re-check.
+
+    The returned report holds what is still wrong (problems no repair may touch) and, in
+    ``repaired``, one line per action taken."""
+    try:
+        return repair_connection(ws.conn)
+    finally:
+        ws.drop_caches()  # names may have moved; the path cache must not outlive them
