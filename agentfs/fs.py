@@ -92,7 +92,7 @@ class FileSystem:
                 errno.EINVAL, conn.filename, f"fs_config.chunk_size is damaged ({chunk_size!r})"
             )
         self.chunks = Chunks(conn, int(chunk_size))
-        self.orphans = Orphans(conn)
+        self.orphans = Orphans(conn, self.chunks.size)
         self._dirs: dict[str, int] = {"/": ROOT_INO}
         # Any rollback of a whole transaction, ours or a caller's, may have undone directories
         # the cache learned inside it (and AUTOINCREMENT then reissues their numbers).
@@ -232,12 +232,12 @@ class FileSystem:
         return ino
 
     def _unlink_dentry(self, dentry_id: int, parent_ino: int, ino: int, mode: int) -> None:
-        """Drop one name; an inode left with no name is freed (small) or queued (large)."""
+        """Drop one name; an inode left with none goes to the orphan queue."""
         sec, nsec = split_ns(now_ns())
         self.conn.execute("DELETE FROM fs_dentry WHERE id = ?", (dentry_id,))
         self.conn.execute(_TOUCH_DIR, (-1 if is_dir(mode) else 0, sec, nsec, sec, nsec, parent_ino))
         if is_dir(mode):
-            self.orphans.release(ino, mode, small=True)
+            self.orphans.release(ino, mode, 0)
             return
         nlink, size = next(
             self.conn.execute(
@@ -247,7 +247,7 @@ class FileSystem:
             )
         )
         if nlink <= 0:
-            self.orphans.release(ino, mode, small=size <= self.chunks.size)
+            self.orphans.release(ino, mode, size)
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -497,7 +497,7 @@ class FileSystem:
             self._unlink_dentry(dentry_id, parent_ino, ino, mode)
             if _may_be_cached(mode):
                 self.drop_caches()
-        self.orphans.purge()
+        self.orphans.purge_due()
 
     def rename(self, src: str, dst: str) -> None:
         """Atomic ``rename(2)``: replaces a file or an empty directory at ``dst``."""
@@ -530,7 +530,7 @@ class FileSystem:
             )
             if _may_be_cached(mode) or (existing is not None and _may_be_cached(existing[2])):
                 self.drop_caches()
-        self.orphans.purge()
+        self.orphans.purge_due()
 
     def _realpath(self, path: str, hops: list[int]) -> str:
         """The symlink-free path of existing ``path`` (every component followed)."""

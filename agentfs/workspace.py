@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
 
+import apsw
+
 from agentfs import db, paths
 from agentfs.errors import fs_error
 from agentfs.fs import FileSystem
@@ -89,6 +91,12 @@ class Workspace(FileSystem):
     # --- lifecycle -----------------------------------------------------------------------------
 
     def close(self) -> None:
+        """Free what this connection queued for deletion, then close. Idempotent."""
+        try:
+            if not self._readonly:
+                self.orphans.purge()
+        except apsw.ConnectionClosedError:
+            return
         self.conn.close()
 
     def __enter__(self) -> Workspace:
@@ -166,6 +174,7 @@ class Workspace(FileSystem):
                 symlinks=counts.get(0o120000, 0),
                 content_bytes=one(
                     "SELECT coalesce(sum(size), 0) FROM fs_inode WHERE mode & 61440 = 32768"
+                    " AND ino NOT IN (SELECT ino FROM ws_orphan)"
                 ).get,
                 database_bytes=one("PRAGMA page_count").get * one("PRAGMA page_size").get,
                 chunk_size=self.chunks.size,

@@ -186,4 +186,4 @@ def test_purge_of_an_empty_queue_takes_no_write_lock(
     ws.conn.set_busy_timeout(50)  # a purge that wanted the lock would fail fast with BusyError
     with other.conn:  # another connection holds the write lock meanwhile
         other.conn.execute("INSERT INTO kv_store(key, value) VALUES ('lock', '1')")
-        assert Orphans(ws.conn).purge() == 0
+        assert Orphans(ws.conn, ws.chunks.size).purge() == 0

@@ -146,6 +146,7 @@ def test_remove_of_the_last_hard_link_frees_the_inode(ws: agentfs.Workspace) -> 
     ws.remove("/a")
     assert ws.stat("/b").st_nlink == 1
     ws.remove("/b")
+    ws.orphans.purge()  # unlinked inodes are queued and freed in batches
     assert ws.conn.execute("SELECT count(*) FROM fs_inode WHERE ino = ?", (ino,)).get == 0
 
 
@@ -165,6 +166,7 @@ def test_rename_replaces_existing_file(ws: agentfs.Workspace) -> None:
     old_ino = ws.write("/b", b"old").st_ino
     ws.rename("/a", "/b")
     assert tree(ws) == {"/b": "new"}
+    ws.orphans.purge()  # the replaced inode was queued; purging frees it
     assert ws.conn.execute("SELECT count(*) FROM fs_inode WHERE ino = ?", (old_ino,)).get == 0
 
 
