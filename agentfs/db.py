@@ -123,16 +123,20 @@ def connect(path: str | Path, *, create: bool = True, readonly: bool = False) ->
         flags |= apsw.SQLITE_OPEN_CREATE
     try:
         conn = apsw.Connection(str(path), flags=flags)
+    except apsw.CantOpenError as exc:
+        raise OSError(errno.EACCES, f"cannot open workspace: {exc}", str(path)) from None
+    try:
         if not readonly and _is_empty(conn):
-            conn.pragma("page_size", PAGE_SIZE)
+            _set(conn, "page_size", PAGE_SIZE)
         for setting in _SETTINGS:
             if readonly and setting in (_wal, _synchronous_normal, _checkpoint_interval):
                 continue
             setting(conn)
-    except apsw.NotADBError as exc:
-        raise OSError(errno.EINVAL, f"not a SQLite database: {exc}", str(path)) from None
-    except apsw.CantOpenError as exc:
-        raise OSError(errno.EACCES, f"cannot open workspace: {exc}", str(path)) from None
+    except BaseException as exc:
+        conn.close()
+        if isinstance(exc, apsw.NotADBError):
+            raise OSError(errno.EINVAL, f"not a SQLite database: {exc}", str(path)) from None
+        raise
     return conn
 
 
