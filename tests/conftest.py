@@ -47,6 +47,7 @@ def run_peer(*args: str | Path, check: bool = True) -> dict:
         timeout=300,
     )
     if check and proc.returncode != 0:
-        raise AssertionError(f"sdk_peer {args[0]} failed ({proc.returncode}): {proc.stdout}"
-                             f"{proc.stderr}")
+        raise AssertionError(
+            f"sdk_peer {args[0]} failed ({proc.returncode}): {proc.stdout}{proc.stderr}"
+        )
     return json.loads(proc.stdout)

@@ -129,6 +129,7 @@ def test_is_within_compares_whole_components(path: str, ancestor: str, within: b
 
 # --- a trailing slash asks for a directory, as in the kernel -------------------------------------
 
+
 def _host_open(flags: int) -> Callable[[str], None]:
     """os.open, not pathlib: pathlib drops a trailing slash before the kernel sees it."""
     return lambda path: os.close(os.open(path, flags, 0o644))
