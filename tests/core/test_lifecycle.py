@@ -1,0 +1,55 @@
+"""Opening and closing workspaces: nothing leaks, every table has an fsck check."""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from pathlib import Path
+
+import agentfs
+from agentfs import db, fsck
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_opening_and_closing_fifty_times_leaks_no_descriptor_or_thread(tmp_path: Path) -> None:
+    path = tmp_path / "ws.db"
+    with agentfs.open(path) as ws:
+        ws.write("/a", b"x")
+    fds, threads = _open_fds(), threading.active_count()
+    for i in range(50):
+        with agentfs.open(path) as ws:
+            ws.write(f"/f{i}", b"x")
+            ws.read("/a")
+            ws.remove(f"/f{i}")
+    assert (_open_fds(), threading.active_count()) == (fds, threads)
+
+
+def test_close_is_idempotent(tmp_path: Path) -> None:
+    ws = agentfs.open(tmp_path / "ws.db")
+    ws.close()
+    ws.close()
+
+
+def test_close_frees_what_the_connection_queued(tmp_path: Path) -> None:
+    path = tmp_path / "ws.db"
+    with agentfs.open(path) as ws:
+        ws.write("/a", b"x")
+        ws.remove("/a")
+        assert ws.orphans.pending() == 1  # a small file waits for a batch
+    with agentfs.open(path, readonly=True) as ws:
+        assert ws.orphans.pending() == 0
+        assert ws.conn.execute("SELECT count(*) FROM fs_data").get == 0
+
+
+def test_every_table_in_schema_has_a_check_named_for_it() -> None:
+    """fsck mirrors the schema: a table added without a ``check_<table>_...`` fails here."""
+    sql = "".join(p.read_text() for p in sorted(db.schema_dir().rglob("*.sql")))
+    tables = set(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", sql))
+    checks = [check.__name__ for check in fsck.CHECKS]
+    unchecked = {t for t in tables if not any(c.startswith(f"check_{t}_") for c in checks)}
+    assert len(tables) >= 8
+    assert unchecked == set()
