@@ -113,6 +113,17 @@ class FileSystem:
         """
         return self._write()
 
+    def read_transaction(self) -> Transaction:
+        """Make several reads see one state while other processes commit::
+
+            with ws.read_transaction():
+                names = ws.listdir("/src")
+                sizes = [ws.stat(f"/src/{n}").st_size for n in names]
+
+        It takes no write lock; writers in other processes go on (WAL).
+        """
+        return self._read()
+
     def _write(self) -> Transaction:
         if self._readonly:
             raise fs_error(errno.EROFS, self.conn.filename, "the workspace is open read-only")

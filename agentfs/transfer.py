@@ -215,7 +215,7 @@ class _Importer:
                 self.blocked.add(entry.parts)  # its parent was refused and already reported
             else:
                 try:
-                    with self.ws._write():  # a savepoint: a failed entry leaves no trace
+                    with self.ws.transaction():  # a savepoint: a failed entry leaves no trace
                         self._one(entry)
                 except OSError as exc:
                     self._skip(entry, _reason(exc))
@@ -314,7 +314,7 @@ def import_tree(
     importer = _Importer(ws, root, dest, stats)
     # The workspace's own transaction scope (not db.write_transaction): a rollback must also
     # drop the directory cache, or it would remember directories that were never committed.
-    with ws._write():
+    with ws.transaction():
         created = not ws.exists(dest)
         ws.mkdir(dest, root_st.st_mode & 0o7777, parents=True, exist_ok=True)
         if created:
@@ -489,7 +489,7 @@ def export_tree(
     src = paths.normalize(src)
     host = Path(host_dir)
     created = not os.path.lexists(host)
-    with ws._read():
+    with ws.read_transaction():
         top_st = ws.stat(src)  # the named top is followed, like import's host_dir
         stats = TransferStats()
         entries = _scan_ws(ws, src, top_st, stats.skipped)
