@@ -315,4 +315,18 @@ def migrate(conn: apsw.Connection, *, chunk_size: int = DEFAULT_CHUNK_SIZE) -> l
                 (SCHEMA_KEY, str(step.version)),
             )
         applied.append(step)
+    _readopt(conn)
     return applied
+
+
+def _readopt(conn: apsw.Connection) -> None:
+    """agentfs-sdk runs ``CREATE INDEX IF NOT EXISTS idx_fs_dentry_parent`` every time it opens
+    a file, and migration 2 dropped that index, so finding it in a migrated workspace means the
+    SDK has opened (and maybe written) it since. Re-adopt: recount directory nlink the POSIX way
+    (the SDK writes its own count) and drop the duplicate index again. Cheap when absent."""
+    if conn.execute(
+        "SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = 'idx_fs_dentry_parent'"
+    ).get:
+        with write_transaction(conn):
+            _normalise_directory_nlink(conn)
+            conn.execute("DROP INDEX idx_fs_dentry_parent")

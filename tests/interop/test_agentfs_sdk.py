@@ -227,3 +227,22 @@ def test_fsck_after_the_sdk_writes_into_an_exported_file(
     # As measured when this test was written: the plain export keeps the spec's index, so
     # the SDK's writes leave SQLite's indexes consistent.
     assert integrity == ["ok"]
+
+
+# --- 4. the SDK writes into a live workspace, then agentfs opens it again ----------------------
+
+
+def test_a_live_workspace_the_sdk_wrote_into_is_readopted_on_open(ws_path: Path) -> None:
+    """The SDK counts a directory's nlink its own way and recreates the spec's dentry index
+    whenever it opens a file; the next agentfs open notices the index, recounts and drops it."""
+    with agentfs.open(ws_path) as ws:
+        ws.write("/mine/a.txt", b"ours", parents=True)
+    new = random.Random(4).randbytes(1000)
+    run_peer("write", ws_path, "/sdk/deep/new.bin", b64(new))
+    with agentfs.open(ws_path) as ws:
+        assert fsck.check(ws).clean, fsck.check(ws).problems
+        assert ws.read("/sdk/deep/new.bin") == new
+        assert ws.read("/mine/a.txt") == b"ours"
+        assert (ws.stat("/").st_nlink, ws.stat("/sdk").st_nlink) == (4, 3)
+        index = "SELECT count(*) FROM sqlite_schema WHERE name = 'idx_fs_dentry_parent'"
+        assert ws.conn.execute(index).get == 0
