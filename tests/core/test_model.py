@@ -26,17 +26,12 @@ import shutil
 import stat
 import tempfile
 
-import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 import agentfs
-
-try:  # fsck is written by another engineer; until it exists its invariant cannot run
-    from agentfs import fsck
-except ImportError:
-    fsck = None
+from agentfs import fsck
 
 NAMES = ("a", "b", "c")
 PATHS = st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map(
@@ -239,9 +234,8 @@ class WorkspaceVsHost(RuleBasedStateMachine):
 
     @invariant()
     def fsck_finds_the_workspace_clean(self) -> None:
-        if fsck is not None:
-            report = fsck.check(self.ws)
-            assert report.clean, report.problems
+        report = fsck.check(self.ws)
+        assert report.clean, report.problems
 
     def _host_tree(self, path: str) -> dict[str, tuple]:
         s = os.lstat(self.h(path))
@@ -287,9 +281,3 @@ TestWorkspaceMatchesHostDirectory.settings = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-
-
-def test_fsck_invariant_of_the_model_is_active() -> None:
-    if fsck is None:
-        pytest.skip("agentfs.fsck does not exist yet: the model's fsck invariant is not checked")
-    assert callable(fsck.check)
