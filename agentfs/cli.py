@@ -213,9 +213,8 @@ def info(ws: agentfs.Workspace, as_json: bool) -> None:
 # --- looking around ------------------------------------------------------------------------------
 
 
-def _entry(ws: agentfs.Workspace, path: str) -> dict[str, Any]:
+def _entry(ws: agentfs.Workspace, path: str, st: agentfs.Stat) -> dict[str, Any]:
     """One listing entry: name, path, ``lstat`` fields and a symlink's target."""
-    st = ws.lstat(path)
     entry = {"name": posixpath.basename(path) or "/", "path": path, **st.as_dict()}
     if st.is_symlink():
         entry["target"] = ws.readlink(path)
@@ -226,9 +225,11 @@ def _listing(ws: agentfs.Workspace, path: str, recursive: bool) -> list[tuple[st
     """(directory, entries) groups for ``ls``; a non-directory is listed as itself."""
     path = paths.normalize(path)
     if not ws.stat(path).is_dir():
-        return [(path, [_entry(ws, path)])]
-    tops = ws.walk(path) if recursive else [(path, ws.listdir(path), [])]
-    return [(d, [_entry(ws, paths.join(d, n)) for n in sorted(ds + fs)]) for d, ds, fs in tops]
+        return [(path, [_entry(ws, path, ws.lstat(path))])]
+    tops = [d for d, _, _ in ws.walk(path)] if recursive else [path]
+    return [
+        (d, [_entry(ws, paths.join(d, name), st) for name, st in ws.readdir_plus(d)]) for d in tops
+    ]
 
 
 def _long_line(entry: dict[str, Any]) -> str:
@@ -342,7 +343,8 @@ def stat(ws: agentfs.Workspace, path: str, as_json: bool) -> None:
       agentfs stat ws.db /notes/todo.md
       agentfs stat ws.db /notes --json
     """
-    render(_entry(ws, paths.normalize(path)), as_json, _stat_lines)
+    path = paths.normalize(path)
+    render(_entry(ws, path, ws.lstat(path)), as_json, _stat_lines)
 
 
 # --- reading and writing files -------------------------------------------------------------------

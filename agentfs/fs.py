@@ -51,6 +51,11 @@ _STAT_CHILD = (
 # row tuple per name on a directory of 500 entries. No ORDER BY: the covering index already
 # yields name order, and list.sort() of a sorted list is one linear pass that guarantees it.
 _LIST_NAMES = "SELECT group_concat(name, char(0)) FROM fs_dentry WHERE parent_ino = ?"
+_READDIR_PLUS = (
+    f"SELECT d.name, {STAT_COLUMNS} FROM fs_inode"
+    " JOIN (SELECT name, ino AS child FROM fs_dentry WHERE parent_ino = ?) d ON ino = d.child"
+    " ORDER BY d.name"
+)
 _TOUCH_DIR = (
     "UPDATE fs_inode SET nlink = nlink + ?, mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ?"
     " WHERE ino = ?"
@@ -323,6 +328,14 @@ class FileSystem:
                 (ino,),
             )
             return [DirEntry(*row) for row in rows]
+
+    def readdir_plus(self, path: str = "/") -> list[tuple[str, Stat]]:
+        """Every entry of a directory with its ``lstat``, sorted by name, in one query (what
+        ``ls -l`` and a FUSE readdirplus need, without one stat per entry)."""
+        path = paths.normalize(path)
+        with self._read():
+            rows = self.conn.execute(_READDIR_PLUS, (self._resolve_dir(path, [0]),))
+            return [(row[0], Stat(*row[1:])) for row in rows]
 
     def listdir(self, path: str = "/") -> list[str]:
         """Names in a directory, sorted."""

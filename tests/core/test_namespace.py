@@ -507,3 +507,14 @@ def test_copy_refuses_to_copy_a_directory_into_itself(ws: agentfs.Workspace) -> 
         ws.copy("/d", "/d/inner", recursive=True)
     assert info.value.errno == errno.EINVAL
     assert tree(ws) == {"/d": "dir", "/d/f": ""}
+
+
+def test_readdir_plus_gives_each_entry_its_lstat_in_name_order(ws: agentfs.Workspace) -> None:
+    ws.write("/d/b.txt", b"bb", parents=True)
+    ws.mkdir("/d/a")
+    ws.symlink("b.txt", "/d/c")
+    ws.link("/d/b.txt", "/d/hard")
+    listing = ws.readdir_plus("/d")
+    assert [name for name, _ in listing] == ["a", "b.txt", "c", "hard"]
+    assert listing == [(name, ws.lstat(f"/d/{name}")) for name, _ in listing]
+    assert ws.readdir_plus("/d/a") == []
