@@ -187,3 +187,24 @@ def test_purge_of_an_empty_queue_takes_no_write_lock(
     with other.conn:  # another connection holds the write lock meanwhile
         other.conn.execute("INSERT INTO kv_store(key, value) VALUES ('lock', '1')")
         assert Orphans(ws.conn, ws.chunks.size).purge() == 0
+
+
+def test_three_processes_writing_at_once_all_land(ws: agentfs.Workspace, ws_path: Path) -> None:
+    """Writers in separate processes wait for each other (busy timeout), never fail."""
+    body = """
+        tag = sys.argv[2]
+        for i in range(400):
+            ws.write(f"/shared/{tag}-{i}", f"{tag} {i}", parents=True)
+            if i % 4 == 0:
+                ws.rename(f"/shared/{tag}-{i}", f"/shared/{tag}-{i}.done")
+        """
+    script = f"import agentfs, sys\nws = agentfs.open(sys.argv[1])\n{textwrap.dedent(body)}"
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(ws_path), tag], stderr=subprocess.PIPE)
+        for tag in ("a", "b", "c")
+    ]
+    for proc in procs:
+        assert proc.wait(timeout=120) == 0, proc.stderr.read() if proc.stderr else ""
+    names = ws.listdir("/shared")
+    assert len(names) == 1200
+    assert ws.read("/shared/b-4.done") == b"b 4" and ws.read("/shared/c-399") == b"c 399"
