@@ -53,3 +53,14 @@ def test_every_table_in_schema_has_a_check_named_for_it() -> None:
     unchecked = {t for t in tables if not any(c.startswith(f"check_{t}_") for c in checks)}
     assert len(tables) >= 8
     assert unchecked == set()
+
+
+def test_sync_copies_the_committed_wal_into_the_main_file(tmp_path: Path) -> None:
+    path = tmp_path / "ws.db"
+    with agentfs.open(path) as ws:
+        for i in range(50):
+            ws.write(f"/f{i}", bytes(5000))
+        pages = ws.conn.execute("PRAGMA page_count").get * ws.conn.execute("PRAGMA page_size").get
+        assert path.stat().st_size < pages  # the new pages are only in the WAL so far
+        ws.sync()
+        assert path.stat().st_size == pages
