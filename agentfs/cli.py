@@ -604,12 +604,24 @@ def _fsck_lines(report: Any) -> Iterator[str]:
         yield "clean: no problems found" if not report.repaired else "clean after repair"
 
 
+def _workspace_to_check(path: Path) -> agentfs.Workspace:
+    """Read-only, so a check writes nothing; a file agentfs has not opened yet (made by
+    agentfs-sdk, or a plain export) cannot be read that way and is adopted first, as by any
+    other command."""
+    try:
+        return workspace_for_command(path, readonly=True)
+    except OSError as exc:
+        if exc.errno != errno.EROFS:
+            raise
+    return workspace_for_command(path)
+
+
 @cli.command()
-@workspace_argument
+@click.argument("workspace", metavar="WS", type=WORKSPACE_FILE)
 @click.option("--repair", is_flag=True, help="Fix what can be fixed, then report.")
 @json_option
-def fsck(ws: agentfs.Workspace, repair: bool, as_json: bool) -> None:
-    """Check the workspace's invariants; exit 1 when problems remain.
+def fsck(workspace: Path, repair: bool, as_json: bool) -> None:
+    """Check the workspace's invariants (writing nothing); exit 1 when problems remain.
 
     \b
     Example:
@@ -617,7 +629,10 @@ def fsck(ws: agentfs.Workspace, repair: bool, as_json: bool) -> None:
       agentfs fsck ws.db --repair
       agentfs fsck ws.db --json
     """
-    report = fsck_checks.repair(ws) if repair else fsck_checks.check(ws)
+    if repair:
+        report = fsck_checks.repair(workspace_for_command(workspace))
+    else:
+        report = fsck_checks.check(_workspace_to_check(workspace))
     render(report.as_dict(), as_json, lambda _: _fsck_lines(report))
     if not report.clean:
         click.get_current_context().exit(1)

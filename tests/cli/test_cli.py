@@ -656,3 +656,19 @@ def test_a_sqlite_file_that_is_not_a_workspace_is_refused_and_left_alone(tmp_pat
         tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_schema")]
     conn.close()
     assert tables == ["t"]
+
+
+def test_fsck_without_repair_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "ws.db"
+    with agentfs.open(path) as ws:
+        ws.write("/a", b"x")
+        with ws.conn:  # a queued orphan, which an ordinary open would purge
+            ino = ws.write("/b", b"y").st_ino
+            ws.conn.execute("DELETE FROM fs_dentry WHERE ino = ?", (ino,))
+            ws.conn.execute("UPDATE fs_inode SET nlink = 0 WHERE ino = ?", (ino,))
+            ws.conn.execute("INSERT INTO ws_orphan(ino, queued_at) VALUES (?, 0)", (ino,))
+    files = [path, path.with_name("ws.db-wal")]  # a missing WAL reads as empty
+    before = [p.read_bytes() if p.exists() else b"" for p in files]
+    result = run("fsck", path)
+    assert result.exit_code == 0, result.output
+    assert [p.read_bytes() if p.exists() else b"" for p in files] == before
