@@ -103,7 +103,8 @@ class Chunks:
         self, ino: int, file_size: int, start: int, end: int, offset: int, data: bytes
     ) -> None:
         """Rewrite ``[start, end)``: zeros before ``offset``, then ``data``."""
-        whole, partial = [], []
+        whole: list[tuple[int, int, bytes]] = []
+        partial: list[tuple[int, int, bytes]] = []
         for index, lo, hi, piece in self._pieces(start, end, offset, data):
             old_len = max(0, min(self.size, file_size - index * self.size))
             if lo == 0 and hi >= old_len:

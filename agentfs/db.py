@@ -9,6 +9,7 @@ page size set after the first table) would cost durability or a 3x slowdown with
 from __future__ import annotations
 
 import errno
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -111,7 +112,9 @@ _SETTINGS: tuple[Callable[[apsw.Connection], None], ...] = (
 )
 
 
-def connect(path: str | Path, *, create: bool = True, readonly: bool = False) -> apsw.Connection:
+def connect(
+    path: str | os.PathLike[str], *, create: bool = True, readonly: bool = False
+) -> apsw.Connection:
     """Open (and if asked, create) a workspace file with every setting applied and verified."""
     path = Path(path)
     if (readonly or not create) and not path.exists():

@@ -189,7 +189,7 @@ class FileSystem:
             except OSError as exc:
                 if path is start:
                     raise
-                raise fs_error(exc.errno, start) from None
+                raise fs_error(exc.errno or errno.EIO, start) from None
             if found is None:
                 raise not_found(start)
             if not (follow and is_symlink(found[2])):
@@ -421,7 +421,7 @@ class FileSystem:
             except OSError as exc:
                 if path is start:
                     raise
-                raise fs_error(exc.errno, start) from None
+                raise fs_error(exc.errno or errno.EIO, start) from None
             found = self._lookup(parent_ino, name)
             if found is None:
                 perm = S_IFREG | (mode & 0o7777)

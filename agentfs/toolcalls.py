@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import time
 from dataclasses import dataclass
@@ -102,7 +103,7 @@ class ToolCallLog:
         )
         return [ToolCall.from_row(row) for row in rows]
 
-    def stats(self) -> list[ToolStats]:
+    def stats(self) -> builtins.list[ToolStats]:
         rows = self.conn.execute(
             "SELECT name, count(*), sum(error IS NULL), sum(error IS NOT NULL), avg(duration_ms)"
             " FROM tool_calls GROUP BY name ORDER BY count(*) DESC, name"

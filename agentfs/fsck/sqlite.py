@@ -57,7 +57,7 @@ def check_sqlite_integrity(conn: apsw.Connection) -> _Finding:
 
 
 def repair_sqlite_integrity(conn: apsw.Connection) -> list[str]:
-    indexes = sorted({_index_of(line) for line in _integrity_lines(conn)} - {None})
+    indexes = sorted({n for line in _integrity_lines(conn) if (n := _index_of(line))})
     for name in indexes:
         conn.execute(f'REINDEX "{name.replace(chr(34), chr(34) * 2)}"')
     return [f"rebuilt index {name} (REINDEX)" for name in indexes]
