@@ -35,10 +35,12 @@ demo: $(VENV)/.installed
 
 test: system-deps $(VENV)/.installed $(PEER)/.installed
 	$(VENV)/bin/ruff check agentfs tests benchmarks
+	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check agentfs tests benchmarks
+	$(VENV)/bin/mypy
 	$(VENV)/bin/ruff format --check agentfs tests benchmarks
 
 bench: $(VENV)/.installed $(PEER)/.installed
