@@ -341,25 +341,24 @@ def _scan_ws(ws: Workspace, top: str, top_st: Stat, skipped: list[str]) -> list[
     if not top_st.is_dir():
         return [_WsEntry((paths.parent_and_name(top)[1],), top, top_st)]
 
-    def children(rel: tuple[str, ...], path: str) -> list[tuple[tuple[str, ...], str]]:
+    def children(rel: tuple[str, ...], path: str) -> list[_WsEntry]:
         out = []
-        for entry in reversed(ws.scandir(path)):
+        for name, st in reversed(ws.readdir_plus(path)):
             try:
-                paths.check_name(entry.name)
+                paths.check_name(name)
             except OSError as exc:
-                skipped.append(f"{_show((*rel, entry.name))}: {_reason(exc)}")
+                skipped.append(f"{_show((*rel, name))}: {_reason(exc)}")
                 continue
-            out.append(((*rel, entry.name), paths.join(path, entry.name)))
+            out.append(_WsEntry((*rel, name), paths.join(path, name), st))
         return out
 
     entries: list[_WsEntry] = []
     stack = children((), top)
     while stack:
-        parts, path = stack.pop()
-        st = ws.lstat(path)
-        entries.append(_WsEntry(parts, path, st))
-        if st.is_dir():
-            stack.extend(children(parts, path))
+        entry = stack.pop()
+        entries.append(entry)
+        if entry.st.is_dir():
+            stack.extend(children(entry.parts, entry.path))
     return entries
 
 
@@ -388,7 +387,9 @@ class _Exporter:
         self.open: list[_OpenDir] = []
         self.own = _own_files(ws)
 
-    def run(self, root_fd: int, root_st: Stat | None, entries: list[_WsEntry], ticker: _Ticker):
+    def run(
+        self, root_fd: int, root_st: Stat | None, entries: list[_WsEntry], ticker: _Ticker
+    ) -> None:
         self.open.append(_OpenDir((), root_fd, root_st))
         try:
             for entry in entries:
