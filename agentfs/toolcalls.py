@@ -57,6 +57,10 @@ class ToolCallLog:
 
     def __init__(self, conn: apsw.Connection) -> None:
         self.conn = conn
+        # agentfs-sdk's own table has a ``status`` column ('pending'/'success'/'error',
+        # default 'pending') that the spec does not; a finished call must not read as pending.
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(tool_calls)")}
+        self._status_column = "status" in columns
 
     def record(
         self,
@@ -77,19 +81,23 @@ class ToolCallLog:
         completed_at = time.time() if completed_at is None else completed_at
         if completed_at < started_at:
             raise InvalidValueError("completed_at is before started_at")
+        values: tuple[object, ...] = (
+            name,
+            _dumps(parameters),
+            None if error is not None else _dumps(result),
+            error,
+            int(started_at),
+            int(completed_at),
+            round((completed_at - started_at) * 1000),
+        )
+        columns = "name, parameters, result, error, started_at, completed_at, duration_ms"
+        if self._status_column:
+            columns += ", status"
+            values += ("error" if error is not None else "success",)
+        marks = ", ".join("?" * len(values))
         with write_transaction(self.conn):
             return self.conn.execute(
-                "INSERT INTO tool_calls(name, parameters, result, error, started_at,"
-                " completed_at, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (
-                    name,
-                    _dumps(parameters),
-                    None if error is not None else _dumps(result),
-                    error,
-                    int(started_at),
-                    int(completed_at),
-                    round((completed_at - started_at) * 1000),
-                ),
+                f"INSERT INTO tool_calls({columns}) VALUES ({marks}) RETURNING id", values
             ).get
 
     def list(

@@ -127,8 +127,11 @@ def test_a_database_built_by_the_sdk_opens_as_a_workspace(tmp_path: Path) -> Non
         ws.remove("/src/main.py")
         assert ws.read("/ours/new.txt") == b"x" * (SDK_CHUNK * 2 + 5)
         assert ws.read("/src/pkg/large.bin") == b"rewritten by agentfs"
+        ws.tool_calls.record("ours", {"n": 1}, result=2, started_at=20, completed_at=21)
         report = fsck.check(ws)
         assert report.clean, report.problems
+    calls = {c["name"]: c for c in run_peer("dump", db)["tool_calls"]}
+    assert (calls["ours"]["status"], calls["ours"]["result"]) == ("success", 2)
 
 
 # --- 2. agentfs -> SDK ---------------------------------------------------------------------------
