@@ -520,8 +520,9 @@ _COPY = (
     f"INSERT INTO fs_symlink(ino, target) SELECT ino, target FROM src.fs_symlink WHERE {_LIVE}",
     "INSERT INTO kv_store(key, value, created_at, updated_at)"
     " SELECT key, value, created_at, updated_at FROM src.kv_store ORDER BY key",
-    "INSERT INTO tool_calls(id, name, parameters, result, error, started_at, completed_at,"
-    " duration_ms) SELECT id, name, parameters, result, error, started_at, completed_at,"
+    "INSERT INTO tool_calls(id, name, parameters, result, error, status, started_at,"
+    " completed_at, duration_ms) SELECT id, name, parameters, result, error,"
+    " CASE WHEN error IS NULL THEN 'success' ELSE 'error' END, started_at, completed_at,"
     " duration_ms FROM src.tool_calls ORDER BY id",
     # Keep the AUTOINCREMENT counters: numbers the workspace ever issued stay unissued.
     "DELETE FROM sqlite_sequence",
@@ -586,8 +587,9 @@ def export_agentfs(
     try:
         conn.pragma("page_size", ws.conn.pragma("page_size"))
         conn.pragma("journal_mode", "wal")  # what agentfs-sdk itself uses
-        for _ in conn.execute((db.schema_dir() / "agentfs-v0.4.sql").read_text("utf-8")):
-            pass
+        for script in ("agentfs-sdk-tool-calls.sql", "agentfs-v0.4.sql"):  # the SDKs' layout first
+            for _ in conn.execute((db.schema_dir() / script).read_text("utf-8")):
+                pass
         conn.execute("ATTACH DATABASE ? AS src", (f"file:{urllib.parse.quote(source)}?mode=ro",))
         with db.write_transaction(conn):
             for sql in _COPY:

@@ -376,8 +376,14 @@ def test_export_agentfs_writes_only_the_spec_tables(ws: agentfs.Workspace, tmp_p
         ("chunk_size", str(ws.chunks.size)),
         ("schema_version", "0.4"),
     ]
-    for table in ("fs_inode", "fs_dentry", "fs_data", "fs_symlink", "kv_store", "tool_calls"):
+    for table in ("fs_inode", "fs_dentry", "fs_data", "fs_symlink", "kv_store"):
         assert rows(conn, f"SELECT * FROM {table}") == rows(ws.conn, f"SELECT * FROM {table}")
+    spec_columns = "id, name, parameters, result, error, started_at, completed_at, duration_ms"
+    assert rows(conn, f"SELECT {spec_columns} FROM tool_calls") == rows(
+        ws.conn, f"SELECT {spec_columns} FROM tool_calls"
+    )
+    # ...in the layout the SDKs create (a status column), which their readers index by position
+    assert rows(conn, "SELECT status FROM tool_calls") == [("success",)]
     assert rows(conn, "SELECT * FROM sqlite_sequence ORDER BY name") == rows(
         ws.conn, "SELECT * FROM sqlite_sequence ORDER BY name"
     )

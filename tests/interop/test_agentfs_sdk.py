@@ -194,6 +194,9 @@ def test_export_agentfs_reads_back_exactly_through_the_sdk(
         ({k: v for k, v in c.as_dict().items()} for c in ws.tool_calls.list()),
         key=lambda c: c["id"],
     )
+    # read by the SDK's own reader (it indexes columns by position), with the right status
+    assert dump["tool_calls_source"] == "sdk:ToolCalls.get_recent"
+    assert [c["status"] for c in dump["tool_calls"]] == ["success", "error"]
     modes = {p: n["mode"] for p, n in sdk_tree(run_peer("dump", out)).items()}
     assert stat.S_IMODE(modes["/project/private/key"]) == 0o600
     assert stat.S_IMODE(modes["/project/private"]) == 0o700
