@@ -270,14 +270,18 @@ class FileSystem:
     def stat(self, path: str, *, follow_symlinks: bool = True) -> Stat:
         path = paths.normalize(path)
         with self._read():
-            if type(path) is str and path != "/":  # the common case: one query, cached parent
-                parent, name = paths.parent_and_name(path)
-                row = self.conn.execute(_STAT_CHILD, (self._resolve_dir(parent, [0]), name)).get
-                if row is None:
-                    raise not_found(path)
-                if not (follow_symlinks and is_symlink(row[1])):
-                    return Stat(*row)
-            return self._stat_ino(self._resolve(path, follow_symlinks)[1])
+            return self._stat(path, follow_symlinks)
+
+    def _stat(self, path: str, follow: bool) -> Stat:
+        """Stat of normalised ``path`` inside an open transaction."""
+        if type(path) is str and path != "/":  # the common case: one query, cached parent
+            parent, name = paths.parent_and_name(path)
+            row = self.conn.execute(_STAT_CHILD, (self._resolve_dir(parent, [0]), name)).get
+            if row is None:
+                raise not_found(path)
+            if not (follow and is_symlink(row[1])):
+                return Stat(*row)
+        return self._stat_ino(self._resolve(path, follow)[1])
 
     def lstat(self, path: str) -> Stat:
         return self.stat(path, follow_symlinks=False)
@@ -300,11 +304,10 @@ class FileSystem:
             raise fs_error(errno.EINVAL, str(path), "offset and length must be >= 0")
         path = paths.normalize(path)
         with self._read():
-            _, ino, mode = self._resolve(path, True)
-            if is_dir(mode):
+            st = self._stat(path, True)  # inode and size in one query
+            if is_dir(st.st_mode):
                 raise fs_error(errno.EISDIR, path)
-            size = self.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (ino,)).get
-            return self.chunks.read(ino, size, offset, length)
+            return self.chunks.read(st.st_ino, st.st_size, offset, length)
 
     def read_text(self, path: str, encoding: str = "utf-8") -> str:
         return self.read(path).decode(encoding)
