@@ -71,6 +71,11 @@ _CREATE_INODE = (
 _ADD_DENTRY = "INSERT INTO fs_dentry(name, parent_ino, ino) VALUES (?, ?, ?)"
 
 
+def _as_bytes(data: bytes | str) -> bytes:
+    """Text is stored as UTF-8; bytes as they are."""
+    return data.encode("utf-8") if isinstance(data, str) else bytes(data)
+
+
 def _may_be_cached(mode: int) -> bool:
     """Can an entry of this type be on a cached directory path? Directories are, and a symlink
     may be a step of one; removing or moving a regular file never changes where a path leads."""
@@ -357,7 +362,7 @@ class FileSystem:
         self, path: str, data: bytes | str, *, parents: bool = False, mode: int = 0o644
     ) -> Stat:
         """Create or replace a whole file (following a symlink at ``path``, like ``open``)."""
-        data = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        data = _as_bytes(data)
         path = paths.normalize(path)
         now = now_ns()
         with self._write():
@@ -374,22 +379,21 @@ class FileSystem:
         """Write at ``offset`` (a gap after the end reads as zeros); returns bytes written."""
         if offset < 0:
             raise fs_error(errno.EINVAL, str(path), "offset must be >= 0")
-        data = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-        path = paths.normalize(path)
-        with self._write():
-            ino = self._open_for_write(path, False, 0o644, 0)[0]
-            size = self.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (ino,)).get
-            self._set_content(ino, self.chunks.write(ino, size, offset, data))
+        data = _as_bytes(data)
+        self._write_at(path, data, offset, parents=False)
         return len(data)
 
     def append(self, path: str, data: bytes | str, *, parents: bool = False) -> int:
         """Write at the end of the file (creating it, and its parents if asked); new size."""
-        data = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+        return self._write_at(path, _as_bytes(data), None, parents=parents)
+
+    def _write_at(self, path: str, data: bytes, offset: int | None, *, parents: bool) -> int:
+        """Write ``data`` at ``offset`` (None: the end), creating the file; the new size."""
         path = paths.normalize(path)
         with self._write():
             ino = self._open_for_write(path, parents, 0o644, 0)[0]
-            size = self.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (ino,)).get
-            new_size = self.chunks.write(ino, size, size, data)
+            size = self._size(ino)
+            new_size = self.chunks.write(ino, size, size if offset is None else offset, data)
             self._set_content(ino, new_size)
         return new_size
 
@@ -400,8 +404,7 @@ class FileSystem:
         with self._write():
             _, ino, mode = self._resolve(path, True)
             self._require_file(path, mode)
-            old = self.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (ino,)).get
-            self.chunks.truncate(ino, old, size)
+            self.chunks.truncate(ino, self._size(ino), size)
             self._set_content(ino, size)
 
     def _open_for_write(
@@ -440,6 +443,9 @@ class FileSystem:
             raise fs_error(errno.EISDIR, path)
         if mode & S_IFMT != S_IFREG:
             raise fs_error(errno.EINVAL, path, "not a regular file")
+
+    def _size(self, ino: int) -> int:
+        return self.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (ino,)).get
 
     def _set_content(self, ino: int, size: int) -> None:
         sec, nsec = split_ns(now_ns())
