@@ -266,6 +266,7 @@ def _normalise_directory_nlink(conn: apsw.Connection) -> None:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "spec tables v0.4", _bootstrap),
     Migration(2, "orphan queue", _run_sql("migrations/0002-workspace.sql")),
+    Migration(3, "history: versions, snapshots, reads", _run_sql("migrations/0003-history.sql")),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

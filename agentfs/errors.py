@@ -35,3 +35,19 @@ class KeyNotFoundError(AgentFSError, KeyError):
 
     def __str__(self) -> str:
         return f"no such key: {self.args[0]!r}"
+
+
+class HistoryNotFoundError(AgentFSError, LookupError):
+    """A snapshot name or a version number that the workspace does not have."""
+
+
+class StaleReadError(AgentFSError, PermissionError):
+    """The read-before-write policy refused a write: this thread never read the file, or the
+    file changed since it did. Also a ``PermissionError`` (EACCES), so code that handles
+    ``OSError`` sees it; the message says which version was read and which is current."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(errno.EACCES, message, path)
+
+    def __str__(self) -> str:
+        return f"{self.filename}: {self.strerror}"

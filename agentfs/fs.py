@@ -12,11 +12,14 @@ kernel); access times are not updated on read (``noatime``), so reads never take
 from __future__ import annotations
 
 import errno
+from types import EllipsisType
+from typing import NamedTuple
 
 import apsw
 
 from agentfs import paths
 from agentfs.chunks import Chunks
+from agentfs.cow import CopyOnWrite, HistorySettings, keep_text
 from agentfs.db import Transaction
 from agentfs.errors import fs_error, not_found
 from agentfs.inodes import (
@@ -34,6 +37,7 @@ from agentfs.inodes import (
     split_ns,
 )
 from agentfs.orphans import Orphans
+from agentfs.versions import Versions, digest
 
 MAX_SYMLINK_HOPS = 40
 
@@ -71,6 +75,16 @@ _CREATE_INODE = (
 _ADD_DENTRY = "INSERT INTO fs_dentry(name, parent_ino, ino) VALUES (?, ?, ?)"
 
 
+class _Target(NamedTuple):
+    """The regular file a write goes to, after following symlinks."""
+
+    ino: int
+    created: bool
+    dentry_id: int  # 0 when created (not needed then)
+    parent_ino: int
+    path: str  # the path with symlinks in its last component followed
+
+
 def _as_bytes(data: bytes | str) -> bytes:
     """Text is stored as UTF-8; bytes as they are."""
     return data.encode("utf-8") if isinstance(data, str) else bytes(data)
@@ -103,10 +117,15 @@ class FileSystem:
             )
         self.chunks = Chunks(conn, int(chunk_size))
         self.orphans = Orphans(conn, self.chunks.size)
+        self.cow = CopyOnWrite(conn)
+        self.versions = Versions(conn, self.cow)
         self._dirs: dict[str, int] = {"/": ROOT_INO}
+        #: Symlink-free path of each directory path seen (history is kept by real path).
+        self._real_dirs: dict[str, str] = {"/": "/"}
         # Any rollback of a whole transaction, ours or a caller's, may have undone directories
-        # the cache learned inside it (and AUTOINCREMENT then reissues their numbers).
-        conn.set_rollback_hook(self.drop_caches)
+        # the cache learned inside it (and AUTOINCREMENT then reissues their numbers), and
+        # settings it changed.
+        conn.set_rollback_hook(self._rolled_back)
         self._data_version = conn.execute("PRAGMA data_version").get
         self._readonly = conn.readonly("main")
 
@@ -134,16 +153,52 @@ class FileSystem:
         """
         return self._read()
 
+    def configure_history(
+        self, *, keep: int | str | EllipsisType | None = ..., max_bytes: int | None = None
+    ) -> HistorySettings:
+        """Set how much history the workspace keeps, for every handle and process::
+
+            ws.configure_history(keep=10)            # the last 10 versions of each path
+            ws.configure_history(keep="none")        # no new versions (snapshots still work)
+            ws.configure_history(max_bytes=1 << 20)  # files over 1 MiB get no versions
+
+        ``keep`` is None or 'all', 0 or 'none', or a number of versions per path; fewer than
+        there are now prunes on the next write of each path (``gc`` prunes all at once).
+        """
+        if max_bytes is not None and max_bytes < 0:
+            raise fs_error(errno.EINVAL, self.conn.filename, "max_bytes must be >= 0")
+        with self._write():
+            if keep is not ...:
+                try:
+                    text = keep_text(keep)
+                except ValueError as exc:
+                    raise fs_error(errno.EINVAL, self.conn.filename, str(exc)) from None
+                self.conn.execute(
+                    "UPDATE ws_config SET value = ? WHERE key = 'history.keep'", (text,)
+                )
+            if max_bytes is not None:
+                self.conn.execute(
+                    "UPDATE ws_config SET value = ? WHERE key = 'history.max_bytes'",
+                    (str(max_bytes),),
+                )
+            self.cow.reload()
+            return self.cow.settings
+
+    @property
+    def history_settings(self) -> HistorySettings:
+        with self._read():
+            return self.cow.settings
+
     def _write(self) -> Transaction:
         if self._readonly:
             raise fs_error(errno.EROFS, self.conn.filename, "the workspace is open read-only")
         return Transaction(
-            self.conn, write=True, on_begin=self._check_cache, on_rollback=self.drop_caches
+            self.conn, write=True, on_begin=self._check_cache, on_rollback=self._rolled_back
         )
 
     def _read(self) -> Transaction:
         return Transaction(
-            self.conn, write=False, on_begin=self._check_cache, on_rollback=self.drop_caches
+            self.conn, write=False, on_begin=self._check_cache, on_rollback=self._rolled_back
         )
 
     def _check_cache(self) -> None:
@@ -151,13 +206,20 @@ class FileSystem:
         ``PRAGMA data_version`` changes only for other connections' commits, and read inside
         the transaction it describes exactly the snapshot the operation will see."""
         version = self.conn.execute("PRAGMA data_version").get
-        if version != self._data_version:
+        changed = version != self._data_version
+        if changed:
             self._data_version = version
             self.drop_caches()
+        self.cow.begin(version, changed)
 
     def drop_caches(self) -> None:
         """Forget every cached directory path (after changing the tables by hand)."""
         self._dirs = {"/": ROOT_INO}
+        self._real_dirs = {"/": "/"}
+
+    def _rolled_back(self) -> None:
+        self.drop_caches()
+        self.cow.invalidate()
 
     # --- resolution ---------------------------------------------------------------------------
 
@@ -250,13 +312,16 @@ class FileSystem:
         except apsw.ConstraintError:
             raise fs_error(errno.EEXIST, name) from None
         self.conn.execute(_TOUCH_DIR, (1 if directory else 0, sec, nsec, sec, nsec, parent_ino))
+        self.cow.mark_dirty(parent_ino)
         return ino
 
     def _unlink_dentry(self, dentry_id: int, parent_ino: int, ino: int, mode: int) -> None:
-        """Drop one name; an inode left with none goes to the orphan queue."""
+        """Drop one name; an inode left with none goes to the orphan queue, unless history
+        (a version or a snapshot) still holds it."""
         sec, nsec = split_ns(now_ns())
         self.conn.execute("DELETE FROM fs_dentry WHERE id = ?", (dentry_id,))
         self.conn.execute(_TOUCH_DIR, (-1 if is_dir(mode) else 0, sec, nsec, sec, nsec, parent_ino))
+        self.cow.mark_dirty(parent_ino)
         if is_dir(mode):
             self.orphans.release(ino, mode, 0)
             return
@@ -267,7 +332,7 @@ class FileSystem:
                 (sec, nsec, ino),
             )
         )
-        if nlink <= 0:
+        if nlink <= 0 and not (ino <= self.cow.settings.watermark or self.cow.referenced(ino)):
             self.orphans.release(ino, mode, size)
 
     # --- reading ------------------------------------------------------------------------------
@@ -366,13 +431,29 @@ class FileSystem:
         path = paths.normalize(path)
         now = now_ns()
         with self._write():
-            ino, created = self._open_for_write(path, parents, mode, len(data), now)
-            if created:  # the inode already has the final size: only chunks to add
+            target = self._open_for_write(path, parents, mode, len(data), now)
+            versioned = self.cow.settings.versions(len(data))
+            hash_ = digest(data) if versioned else None
+            ino = target.ino
+            if target.created:  # the inode already has the final size: only chunks to add
                 self.chunks.append_new(ino, 0, data)
+                if versioned:
+                    self._record(self._history_path(target.path), "write", ino, len(data), hash_)
                 perm = S_IFREG | (mode & 0o7777)
                 return Stat(ino, perm, 1, 0, 0, len(data), now, now, now)
-            self.chunks.replace(ino, data)
-            self._set_content(ino, len(data))
+            if versioned:
+                latest = self.versions.latest(self._history_path(target.path))
+                if latest is not None and latest.ino == ino and latest.hash == hash_:
+                    self._touch(target, now)  # the same bytes: no new version, no copy
+                    return self._stat_ino(ino)
+            if self.cow.frozen(ino):
+                ino = self._copy_up(target, now, size=len(data))
+                self.chunks.append_new(ino, 0, data)
+            else:
+                self.chunks.replace(ino, data)
+                self._set_content(ino, len(data))
+            if versioned:
+                self._record(self._history_path(target.path), "write", ino, len(data), hash_)
             return self._stat_ino(ino)
 
     def pwrite(self, path: str, data: bytes | str, offset: int) -> int:
@@ -390,28 +471,116 @@ class FileSystem:
     def _write_at(self, path: str, data: bytes, offset: int | None, *, parents: bool) -> int:
         """Write ``data`` at ``offset`` (None: the end), creating the file; the new size."""
         path = paths.normalize(path)
+        now = now_ns()
         with self._write():
-            ino = self._open_for_write(path, parents, 0o644, 0)[0]
-            size = self._size(ino)
-            new_size = self.chunks.write(ino, size, size if offset is None else offset, data)
+            target = self._open_for_write(path, parents, 0o644, 0, now)
+            size = self._size(target.ino)
+            at = size if offset is None else offset
+            if not target.created and self._unchanged_by(target.ino, size, at, data):
+                self._touch(target, now)  # nothing changes: no copy, no version
+                return size
+            ino = self._writable(target, now)
+            new_size = self.chunks.write(ino, size, at, data)
             self._set_content(ino, new_size)
+            self._version_changed(target, ino, new_size)
         return new_size
 
     def truncate(self, path: str, size: int) -> None:
         if size < 0:
             raise fs_error(errno.EINVAL, str(path), "size must be >= 0")
         path = paths.normalize(path)
+        now = now_ns()
         with self._write():
-            _, ino, mode = self._resolve(path, True)
-            self._require_file(path, mode)
-            self.chunks.truncate(ino, self._size(ino), size)
+            target = self._open_for_write(path, False, 0o644, 0, now, create=False)
+            old_size = self._size(target.ino)
+            if old_size == size:
+                self._touch(target, now)
+                return
+            ino = self._writable(target, now)
+            self.chunks.truncate(ino, old_size, size)
             self._set_content(ino, size)
+            self._version_changed(target, ino, size)
+
+    def _unchanged_by(self, ino: int, size: int, at: int, data: bytes) -> bool:
+        """Would writing ``data`` at ``at`` leave the file's bytes as they are?"""
+        end = at + len(data)
+        return end <= size and self.chunks.read(ino, size, at, len(data)) == data
+
+    def _writable(self, target: _Target, now: int) -> int:
+        """The inode to change for ``target``: itself, or a copy-up when it is frozen."""
+        if target.created or not self.cow.frozen(target.ino):
+            return target.ino
+        return self._copy_up(target, now)
+
+    def _copy_up(self, target: _Target, now: int, size: int | None = None) -> int:
+        new = self.cow.copy_up(target.ino, target.dentry_id, target.parent_ino, now, size=size)
+        self._release_if_unheld(target.ino)
+        return new
+
+    def _release_if_unheld(self, ino: int) -> None:
+        """``ino`` just lost its last name: free it unless history still holds it."""
+        if not self.cow.referenced(ino):
+            mode, size = self.conn.execute(
+                "SELECT mode, size FROM fs_inode WHERE ino = ?", (ino,)
+            ).get
+            self.orphans.release(ino, mode, size)
+
+    def _version_changed(self, target: _Target, ino: int, size: int) -> None:
+        """Record the new content of a partly rewritten file (hashing all of it), or drop this
+        transaction's version of it when it outgrew ``history.max_bytes``."""
+        if self.cow.settings.versions(size):
+            hash_ = digest(self.chunks.read(ino, size))
+            self._record(self._history_path(target.path), "write", ino, size, hash_)
+            return
+        if self.cow.settings.versioning:
+            latest = self.versions.latest(self._history_path(target.path))
+            if latest and latest.ino == ino and latest.id >= self.cow.version_floor():
+                self.versions.forget(latest.id)
+
+    def _record(
+        self,
+        path: str,
+        op: str,
+        ino: int | None = None,
+        size: int | None = None,
+        hash_: bytes | None = None,
+        other: str | None = None,
+    ) -> None:
+        """Add an event to the history of ``path`` (symlink-free: see ``_history_path``)."""
+        for dropped in self.versions.record(path, op, ino, size, hash_, other):
+            self._release_if_unheld(dropped)
+
+    def _history_path(self, path: str) -> str:
+        """The symlink-free path history is kept under (a file reached through a symlinked
+        directory has one history, whichever way it was written)."""
+        parent, name = paths.parent_and_name(path)
+        real = self._real_dirs.get(parent)
+        if real is None:
+            real = self._real_dirs[parent] = self._realpath(parent, [0])
+        return paths.join(real, name)
+
+    def _touch(self, target: _Target, now: int) -> None:
+        """A write that changed no byte still sets mtime and ctime, as the kernel does."""
+        sec, nsec = split_ns(now)
+        self.conn.execute(
+            "UPDATE fs_inode SET mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ?"
+            " WHERE ino = ?",
+            (sec, nsec, sec, nsec, target.ino),
+        )
+        self.cow.mark_dirty(target.parent_ino)
 
     def _open_for_write(
-        self, path: str, parents: bool, mode: int, size: int, now: int | None = None
-    ) -> tuple[int, bool]:
-        """(ino, created): the file at ``path`` after symlinks, or a new inode recorded as
-        ``size`` bytes long whose chunks the caller adds."""
+        self,
+        path: str,
+        parents: bool,
+        mode: int,
+        size: int,
+        now: int | None = None,
+        *,
+        create: bool = True,
+    ) -> _Target:
+        """The regular file at ``path`` after symlinks, or (with ``create``) a new inode
+        recorded as ``size`` bytes long whose chunks the caller adds."""
         if type(path) is paths.DirPath:  # open("x/", O_CREAT) asks for a directory
             try:
                 self._resolve(path, True)
@@ -430,13 +599,16 @@ class FileSystem:
                 raise fs_error(exc.errno or errno.EIO, start) from None
             found = self._lookup(parent_ino, name)
             if found is None:
+                if not create:
+                    raise not_found(start)
                 perm = S_IFREG | (mode & 0o7777)
-                return self._create(parent_ino, name, perm, size, now), True
+                ino = self._create(parent_ino, name, perm, size, now)
+                return _Target(ino, True, 0, parent_ino, path)
             if is_symlink(found[2]):
                 path = self._follow(paths.parent_and_name(path)[0], found[1], hops, start)
                 continue
             self._require_file(start, found[2])
-            return found[1], False
+            return _Target(found[1], False, found[0], parent_ino, path)
 
     def _require_file(self, path: str, mode: int) -> None:
         if is_dir(mode):
@@ -450,6 +622,55 @@ class FileSystem:
     def _set_content(self, ino: int, size: int) -> None:
         sec, nsec = split_ns(now_ns())
         self.conn.execute(_SET_CONTENT, (size, sec, nsec, sec, nsec, ino))
+
+    # --- history of names ---------------------------------------------------------------------
+
+    def _history_deleted(self, path: str, mode: int) -> None:
+        """A file, or every file with history below a directory, stops existing at ``path``."""
+        if not self.cow.settings.versioning:
+            return
+        real = self._history_path(path)
+        for p in self.versions.paths_under(real) if is_dir(mode) else [real]:
+            latest = self.versions.latest(p)
+            if latest is not None and latest.has_content:
+                self._record(p, "delete")
+
+    def _history_moved(self, src: str, dst: str, ino: int, mode: int) -> None:
+        """``src`` is about to become ``dst``: each file with history (the file itself, or
+        every one below a directory) gets a 'move' event and its new path a 'rename' event."""
+        if not self.cow.settings.versioning:
+            return
+        real_src, real_dst = self._history_path(src), self._history_path(dst)
+        if not is_dir(mode):
+            if self.versions.latest(real_src) is not None:
+                self._record(real_src, "move", other=real_dst)
+            self._history_arrived(real_dst, ino, "rename", other=real_src)
+            return
+        for old in self.versions.paths_under(real_src):
+            latest = self.versions.latest(old)
+            if latest is None or not latest.has_content:
+                continue
+            try:
+                found = self._resolve(old, False)  # the file as it is now, under the old name
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # gone while versioning was off: nothing moves
+            new = real_dst + old[len(real_src) :]
+            self._record(old, "move", other=new)
+            self._history_arrived(new, found[1], "rename", other=old)
+
+    def _history_arrived(self, path: str, ino: int, op: str, other: str | None = None) -> None:
+        """The file ``ino`` now also lives at ``path`` (a rename or a hard link): record its
+        content there, without hashing again when its last version already says it."""
+        if not self.cow.settings.versioning:
+            return
+        size = self._size(ino)
+        if not self.cow.settings.versions(size):
+            return
+        row = self.conn.execute(
+            "SELECT hash FROM ws_version WHERE ino = ? AND hash IS NOT NULL LIMIT 1", (ino,)
+        ).get
+        hash_ = row if row is not None else digest(self.chunks.read(ino, size))
+        self._record(path, op, ino, size, hash_, other)
 
     # --- the namespace ---------------------------------------------------------------------------
 
@@ -504,6 +725,9 @@ class FileSystem:
                 "UPDATE fs_inode SET nlink = nlink + 1, ctime = ?, ctime_nsec = ? WHERE ino = ?",
                 (sec, nsec, ino),
             )
+            self.cow.mark_dirty(parent_ino)
+            if mode & S_IFMT == S_IFREG:
+                self._history_arrived(self._history_path(dst), ino, "link")
             return self._stat_ino(ino)
 
     def remove(self, path: str, *, recursive: bool = False) -> None:
@@ -526,7 +750,10 @@ class FileSystem:
             ):
                 if not recursive:
                     raise fs_error(errno.ENOTEMPTY, path)
-                self.orphans.unlink_subtree(ino)
+                self._history_deleted(path, mode)
+                self.orphans.unlink_subtree(ino, self.cow.settings.watermark)
+            elif not is_symlink(mode):
+                self._history_deleted(path, mode)
             self._unlink_dentry(dentry_id, parent_ino, ino, mode)
             if _may_be_cached(mode):
                 self.drop_caches()
@@ -550,6 +777,8 @@ class FileSystem:
                     return  # same inode (itself or a hard link): POSIX says do nothing
                 self._check_replace(dst, mode, existing)
                 self._unlink_dentry(existing[0], dst_parent, existing[1], existing[2])
+            if not is_symlink(mode):
+                self._history_moved(src, dst, ino, mode)
             sec, nsec = split_ns(now_ns())
             self.conn.execute(
                 "UPDATE fs_dentry SET parent_ino = ?, name = ? WHERE id = ?",
@@ -608,12 +837,13 @@ class FileSystem:
         path = paths.normalize(path)
         sec, nsec = split_ns(now_ns())
         with self._write():
-            ino = self._resolve(path, True)[1]
+            dentry_id, ino, _ = self._resolve(path, True)
             self.conn.execute(
                 "UPDATE fs_inode SET mode = (mode & ?) | ?, ctime = ?, ctime_nsec = ?"
                 " WHERE ino = ?",
                 (S_IFMT, mode & 0o7777, sec, nsec, ino),
             )
+            self._names_changed(dentry_id, ino)
 
     def utime(
         self, path: str, ns: tuple[int, int] | None = None, *, follow_symlinks: bool = True
@@ -624,9 +854,29 @@ class FileSystem:
         atime_ns, mtime_ns = ns if ns is not None else (now, now)
         (a, a_ns), (m, m_ns), (c, c_ns) = split_ns(atime_ns), split_ns(mtime_ns), split_ns(now)
         with self._write():
-            ino = self._resolve(path, follow_symlinks)[1]
+            dentry_id, ino, _ = self._resolve(path, follow_symlinks)
             self.conn.execute(
                 "UPDATE fs_inode SET atime = ?, atime_nsec = ?, mtime = ?, mtime_nsec = ?,"
                 " ctime = ?, ctime_nsec = ? WHERE ino = ?",
                 (a, a_ns, m, m_ns, c, c_ns, ino),
             )
+            self._names_changed(dentry_id, ino)
+
+    def _names_changed(self, dentry_id: int, ino: int) -> None:
+        """Snapshots record each entry's mode and mtime: mark the directories holding the
+        names of ``ino`` dirty (all of them for a hard-linked file, found by a scan)."""
+        if self.cow.settings.watermark < 0 or dentry_id == 0:
+            return
+        parent: int
+        parent, nlink, mode = self.conn.execute(
+            "SELECT parent_ino, nlink, mode FROM fs_dentry, fs_inode"
+            " WHERE id = ? AND fs_inode.ino = ?",
+            (dentry_id, ino),
+        ).get
+        if nlink > 1 and not is_dir(mode):
+            for (other,) in self.conn.execute(
+                "SELECT parent_ino FROM fs_dentry WHERE ino = ?", (ino,)
+            ).fetchall():
+                self.cow.mark_dirty(other)  # type: ignore[arg-type]
+        else:
+            self.cow.mark_dirty(parent)

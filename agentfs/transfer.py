@@ -507,7 +507,8 @@ _INODE_COLUMNS = (
     "ino, mode, nlink, uid, gid, size, atime, mtime, ctime, rdev, atime_nsec, mtime_nsec,"
     " ctime_nsec"
 )
-_LIVE = "ino NOT IN (SELECT ino FROM src.ws_orphan)"
+#: Inodes of the live tree: named ones and the root (not queued orphans, not history's).
+_LIVE = "(ino = 1 OR ino IN (SELECT ino FROM src.fs_dentry))"
 #: What export_agentfs copies, table by table (fs_data goes in batches, see _copy_data).
 _COPY = (
     "INSERT INTO fs_config(key, value) SELECT key, value FROM src.fs_config"

@@ -22,6 +22,9 @@ from agentfs.fs import FileSystem
 from agentfs.kv import KVStore
 from agentfs.toolcalls import ToolCallLog
 
+#: The live tree's inodes: the root and every named one (not orphans, not history's).
+_LIVE = "(ino = 1 OR ino IN (SELECT ino FROM fs_dentry))"
+
 #: Where ``make demo`` and the CLI put a workspace when none is named.
 DEFAULT_WORKSPACE = Path(".agentfs") / "workspace.db"
 
@@ -173,7 +176,7 @@ class Workspace(FileSystem):
             counts = dict(
                 one(
                     "SELECT mode & 61440, count(*) FROM fs_inode"
-                    " WHERE ino NOT IN (SELECT ino FROM ws_orphan) GROUP BY 1"
+                    f" WHERE {_LIVE} GROUP BY 1"
                 )
             )
             return WorkspaceInfo(
@@ -183,7 +186,7 @@ class Workspace(FileSystem):
                 symlinks=counts.get(0o120000, 0),
                 content_bytes=one(
                     "SELECT coalesce(sum(size), 0) FROM fs_inode WHERE mode & 61440 = 32768"
-                    " AND ino NOT IN (SELECT ino FROM ws_orphan)"
+                    f" AND {_LIVE}"
                 ).get,
                 database_bytes=one("PRAGMA page_count").get * one("PRAGMA page_size").get,
                 chunk_size=self.chunks.size,

@@ -33,6 +33,14 @@ def ws(ws_path: Path, request: pytest.FixtureRequest) -> Iterator[agentfs.Worksp
             assert report.clean, f"fsck after the test: {report.problems}"
 
 
+@pytest.fixture
+def plain_ws(ws: agentfs.Workspace) -> agentfs.Workspace:
+    """The ``ws`` fixture with versioning off: for tests of the live tree's own rules (inode
+    numbers kept by overwrites, unlinked inodes freed), which history deliberately changes."""
+    ws.configure_history(keep="none")
+    return ws
+
+
 def run_peer(*args: str | Path, check: bool = True) -> dict:
     """Run tests/peer/sdk_peer.py under the peer venv and return its JSON output.
 

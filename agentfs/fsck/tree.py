@@ -227,12 +227,15 @@ def repair_ws_orphan_unlinked(conn: apsw.Connection) -> list[str]:
 _NAMELESS = (
     "SELECT ino, mode FROM fs_inode WHERE ino <> 1 AND ino NOT IN (SELECT ino FROM fs_dentry)"
     " AND ino NOT IN (SELECT ino FROM ws_orphan)"
+    " AND ino NOT IN (SELECT ino FROM ws_version WHERE ino IS NOT NULL)"
+    " AND ino NOT IN (SELECT ino FROM ws_entry)"
 )
 
 
 @_check
 def check_fs_inode_named(conn: apsw.Connection) -> _Finding:
-    """Every inode but the root and queued orphans has at least one dentry."""
+    """Every inode but the root, queued orphans and history's frozen inodes (held by a version
+    or a snapshot) has at least one dentry."""
     for ino, mode in conn.execute(_NAMELESS):
         yield f"inode {ino} (mode {mode:#o}) has no name", True
 

@@ -27,7 +27,8 @@ def snapshot(db_path: Path) -> dict[str, list[tuple]]:
                 "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name"
             )
         ]
-        return {t: list(conn.execute(f'SELECT * FROM "{t}" ORDER BY rowid')) for t in tables}
+        # Every column in order: WITHOUT ROWID tables have no rowid to order by.
+        return {t: sorted(conn.execute(f'SELECT * FROM "{t}"'), key=repr) for t in tables}
     finally:
         conn.close()
 

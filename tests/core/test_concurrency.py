@@ -117,6 +117,7 @@ def test_removing_a_big_tree_queues_orphans_and_purge_frees_them(
     small_ws: agentfs.Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ws = small_ws
+    ws.configure_history(keep="none")  # unlinked files are freed, not kept as history
     baseline = ws.conn.execute("SELECT count(*) FROM fs_inode").get
     for i in range(40):
         ws.write(f"/tree/d{i % 4}/f{i}", bytes(700), parents=True)  # two chunks each
@@ -136,7 +137,8 @@ def test_removing_a_big_tree_queues_orphans_and_purge_frees_them(
     assert (keep.st_nlink, ws.read("/keep")) == (1, b"hard-linked into the tree")
 
 
-def test_remove_purges_the_queue_before_returning(ws: agentfs.Workspace) -> None:
+def test_remove_purges_the_queue_before_returning(plain_ws: agentfs.Workspace) -> None:
+    ws = plain_ws
     for i in range(300):  # more than one purge batch
         ws.write(f"/tree/f{i}", b"x", parents=True)
     ws.write("/big", bytes(3 * ws.chunks.size))  # over a chunk: queued, not freed inline
@@ -149,6 +151,7 @@ def test_remove_purges_the_queue_before_returning(ws: agentfs.Workspace) -> None
 
 def test_open_purges_orphans_left_by_a_crash_after_unlinking(ws_path: Path) -> None:
     with agentfs.open(ws_path) as ws:
+        ws.configure_history(keep="none")
         ws.write("/tree/big", bytes(200_000), parents=True)
         ws.write("/tree/sub/small", b"x", parents=True)
     run_in_subprocess(

@@ -37,6 +37,7 @@ def test_close_is_idempotent(tmp_path: Path) -> None:
 def test_close_frees_what_the_connection_queued(tmp_path: Path) -> None:
     path = tmp_path / "ws.db"
     with agentfs.open(path) as ws:
+        ws.configure_history(keep="none")
         ws.write("/a", b"x")
         ws.remove("/a")
         assert ws.orphans.pending() == 1  # a small file waits for a batch

@@ -104,7 +104,8 @@ def test_creating_and_removing_names_touch_the_parent_mtime(ws: agentfs.Workspac
 # --- removal -------------------------------------------------------------------------------------
 
 
-def test_remove_deletes_a_file_and_frees_its_rows(ws: agentfs.Workspace) -> None:
+def test_remove_deletes_a_file_and_frees_its_rows(plain_ws: agentfs.Workspace) -> None:
+    ws = plain_ws
     ino = ws.write("/f", b"x" * 100_000).st_ino
     ws.remove("/f")
     assert not ws.exists("/f")
@@ -129,7 +130,10 @@ def test_remove_refuses_a_non_empty_directory_unless_recursive(ws: agentfs.Works
     assert ws.listdir("/") == []
 
 
-def test_remove_recursive_keeps_files_hard_linked_from_outside(ws: agentfs.Workspace) -> None:
+def test_remove_recursive_keeps_files_hard_linked_from_outside(
+    plain_ws: agentfs.Workspace,
+) -> None:
+    ws = plain_ws
     ws.write("/d/f", b"survivor", parents=True)
     ws.write("/d/g", b"", parents=True)
     ws.link("/d/f", "/outside")
@@ -140,7 +144,8 @@ def test_remove_recursive_keeps_files_hard_linked_from_outside(ws: agentfs.Works
     assert ws.conn.execute("SELECT count(*) FROM fs_inode").get == 2  # root + survivor
 
 
-def test_remove_of_the_last_hard_link_frees_the_inode(ws: agentfs.Workspace) -> None:
+def test_remove_of_the_last_hard_link_frees_the_inode(plain_ws: agentfs.Workspace) -> None:
+    ws = plain_ws
     ino = ws.write("/a", b"x").st_ino
     ws.link("/a", "/b")
     ws.remove("/a")
@@ -161,7 +166,8 @@ def test_rename_moves_a_file_keeping_its_inode(ws: agentfs.Workspace) -> None:
     assert ws.stat("/d/b").st_ino == ino
 
 
-def test_rename_replaces_existing_file(ws: agentfs.Workspace) -> None:
+def test_rename_replaces_existing_file(plain_ws: agentfs.Workspace) -> None:
+    ws = plain_ws
     ws.write("/a", b"new")
     old_ino = ws.write("/b", b"old").st_ino
     ws.rename("/a", "/b")

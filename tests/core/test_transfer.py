@@ -393,7 +393,10 @@ def test_export_agentfs_writes_only_the_spec_tables(ws: agentfs.Workspace, tmp_p
     assert not Path(f"{out}-wal").exists()
 
 
-def test_export_agentfs_leaves_queued_orphans_out(ws: agentfs.Workspace, tmp_path: Path) -> None:
+def test_export_agentfs_leaves_queued_orphans_out(
+    plain_ws: agentfs.Workspace, tmp_path: Path
+) -> None:
+    ws = plain_ws
     ws.write("/keep.txt", b"kept")
     ws.write("/gone/big.bin", BIG, parents=True)
     gone = ws.stat("/gone/big.bin").st_ino

@@ -1,0 +1,189 @@
+"""Copy-on-write in the core: which inodes are frozen, copying one up, marking changed directories.
+
+An inode is FROZEN when a version or a snapshot may hold it; its content, size and type then
+never change again. ``FileSystem`` asks ``frozen`` before it changes a file's content and, if
+so, ``copy_up`` gives the live name(s) a fresh inode to change instead. This lives in the core,
+under every way of writing (API, tools, the FUSE mount later), so no writer can reach around it.
+
+Two cheap tests decide frozen, with no table scan: an inode number at or below the snapshot
+watermark (the fs_inode counter when the newest snapshot was taken) existed then, and any live
+inode that existed then is in that snapshot; above it, an inode is frozen only if a version
+names it (one probe of ``ws_version_ino``). Rows this transaction wrote do not count, so a
+transaction that writes a file twice (an import appending blocks) versions it once.
+
+``ws_dirty`` lists the directories whose entries changed since the newest snapshot, so the next
+snapshot reads only those; ``mark_dirty`` is one probe when the directory is already listed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import apsw
+
+from agentfs.inodes import split_ns
+
+#: ``history.keep`` as stored: 'all', 'none' or a number of versions per path.
+KEEP_ALL = "all"
+KEEP_NONE = "none"
+
+
+@dataclass(frozen=True)
+class HistorySettings:
+    """The workspace-wide history settings (``ws_config``), shared by every handle.
+
+    Attributes:
+        keep: versions kept per path: None for all, 0 for none (versioning off), or N.
+        max_bytes: files larger than this get no new versions.
+        watermark: inodes numbered at or below this may be in a snapshot; -1 when no snapshot
+            baseline exists (no ``ws_entry`` rows yet).
+    """
+
+    keep: int | None
+    max_bytes: int
+    watermark: int
+
+    @property
+    def versioning(self) -> bool:
+        return self.keep != 0
+
+    def versions(self, size: int) -> bool:
+        """Does a file of ``size`` bytes get versions?"""
+        return self.keep != 0 and size <= self.max_bytes
+
+
+def parse_keep(value: str) -> int | None:
+    """'all' -> None, 'none' -> 0, '5' -> 5; anything else is a ValueError."""
+    if value == KEEP_ALL:
+        return None
+    if value == KEEP_NONE:
+        return 0
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    raise ValueError(f"history.keep must be 'all', 'none' or a positive number, not {value!r}")
+
+
+def load_settings(conn: apsw.Connection) -> HistorySettings:
+    values = dict(conn.execute("SELECT key, value FROM ws_config"))
+    return HistorySettings(
+        keep=parse_keep(values["history.keep"]),
+        max_bytes=int(values["history.max_bytes"]),
+        watermark=int(values["snapshot.watermark"]),
+    )
+
+
+def keep_text(keep: int | str | None) -> str:
+    """The stored form of a ``keep`` the API accepts: None/'all', 0/'none', or N > 0."""
+    if keep is None:
+        return KEEP_ALL
+    text = str(keep)
+    if text == "0":
+        return KEEP_NONE
+    parse_keep(text)  # raises for anything else
+    return text
+
+
+_COPY_INODE = (
+    "INSERT INTO fs_inode(mode, nlink, uid, gid, size, atime, mtime, ctime, rdev, atime_nsec,"
+    " mtime_nsec, ctime_nsec) SELECT mode, nlink, uid, gid, ?, atime, ?, ?, rdev, atime_nsec,"
+    " ?, ? FROM fs_inode WHERE ino = ? RETURNING ino"
+)
+
+
+class CopyOnWrite:
+    """Freeze tests, copy-up and dirty marks for one connection.
+
+    Attributes:
+        settings: the history settings as of this transaction (reloaded by ``begin``).
+    Caveats:
+        ``begin`` must run at the start of every outermost transaction: it reloads the
+        settings (another process may have snapshotted) and forgets the version floor.
+    """
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self.conn = conn
+        self.settings = load_settings(conn)
+        self._floor: int | None = None
+        self._settings_version: int | None = None
+
+    def begin(self, data_version: int, changed: bool) -> None:
+        """A new outermost transaction: reload settings if anyone committed since we looked."""
+        self._floor = None
+        if changed or self._settings_version is None:
+            self.settings = load_settings(self.conn)
+            self._settings_version = data_version
+
+    def reload(self) -> None:
+        """Re-read the settings now (after this connection changed them)."""
+        self.settings = load_settings(self.conn)
+
+    def invalidate(self) -> None:
+        """Settings may have been rolled back: reload them at the next transaction."""
+        self._settings_version = None
+
+    def version_floor(self) -> int:
+        """The first ws_version id this transaction may write: rows below it are committed."""
+        if self._floor is None:
+            self._floor = self.conn.execute(
+                "SELECT coalesce(max(id), 0) + 1 FROM ws_version"
+            ).get
+        return self._floor
+
+    def frozen(self, ino: int) -> bool:
+        """May a snapshot or a committed version hold ``ino``'s current content?"""
+        if ino <= self.settings.watermark:
+            return True
+        return (
+            self.conn.execute(
+                "SELECT 1 FROM ws_version WHERE ino = ? AND id < ?", (ino, self.version_floor())
+            ).get
+            is not None
+        )
+
+    def referenced(self, ino: int) -> bool:
+        """Does any version or snapshot entry still name ``ino`` (so it must not be freed)?"""
+        one = self.conn.execute
+        return (
+            one("SELECT 1 FROM ws_version WHERE ino = ?", (ino,)).get is not None
+            or one("SELECT 1 FROM ws_entry WHERE ino = ?", (ino,)).get is not None
+        )
+
+    def mark_dirty(self, dir_ino: int) -> None:
+        """Directory ``dir_ino``'s entries changed: the next snapshot must re-read it."""
+        if self.settings.watermark >= 0:
+            self.conn.execute("INSERT OR IGNORE INTO ws_dirty(ino) VALUES (?)", (dir_ino,))
+
+    def copy_up(
+        self, ino: int, dentry_id: int, parent_ino: int, now: int, *, size: int | None = None
+    ) -> int:
+        """Give the live name(s) of frozen ``ino`` a new inode with the same metadata; return
+        its number. With ``size`` None the chunks are copied too (inside SQLite, for a write
+        into part of the file); with a size, the caller is about to add the whole new content.
+
+        The frozen inode keeps its bytes and loses its names (nlink 0): only history holds it.
+        A hard-linked inode has all its names repointed, found by a scan (hard links are rare;
+        an index on fs_dentry(ino) would cost every write 10-15 %).
+        """
+        sec, nsec = split_ns(now)
+        nlink, old_size = self.conn.execute(
+            "SELECT nlink, size FROM fs_inode WHERE ino = ?", (ino,)
+        ).get
+        new = self.conn.execute(
+            _COPY_INODE, (old_size if size is None else size, sec, sec, nsec, nsec, ino)
+        ).get
+        if size is None:
+            self.conn.execute(
+                "INSERT INTO fs_data(ino, chunk_index, data)"
+                " SELECT ?, chunk_index, data FROM fs_data WHERE ino = ? ORDER BY chunk_index",
+                (new, ino),
+            )
+        if nlink <= 1:
+            self.conn.execute("UPDATE fs_dentry SET ino = ? WHERE id = ?", (new, dentry_id))
+            self.mark_dirty(parent_ino)
+        else:
+            for (parent,) in self.conn.execute(
+                "UPDATE fs_dentry SET ino = ? WHERE ino = ? RETURNING parent_ino", (new, ino)
+            ).fetchall():
+                self.mark_dirty(parent)  # type: ignore[arg-type]
+        self.conn.execute("UPDATE fs_inode SET nlink = 0 WHERE ino = ?", (ino,))
+        return new
