@@ -124,9 +124,7 @@ class CopyOnWrite:
     def version_floor(self) -> int:
         """The first ws_version id this transaction may write: rows below it are committed."""
         if self._floor is None:
-            self._floor = self.conn.execute(
-                "SELECT coalesce(max(id), 0) + 1 FROM ws_version"
-            ).get
+            self._floor = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM ws_version").get
         return self._floor
 
     def frozen(self, ino: int) -> bool:

@@ -174,10 +174,7 @@ class Workspace(FileSystem):
         one = self.conn.execute
         with self._read():
             counts = dict(
-                one(
-                    "SELECT mode & 61440, count(*) FROM fs_inode"
-                    f" WHERE {_LIVE} GROUP BY 1"
-                )
+                one(f"SELECT mode & 61440, count(*) FROM fs_inode WHERE {_LIVE} GROUP BY 1")
             )
             return WorkspaceInfo(
                 path=str(self.path),
