@@ -37,7 +37,7 @@ from agentfs.inodes import (
     split_ns,
 )
 from agentfs.orphans import Orphans
-from agentfs.versions import Versions, digest
+from agentfs.versions import Version, Versions, digest
 
 MAX_SYMLINK_HOPS = 40
 
@@ -441,19 +441,20 @@ class FileSystem:
                     self._record(self._history_path(target.path), "write", ino, len(data), hash_)
                 perm = S_IFREG | (mode & 0o7777)
                 return Stat(ino, perm, 1, 0, 0, len(data), now, now, now)
-            if versioned:
-                latest = self.versions.latest(self._history_path(target.path))
-                if latest is not None and latest.ino == ino and latest.hash == hash_:
-                    self._touch(target, now)  # the same bytes: no new version, no copy
-                    return self._stat_ino(ino)
+            history_path = self._history_path(target.path) if versioned else ""
+            latest = self.versions.latest(history_path) if versioned else None
+            if latest is not None and latest.ino == ino and latest.hash == hash_:
+                self._touch(target, now)  # the same bytes: no new version, no copy
+                return self._stat_ino(ino)
             if self.cow.frozen(ino):
-                ino = self._copy_up(target, now, size=len(data))
+                held = latest is not None and latest.ino == ino  # by its last version, surely
+                ino = self._copy_up(target, now, size=len(data), held=held)
                 self.chunks.append_new(ino, 0, data)
             else:
                 self.chunks.replace(ino, data)
                 self._set_content(ino, len(data))
             if versioned:
-                self._record(self._history_path(target.path), "write", ino, len(data), hash_)
+                self._record(history_path, "write", ino, len(data), hash_, latest=latest)
             return self._stat_ino(ino)
 
     def pwrite(self, path: str, data: bytes | str, offset: int) -> int:
@@ -512,9 +513,14 @@ class FileSystem:
             return target.ino
         return self._copy_up(target, now)
 
-    def _copy_up(self, target: _Target, now: int, size: int | None = None) -> int:
+    def _copy_up(
+        self, target: _Target, now: int, size: int | None = None, held: bool = False
+    ) -> int:
+        """Copy ``target`` up (``CopyOnWrite.copy_up``); the frozen inode is freed at once if
+        nothing holds it after all (frozen only by the conservative snapshot watermark)."""
         new = self.cow.copy_up(target.ino, target.dentry_id, target.parent_ino, now, size=size)
-        self._release_if_unheld(target.ino)
+        if not held:
+            self._release_if_unheld(target.ino)
         return new
 
     def _release_if_unheld(self, ino: int) -> None:
@@ -545,9 +551,10 @@ class FileSystem:
         size: int | None = None,
         hash_: bytes | None = None,
         other: str | None = None,
+        latest: Version | EllipsisType | None = ...,
     ) -> None:
         """Add an event to the history of ``path`` (symlink-free: see ``_history_path``)."""
-        for dropped in self.versions.record(path, op, ino, size, hash_, other):
+        for dropped in self.versions.record(path, op, ino, size, hash_, other, latest):
             self._release_if_unheld(dropped)
 
     def _history_path(self, path: str) -> str:
@@ -718,17 +725,21 @@ class FileSystem:
                 raise fs_error(errno.EEXIST, dst)
             if is_dir(mode):
                 raise fs_error(errno.EPERM, src, "hard links to directories are not allowed")
-            sec, nsec = split_ns(now_ns())
-            self.conn.execute(_ADD_DENTRY, (name, parent_ino, ino))
-            self.conn.execute(_TOUCH_DIR, (0, sec, nsec, sec, nsec, parent_ino))
-            self.conn.execute(
-                "UPDATE fs_inode SET nlink = nlink + 1, ctime = ?, ctime_nsec = ? WHERE ino = ?",
-                (sec, nsec, ino),
-            )
-            self.cow.mark_dirty(parent_ino)
+            self._link_existing(parent_ino, name, ino)
             if mode & S_IFMT == S_IFREG:
                 self._history_arrived(self._history_path(dst), ino, "link")
             return self._stat_ino(ino)
+
+    def _link_existing(self, parent_ino: int, name: str, ino: int) -> None:
+        """One more name for inode ``ino`` (a hard link, or history relinking a frozen one)."""
+        sec, nsec = split_ns(now_ns())
+        self.conn.execute(_ADD_DENTRY, (name, parent_ino, ino))
+        self.conn.execute(_TOUCH_DIR, (0, sec, nsec, sec, nsec, parent_ino))
+        self.conn.execute(
+            "UPDATE fs_inode SET nlink = nlink + 1, ctime = ?, ctime_nsec = ? WHERE ino = ?",
+            (sec, nsec, ino),
+        )
+        self.cow.mark_dirty(parent_ino)
 
     def remove(self, path: str, *, recursive: bool = False) -> None:
         """Remove a file, symlink or empty directory; with ``recursive``, a whole tree.

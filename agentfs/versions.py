@@ -12,6 +12,7 @@ inodes only they held go to the orphan queue and are freed with it.
 from __future__ import annotations
 
 import hashlib
+from types import EllipsisType
 from typing import NamedTuple
 
 import apsw
@@ -86,14 +87,17 @@ class Versions:
         size: int | None = None,
         hash_: bytes | None = None,
         other: str | None = None,
+        latest: Version | EllipsisType | None = ...,
     ) -> list[int]:
         """Append an event to ``path``'s history (inside the caller's transaction).
 
         A second ``write`` of the same inode in one transaction updates that transaction's row
-        instead. Returns the inodes retention pruned that nothing else holds any more, for the
-        caller to release.
+        instead. ``latest`` saves a lookup when the caller has the path's newest row already.
+        Returns the inodes retention pruned that nothing else holds any more, for the caller
+        to release.
         """
-        latest = self.latest(path)
+        if latest is ...:
+            latest = self.latest(path)
         now = now_ns()
         if (
             latest is not None

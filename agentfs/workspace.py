@@ -18,8 +18,9 @@ import apsw
 
 from agentfs import db, paths
 from agentfs.errors import fs_error
-from agentfs.fs import FileSystem
+from agentfs.history import HistoryMixin
 from agentfs.kv import KVStore
+from agentfs.snapshots import Snapshots
 from agentfs.toolcalls import ToolCallLog
 
 #: The live tree's inodes: the root and every named one (not orphans, not history's).
@@ -51,7 +52,7 @@ class WorkspaceInfo:
         return asdict(self)
 
 
-class Workspace(FileSystem):
+class Workspace(HistoryMixin):
     """A workspace file, open for reading and writing (or read-only).
 
     Attributes:
@@ -70,6 +71,8 @@ class Workspace(FileSystem):
         create: bool = True,
         readonly: bool = False,
         chunk_size: int = db.DEFAULT_CHUNK_SIZE,
+        actor: str | None = None,
+        thread: str | None = None,
     ) -> None:
         if chunk_size < 512 or chunk_size > 4 * 1024 * 1024:
             raise fs_error(errno.EINVAL, str(path), "chunk_size must be 512 B .. 4 MiB")
@@ -86,8 +89,11 @@ class Workspace(FileSystem):
             conn.close()
             raise
         self.path = Path(path)
+        self.actor = actor
+        self.thread = thread
         self.kv = KVStore(conn)
         self.tool_calls = ToolCallLog(conn)
+        self.snapshots = Snapshots(self)
         if not readonly:
             self.orphans.purge()  # finish deletes a crash interrupted
 

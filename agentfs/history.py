@@ -1,0 +1,214 @@
+"""The history half of the public API: per-path versions (list, read, diff, restore), garbage
+collection, and forking a snapshot into a new workspace file.
+
+``HistoryMixin`` is mixed into ``Workspace``; it only reads and writes through the core's own
+transactions and recorders (``FileSystem``, ``Versions``, ``Snapshots``), so the rules live in
+one place: ``agentfs.cow`` (freeze, copy-up), ``agentfs.versions`` and ``agentfs.snapshots``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import errno
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from agentfs import paths
+from agentfs.errors import HistoryNotFoundError, fs_error
+from agentfs.fs import FileSystem
+from agentfs.inodes import is_dir
+from agentfs.snapshots import Snapshots
+from agentfs.versions import Version
+
+
+@dataclass(frozen=True)
+class GcReport:
+    """What ``gc`` freed."""
+
+    versions_pruned: int
+    entries_pruned: int
+    inodes_freed: int
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+class HistoryMixin(FileSystem):
+    """Versions of each path, ``gc`` and ``fork`` (see the module docstring)."""
+
+    snapshots: Snapshots
+
+    @property
+    def actor(self) -> str | None:
+        """Who writes through this handle; recorded with every version and snapshot."""
+        return self.versions.actor
+
+    @actor.setter
+    def actor(self, value: str | None) -> None:
+        self.versions.actor = value
+
+    @property
+    def thread(self) -> str | None:
+        """The conversation thread (or session) of this handle: versions, snapshots and
+        read tracking are recorded under it."""
+        return self.versions.thread
+
+    @thread.setter
+    def thread(self, value: str | None) -> None:
+        self.versions.thread = value
+
+    # --- versions -----------------------------------------------------------------------------
+
+    def history(self, path: str) -> list[Version]:
+        """Every event of ``path`` (symlink-free), oldest first; deleted files too."""
+        with self._read():
+            return self.versions.history(self._history_key(path))
+
+    def _history_key(self, path: str) -> str:
+        """The path history is kept under: symlink-free when its directory still exists."""
+        path = paths.normalize(path)
+        try:
+            return self._history_path(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return str(path)
+
+    def version(self, path: str, n: int | None = None) -> Version:
+        """Version ``n`` of ``path`` (None: the newest event)."""
+        with self._read():
+            key = self._history_key(path)
+            found = self.versions.latest(key) if n is None else self.versions.get(key, n)
+        if found is None:
+            what = "no history" if n is None else f"no version {n}"
+            raise HistoryNotFoundError(f"{key}: {what}")
+        return found
+
+    def read_version(self, path: str, n: int) -> bytes:
+        """The bytes ``path`` had at version ``n``."""
+        with self._read():
+            found = self.version(path, n)
+            if found.ino is None or found.size is None:
+                raise HistoryNotFoundError(f"{found.path}: version {n} is a {found.op}, no content")
+            return self.chunks.read(found.ino, found.size)
+
+    def diff(self, path: str, a: int | None = None, b: int | None = None) -> str:
+        """Unified diff of ``path`` from version ``a`` to version ``b``.
+
+        ``a`` None: the version before the newest one with content (empty if there is none);
+        ``b`` None: the file as it is now. Binary content is one summary line, as in git.
+        """
+        with self._read():
+            key = self._history_key(path)
+            if a is None:
+                rows = [v for v in self.versions.history(key) if v.has_content]
+                if not rows:
+                    raise HistoryNotFoundError(f"{key}: no history")
+                a = rows[-2].n if len(rows) >= 2 else None
+            old = self.read_version(key, a) if a is not None else b""
+            new = self.read_version(key, b) if b is not None else self._current(key)
+        label_a = f"{key}@{a}" if a is not None else "/dev/null"
+        label_b = f"{key}@{b}" if b is not None else key
+        return unified_diff(old, new, label_a, label_b)
+
+    def _current(self, path: str) -> bytes:
+        try:
+            return self.read(path)
+        except FileNotFoundError:
+            return b""
+
+    def restore_version(self, path: str, n: int) -> Version:
+        """Make version ``n`` of ``path`` its current content again, recorded as a new
+        version ('restore'). No byte is copied: the name is relinked to the version's frozen
+        inode (a later write copies up, as for any frozen file). Recreates a deleted file."""
+        with self._write():
+            found = self.version(path, n)
+            if found.ino is None:
+                raise HistoryNotFoundError(f"{found.path}: version {n} is a {found.op}, no content")
+            key = found.path
+            parent_ino, name = self._parent(key, create=True)
+            existing = self._lookup(parent_ino, name)
+            if existing is not None:
+                if is_dir(existing[2]):
+                    raise fs_error(errno.EISDIR, key, "a directory has this name now")
+                if existing[1] == found.ino:
+                    return self.versions.latest(key) or found  # it is the current content
+                self._unlink_dentry(existing[0], parent_ino, existing[1], existing[2])
+            self._link_existing(parent_ino, name, found.ino)
+            self._record(key, "restore", found.ino, found.size, found.hash, str(n))
+            latest = self.versions.latest(key)
+        self.orphans.purge_due()
+        assert latest is not None
+        return latest
+
+    # --- garbage collection -------------------------------------------------------------------
+
+    def gc(self) -> GcReport:
+        """Free what nothing references any more: versions beyond ``history.keep``, snapshot
+        rows no snapshot needs, and every inode no name, version or snapshot holds."""
+        with self._write():
+            pruned = []
+            keep = self.cow.settings.keep
+            if keep is not None:
+                pruned = self.conn.execute(
+                    "DELETE FROM ws_version WHERE n <= (SELECT max(n) FROM ws_version v"
+                    " WHERE v.path = ws_version.path) - ? RETURNING 1",
+                    (keep,),
+                ).fetchall()
+            entries = self.snapshots.prune()
+            freed = self.conn.execute(
+                "INSERT OR IGNORE INTO ws_orphan(ino, queued_at) SELECT ino, unixepoch()"
+                " FROM fs_inode i WHERE ino <> 1 AND nlink = 0"
+                " AND NOT EXISTS (SELECT 1 FROM fs_dentry d WHERE d.ino = i.ino)"
+                " AND NOT EXISTS (SELECT 1 FROM ws_version v WHERE v.ino = i.ino)"
+                " AND NOT EXISTS (SELECT 1 FROM ws_entry e WHERE e.ino = i.ino) RETURNING 1"
+            ).fetchall()
+        self.orphans.purge()
+        return GcReport(len(pruned), entries, len(freed))
+
+    # --- fork ---------------------------------------------------------------------------------
+
+    def fork(self, snapshot: str, out: str | os.PathLike[str]) -> Path:
+        """A new workspace file whose tree is snapshot ``snapshot``, with the history up to it
+        (versions written before it, the snapshots before it) and nothing after."""
+        from agentfs.workspace import Workspace
+
+        out = Path(out)
+        info = self.snapshots.get(snapshot)
+        if out.exists():
+            raise fs_error(errno.EEXIST, str(out), "fork refuses to overwrite a file")
+        tmp = out.with_name(f".{out.name}.forking")
+        tmp.unlink(missing_ok=True)
+        self.conn.execute("VACUUM INTO ?", (str(tmp),))
+        try:
+            with Workspace(tmp) as fork:
+                fork.snapshots.restore(snapshot)
+                with fork.transaction():
+                    fork.conn.execute("DELETE FROM ws_snapshot WHERE id > ?", (info.id,))
+                    mark = fork.conn.execute(
+                        "SELECT version_mark FROM ws_snapshot WHERE id = ?", (info.id,)
+                    ).get
+                    fork.conn.execute("DELETE FROM ws_version WHERE id > ?", (mark,))
+                    fork.conn.execute("DELETE FROM ws_read")
+                fork.gc()
+                fork.conn.execute("VACUUM")
+            os.replace(tmp, out)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        return out
+
+
+def unified_diff(old: bytes, new: bytes, label_a: str, label_b: str) -> str:
+    """A unified diff of two contents; one summary line when either is not UTF-8 text."""
+    try:
+        a, b = old.decode("utf-8"), new.decode("utf-8")
+    except UnicodeDecodeError:
+        if old == new:
+            return ""
+        return f"Binary files {label_a} and {label_b} differ\n"
+    lines = difflib.unified_diff(
+        a.splitlines(keepends=True), b.splitlines(keepends=True), label_a, label_b
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )

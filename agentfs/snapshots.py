@@ -1,0 +1,427 @@
+"""Copy-on-write snapshots of the whole tree, per conversation thread: create, list, show, diff,
+restore (all or a subtree), delete.
+
+A snapshot is a generation number. ``ws_entry`` holds each directory entry with the generations
+it lived through, so taking a snapshot only closes and opens the rows of the directories marked
+dirty since the previous one (``agentfs.cow``), and never touches file bytes: the inodes its
+entries name are frozen, and a later write copies up. Restore compares the two trees only in
+the directories that differ between them (``agentfs.trees``) and relinks the frozen inodes.
+
+Every operation is one transaction. Restore first takes a snapshot of the current state (so it
+can be undone by restoring that one), and a failure part-way rolls everything back.
+"""
+
+from __future__ import annotations
+
+import builtins
+import errno
+import json
+import time
+from collections import Counter
+from typing import TYPE_CHECKING, NamedTuple
+
+from agentfs import paths
+from agentfs.errors import HistoryNotFoundError, fs_error
+from agentfs.inodes import ROOT_INO, S_IFDIR, S_IFMT, S_IFREG, is_dir, split_ns
+from agentfs.trees import ENTRY_MTIME, Entry, Tree, TreeDiff, changed_dirs, diff
+
+if TYPE_CHECKING:
+    from agentfs.fs import FileSystem
+
+
+class SnapshotInfo(NamedTuple):
+    """One row of ``ws_snapshot``."""
+
+    id: int
+    name: str
+    thread: str | None
+    label: str | None
+    meta: object
+    created_ns: int
+    actor: str | None
+    files: int
+    bytes: int
+
+    def as_dict(self) -> dict[str, object]:
+        return self._asdict()
+
+
+_COLUMNS = "id, name, thread, label, meta, created_ns, actor, files, bytes"
+_OPEN_ROW = (
+    f"SELECT d.parent_ino, d.name, :gen, d.ino, i.mode, {ENTRY_MTIME}"
+    " FROM fs_dentry d JOIN fs_inode i ON i.ino = d.ino"
+)
+
+
+def _info(row: tuple) -> SnapshotInfo:
+    values = list(row)
+    values[4] = json.loads(values[4]) if values[4] is not None else None
+    return SnapshotInfo(*values)
+
+
+class RestoreResult(NamedTuple):
+    """What ``Snapshots.restore`` did: the snapshot that undoes it, and what changed."""
+
+    undo: str
+    changes: TreeDiff
+
+
+class Snapshots:
+    """The snapshots of one workspace (``ws.snapshots``)."""
+
+    def __init__(self, fs: FileSystem) -> None:
+        self.fs = fs
+        self.conn = fs.conn
+
+    # --- creating -----------------------------------------------------------------------------
+
+    def create(
+        self,
+        name: str | None = None,
+        *,
+        thread: str | None = None,
+        label: str | None = None,
+        meta: object = None,
+    ) -> SnapshotInfo:
+        """Record the whole tree as it is now, under ``name`` (default: ``snap-<n>``).
+
+        ``thread`` defaults to the handle's thread; ``meta`` is any JSON value (a turn
+        number, a message id). Costs what changed since the previous snapshot.
+        """
+        if name is not None and (not name or "\0" in name or len(name) > 255):
+            raise fs_error(errno.EINVAL, str(name), "a snapshot name is 1..255 chars, no NUL")
+        meta_text = json.dumps(meta) if meta is not None else None
+        with self.fs._write():
+            return self._create(name, thread or self.fs.versions.thread, label, meta_text)
+
+    def _create(
+        self, name: str | None, thread: str | None, label: str | None, meta: str | None
+    ) -> SnapshotInfo:
+        if name is not None and self._find(name) is not None:
+            raise fs_error(errno.EEXIST, name, "a snapshot of this name exists")
+        files, size = self.conn.execute(
+            f"SELECT count(*), coalesce(sum(size), 0) FROM fs_inode WHERE (mode & {S_IFMT}) ="
+            f" {S_IFREG} AND ino IN (SELECT ino FROM fs_dentry)"
+        ).get
+        gen = self.conn.execute(
+            "INSERT INTO ws_snapshot(name, thread, label, meta, created_ns, actor,"
+            " version_mark, files, bytes) VALUES (coalesce(?, 'snap-' || hex(randomblob(4))),"
+            " ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM ws_version), ?, ?) RETURNING id",
+            (name, thread, label, meta, time.time_ns(), self.fs.versions.actor, files, size),
+        ).get
+        if name is None:
+            self.conn.execute(
+                "UPDATE ws_snapshot SET name = 'snap-' || id WHERE id = ? AND"
+                " NOT EXISTS (SELECT 1 FROM ws_snapshot WHERE name = 'snap-' || ?)",
+                (gen, gen),
+            )
+        if self.fs.cow.settings.watermark < 0:
+            self.conn.execute(
+                f"INSERT INTO ws_entry(parent, name, born, ino, mode, mtime_ns) {_OPEN_ROW}",
+                {"gen": gen},
+            )
+        else:
+            self._close_changed(gen)
+        self.conn.execute("DELETE FROM ws_dirty")
+        self.conn.execute(
+            "UPDATE ws_config SET value = (SELECT coalesce(max(seq), 0) FROM sqlite_sequence"
+            " WHERE name = 'fs_inode') WHERE key = 'snapshot.watermark'"
+        )
+        self.fs.cow.reload()
+        return self._get_id(gen)
+
+    def _close_changed(self, gen: int) -> None:
+        """Close the open rows of dirty directories that no longer match the live tree, and
+        open rows for live entries that have no matching open row."""
+        self.conn.execute(
+            "UPDATE ws_entry SET died = :gen WHERE died IS NULL AND parent IN"
+            " (SELECT ino FROM ws_dirty) AND NOT EXISTS (SELECT 1 FROM fs_dentry d"
+            " JOIN fs_inode i ON i.ino = d.ino WHERE d.parent_ino = ws_entry.parent"
+            " AND d.name = ws_entry.name AND d.ino = ws_entry.ino AND i.mode = ws_entry.mode"
+            f" AND {ENTRY_MTIME} = ws_entry.mtime_ns)",
+            {"gen": gen},
+        )
+        self.conn.execute(
+            f"INSERT INTO ws_entry(parent, name, born, ino, mode, mtime_ns) {_OPEN_ROW}"
+            " WHERE d.parent_ino IN (SELECT ino FROM ws_dirty) AND NOT EXISTS (SELECT 1"
+            " FROM ws_entry e WHERE e.parent = d.parent_ino AND e.name = d.name"
+            " AND e.died IS NULL)",
+            {"gen": gen},
+        )
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def _find(self, name: str) -> SnapshotInfo | None:
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM ws_snapshot WHERE name = ?", (name,)).get
+        return None if row is None else _info(row)
+
+    def _get_id(self, gen: int) -> SnapshotInfo:
+        return _info(
+            self.conn.execute(f"SELECT {_COLUMNS} FROM ws_snapshot WHERE id = ?", (gen,)).get
+        )
+
+    def get(self, name: str) -> SnapshotInfo:
+        with self.fs._read():
+            found = self._find(name)
+        if found is None:
+            raise HistoryNotFoundError(f"no snapshot named {name!r}")
+        return found
+
+    def list(self, thread: str | None = None) -> list[SnapshotInfo]:
+        """Snapshots oldest first; only ``thread``'s when given."""
+        with self.fs._read():
+            if thread is None:
+                rows = self.conn.execute(f"SELECT {_COLUMNS} FROM ws_snapshot ORDER BY id")
+            else:
+                rows = self.conn.execute(
+                    f"SELECT {_COLUMNS} FROM ws_snapshot WHERE thread = ? ORDER BY id", (thread,)
+                )
+            return [_info(row) for row in rows]
+
+    def show(self, name: str, path: str = "/") -> builtins.list[tuple[str, Entry]]:
+        """Every entry of snapshot ``name`` at or below ``path``, sorted by path."""
+        path = paths.normalize(path)
+        with self.fs._read():
+            tree = Tree(self.conn, self._require(name).id)
+            if path == "/":
+                return sorted(tree.walk(1, "/"))
+            parent, base = paths.parent_and_name(path)
+            parent_ino = self._dir_in(tree, parent)
+            entry = tree.children(parent_ino).get(base) if parent_ino else None
+            if entry is None:
+                raise fs_error(errno.ENOENT, path, f"not in snapshot {name!r}")
+            below = tree.walk(entry.ino, path) if is_dir(entry.mode) else []
+            return sorted([(path, entry), *below])
+
+    def read(self, name: str, path: str) -> bytes:
+        """The bytes of file ``path`` as snapshot ``name`` holds them."""
+        path = paths.normalize(path)
+        with self.fs._read():
+            tree = Tree(self.conn, self._require(name).id)
+            parent, base = paths.parent_and_name(path)
+            parent_ino = self._dir_in(tree, parent)
+            entry = tree.children(parent_ino).get(base) if parent_ino else None
+            if entry is None:
+                raise fs_error(errno.ENOENT, path, f"not in snapshot {name!r}")
+            if is_dir(entry.mode):
+                raise fs_error(errno.EISDIR, path)
+            size = self.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (entry.ino,)).get
+            return self.fs.chunks.read(entry.ino, size)
+
+    @staticmethod
+    def _dir_in(tree: Tree, path: str) -> int:
+        """Inode of directory ``path`` in ``tree`` (0 if absent)."""
+        ino = ROOT_INO
+        for name in paths.split(path):
+            entry = tree.children(ino).get(name)
+            if entry is None or not is_dir(entry.mode):
+                return 0
+            ino = entry.ino
+        return ino
+
+    def _require(self, name: str) -> SnapshotInfo:
+        found = self._find(name)
+        if found is None:
+            raise HistoryNotFoundError(f"no snapshot named {name!r}")
+        return found
+
+    def diff(self, a: str, b: str | None = None, path: str = "/") -> TreeDiff:
+        """Paths added, removed and modified from snapshot ``a`` to snapshot ``b`` (None: the
+        live tree), at or below ``path``."""
+        path = paths.normalize(path)
+        with self.fs._read():
+            old = self._require(a).id
+            new = self._require(b).id if b is not None else None
+            dirs = changed_dirs(self.conn, old, new)
+            return diff(Tree(self.conn, old), Tree(self.conn, new), dirs, path)
+
+    # --- deleting -----------------------------------------------------------------------------
+
+    def delete(self, name: str) -> None:
+        """Forget snapshot ``name``; what only it held is freed (with the orphan queue)."""
+        with self.fs._write():
+            gen = self._require(name).id
+            self.conn.execute("DELETE FROM ws_snapshot WHERE id = ?", (gen,))
+            self.prune()
+        self.fs.orphans.purge_due()
+
+    def prune(self) -> int:
+        """Drop ``ws_entry`` rows no snapshot needs and release the inodes only they held;
+        with no snapshot left, drop the baseline too. Inside the caller's transaction."""
+        if self.conn.execute("SELECT 1 FROM ws_snapshot LIMIT 1").get is None:
+            dropped = self.conn.execute("DELETE FROM ws_entry RETURNING ino").fetchall()
+            self.conn.execute("DELETE FROM ws_dirty")
+            self.conn.execute("UPDATE ws_config SET value = '-1' WHERE key = 'snapshot.watermark'")
+            self.fs.cow.reload()
+        else:
+            dropped = self.conn.execute(
+                "DELETE FROM ws_entry WHERE died IS NOT NULL AND NOT EXISTS (SELECT 1 FROM"
+                " ws_snapshot s WHERE s.id >= ws_entry.born AND s.id < ws_entry.died)"
+                " RETURNING ino"
+            ).fetchall()
+        for ino in {int(ino) for (ino,) in dropped}:  # type: ignore[arg-type]
+            row = self.conn.execute("SELECT nlink, mode FROM fs_inode WHERE ino = ?", (ino,)).get
+            if row is not None and row[0] == 0 and not is_dir(row[1]):
+                self.fs._release_if_unheld(ino)
+        return len(dropped)
+
+    # --- restoring ----------------------------------------------------------------------------
+
+    def restore(self, name: str, path: str = "/") -> RestoreResult:
+        """Make the tree (or only ``path`` and what is below it) what snapshot ``name`` holds.
+
+        One transaction: it first snapshots the current state (``RestoreResult.undo`` names
+        it, so ``restore(result.undo)`` goes back), then relinks the frozen inodes of the
+        entries that differ. Files keep the mode and mtime the snapshot recorded; directories
+        get the mode, and the restore time as mtime.
+        """
+        path = paths.normalize(path)
+        with self.fs._write():
+            target = self._require(name)
+            undo = self._create(
+                f"before-restore-{target.id}-{time.time_ns()}",
+                self.fs.versions.thread,
+                f"automatic: the state before restoring {name!r}",
+                None,
+            )
+            want, have = Tree(self.conn, target.id), Tree(self.conn, undo.id)
+            dirs = changed_dirs(self.conn, target.id, undo.id)
+            changes = diff(have, want, dirs, path)
+            if changes:
+                _Restorer(self.fs, want, have, path).run(dirs)
+                self._record_history(changes, want)
+            self.fs.drop_caches()
+        self.fs.orphans.purge_due()
+        return RestoreResult(undo.name, changes)
+
+    def _record_history(self, changes: TreeDiff, want: Tree) -> None:
+        """Restored files get a 'restore' version, removed ones a 'delete' event."""
+        fs = self.fs
+        if not fs.cow.settings.versioning:
+            return
+        for p in changes.removed:
+            latest = fs.versions.latest(p)
+            if latest is not None and latest.has_content:
+                fs._record(p, "delete")
+        for p in changes.added + changes.modified:
+            parent, base = paths.parent_and_name(p)
+            entry = want.children(self._dir_in(want, parent)).get(base)
+            if entry is not None and entry.mode & S_IFMT == S_IFREG:
+                fs._history_arrived(p, entry.ino, "restore")
+
+
+class _Restorer:
+    """Applies one restore: detach what differs, attach what the snapshot had, fix counts."""
+
+    def __init__(self, fs: FileSystem, want: Tree, have: Tree, scope: str) -> None:
+        self.fs = fs
+        self.conn = fs.conn
+        self.want = want
+        self.have = have
+        self.scope = scope
+        self.links: Counter[int] = Counter()  # nlink change per file inode
+        self.detached_dirs: set[int] = set()
+        self.attached: set[int] = set()
+
+    def _in_scope(self, dir_path: str | None, name: str) -> bool:
+        return dir_path is not None and paths.is_within(paths.join(dir_path, name), self.scope)
+
+    def run(self, dirs: set[int]) -> None:
+        plan = []
+        for dir_ino in dirs:
+            have_path, want_path = self.have.dir_path(dir_ino), self.want.dir_path(dir_ino)
+            have = self.have.children(dir_ino) if have_path is not None else {}
+            want = self.want.children(dir_ino) if want_path is not None else {}
+            plan.append((dir_ino, have_path, want_path, have, want))
+        for dir_ino, have_path, _, have, want in plan:  # 1: detach
+            for name, entry in have.items():
+                if want.get(name, _NONE).ino != entry.ino and self._in_scope(have_path, name):
+                    self._detach(dir_ino, name, entry)
+        for dir_ino, _, want_path, have, want in plan:  # 2: attach, and fix mode/mtime
+            for name, entry in want.items():
+                if not self._in_scope(want_path, name):
+                    continue
+                current = have.get(name)
+                if current is None or current.ino != entry.ino:
+                    self._attach(dir_ino, name, entry)
+                elif current != entry:
+                    self._set_meta(entry)
+        self._finish(dirs)
+
+    def _detach(self, dir_ino: int, name: str, entry: Entry) -> None:
+        self.conn.execute(
+            "DELETE FROM fs_dentry WHERE parent_ino = ? AND name = ?", (dir_ino, name)
+        )
+        if is_dir(entry.mode):
+            self.detached_dirs.add(entry.ino)
+        else:
+            self.links[entry.ino] -= 1
+
+    def _attach(self, dir_ino: int, name: str, entry: Entry) -> None:
+        exists = self.conn.execute("SELECT 1 FROM fs_inode WHERE ino = ?", (entry.ino,)).get
+        if is_dir(entry.mode):
+            if entry.ino in self.attached or (
+                exists and entry.ino not in self.detached_dirs and self._named(entry.ino)
+            ):
+                raise fs_error(
+                    errno.EBUSY,
+                    self.scope,
+                    "a directory of this subtree now lives outside it; restore the whole tree",
+                )
+            if not exists:
+                sec, nsec = split_ns(time.time_ns())
+                self.conn.execute(
+                    "INSERT INTO fs_inode(ino, mode, nlink, size, atime, mtime, ctime,"
+                    " atime_nsec, mtime_nsec, ctime_nsec) VALUES (?, ?, 2, 0, ?, ?, ?, ?, ?, ?)",
+                    (entry.ino, entry.mode, sec, sec, sec, nsec, nsec, nsec),
+                )
+            self.detached_dirs.discard(entry.ino)
+            self.attached.add(entry.ino)
+        elif not exists:
+            raise fs_error(errno.EIO, self.scope, f"snapshot content inode {entry.ino} is missing")
+        else:
+            self.links[entry.ino] += 1
+        self.conn.execute(
+            "INSERT INTO fs_dentry(name, parent_ino, ino) VALUES (?, ?, ?)",
+            (name, dir_ino, entry.ino),
+        )
+        self._set_meta(entry)
+
+    def _named(self, ino: int) -> bool:
+        return self.conn.execute("SELECT 1 FROM fs_dentry WHERE ino = ?", (ino,)).get is not None
+
+    def _set_meta(self, entry: Entry) -> None:
+        if is_dir(entry.mode):
+            self.conn.execute("UPDATE fs_inode SET mode = ? WHERE ino = ?", (entry.mode, entry.ino))
+            return
+        sec, nsec = split_ns(entry.mtime_ns)
+        self.conn.execute(
+            "UPDATE fs_inode SET mode = ?, mtime = ?, mtime_nsec = ? WHERE ino = ?",
+            (entry.mode, sec, nsec, entry.ino),
+        )
+
+    def _finish(self, dirs: set[int]) -> None:
+        fs = self.fs
+        for dir_ino in self.detached_dirs:  # gone from the tree: its subtree goes too
+            fs.orphans.unlink_subtree(dir_ino, fs.cow.settings.watermark)
+            self.conn.execute("DELETE FROM fs_inode WHERE ino = ?", (dir_ino,))
+        for ino, delta in self.links.items():
+            if delta:
+                nlink = self.conn.execute(
+                    "UPDATE fs_inode SET nlink = nlink + ? WHERE ino = ? RETURNING nlink",
+                    (delta, ino),
+                ).get
+                if nlink <= 0:
+                    fs._release_if_unheld(ino)
+        touched = dirs | self.attached
+        for dir_ino in touched:
+            fs.cow.mark_dirty(dir_ino)
+        self.conn.executemany(
+            "UPDATE fs_inode SET nlink = 2 + (SELECT count(*) FROM fs_dentry d JOIN fs_inode c"
+            f" ON c.ino = d.ino WHERE d.parent_ino = fs_inode.ino AND (c.mode & {S_IFMT}) ="
+            f" {S_IFDIR}) WHERE ino = ?",
+            [(ino,) for ino in touched],
+        )
+
+
+_NONE = Entry(-1, 0, 0)
