@@ -37,6 +37,7 @@ from agentfs.inodes import (
     split_ns,
 )
 from agentfs.orphans import Orphans
+from agentfs.reads import FileState, Reads
 from agentfs.versions import Version, Versions, digest
 
 MAX_SYMLINK_HOPS = 40
@@ -119,6 +120,7 @@ class FileSystem:
         self.orphans = Orphans(conn, self.chunks.size)
         self.cow = CopyOnWrite(conn)
         self.versions = Versions(conn, self.cow)
+        self.reads = Reads(conn)
         self._dirs: dict[str, int] = {"/": ROOT_INO}
         #: Symlink-free path of each directory path seen (history is kept by real path).
         self._real_dirs: dict[str, str] = {"/": "/"}
@@ -373,11 +375,56 @@ class FileSystem:
         if offset < 0 or (length is not None and length < 0):
             raise fs_error(errno.EINVAL, str(path), "offset and length must be >= 0")
         path = paths.normalize(path)
-        with self._read():
+        thread = self.versions.thread
+        with self._write() if thread is not None else self._read():
             st = self._stat(path, True)  # inode and size in one query
             if is_dir(st.st_mode):
                 raise fs_error(errno.EISDIR, path)
-            return self.chunks.read(st.st_ino, st.st_size, offset, length)
+            data = self.chunks.read(st.st_ino, st.st_size, offset, length)
+            if thread is not None:
+                whole = offset == 0 and len(data) == st.st_size
+                self._remember_read(thread, path, st, data if whole else None)
+            return data
+
+    def _remember_read(self, thread: str, path: str, st: Stat, whole: bytes | None) -> None:
+        """Record that ``thread`` read the file ``st`` at ``path`` (all of it: ``whole``)."""
+        key = self._realpath(path, [0])  # after every symlink, the last one too
+        state = self._file_state(key, st.st_ino)
+        if state.hash is None and whole is not None:
+            state = state._replace(hash=digest(whole))
+        self.reads.record(thread, key, state, whole is None, now_ns())
+
+    def _file_state(self, key: str, ino: int) -> FileState:
+        """The file ``ino`` (whose history is kept under ``key``) as read tracking sees it."""
+        ctime_ns, size = self.conn.execute(
+            "SELECT ctime * 1000000000 + ctime_nsec, size FROM fs_inode WHERE ino = ?", (ino,)
+        ).get
+        latest = self.versions.latest(key)
+        if latest is not None and latest.ino == ino:
+            return FileState(ino, ctime_ns, size, latest.n, latest.hash)
+        return FileState(ino, ctime_ns, size, None, None)
+
+    def _guard(self, target: _Target) -> None:
+        """Enforce read-before-write on an existing file (see ``agentfs.reads``)."""
+        if not self.reads.read_before_write or target.created:
+            return
+        key = self._history_path(target.path)
+        if not self.reads.guards(key):
+            return
+        state = self._file_state(key, target.ino)
+        current = state.hash
+        if current is None and state.size <= self.cow.settings.max_bytes:
+            current = digest(self.chunks.read(target.ino, state.size))
+        self.reads.check(self.versions.thread, key, state, current)
+
+    def _wrote(self, target: _Target, ino: int) -> None:
+        """The writer has seen what it wrote: refresh its read record of a guarded path."""
+        thread = self.versions.thread
+        if thread is None or not self.reads.read_before_write:
+            return
+        key = self._history_path(target.path)
+        if self.reads.guards(key):
+            self.reads.record(thread, key, self._file_state(key, ino), False, now_ns())
 
     def read_text(self, path: str, encoding: str = "utf-8") -> str:
         return self.read(path).decode(encoding)
@@ -441,6 +488,7 @@ class FileSystem:
                     self._record(self._history_path(target.path), "write", ino, len(data), hash_)
                 perm = S_IFREG | (mode & 0o7777)
                 return Stat(ino, perm, 1, 0, 0, len(data), now, now, now)
+            self._guard(target)
             history_path = self._history_path(target.path) if versioned else ""
             latest = self.versions.latest(history_path) if versioned else None
             if latest is not None and latest.ino == ino and latest.hash == hash_:
@@ -455,6 +503,7 @@ class FileSystem:
                 self._set_content(ino, len(data))
             if versioned:
                 self._record(history_path, "write", ino, len(data), hash_, latest=latest)
+            self._wrote(target, ino)
             return self._stat_ino(ino)
 
     def pwrite(self, path: str, data: bytes | str, offset: int) -> int:
@@ -477,6 +526,7 @@ class FileSystem:
             target = self._open_for_write(path, parents, 0o644, 0, now)
             size = self._size(target.ino)
             at = size if offset is None else offset
+            self._guard(target)
             if not target.created and self._unchanged_by(target.ino, size, at, data):
                 self._touch(target, now)  # nothing changes: no copy, no version
                 return size
@@ -484,6 +534,7 @@ class FileSystem:
             new_size = self.chunks.write(ino, size, at, data)
             self._set_content(ino, new_size)
             self._version_changed(target, ino, new_size)
+            self._wrote(target, ino)
         return new_size
 
     def truncate(self, path: str, size: int) -> None:
@@ -493,6 +544,7 @@ class FileSystem:
         now = now_ns()
         with self._write():
             target = self._open_for_write(path, False, 0o644, 0, now, create=False)
+            self._guard(target)
             old_size = self._size(target.ino)
             if old_size == size:
                 self._touch(target, now)
@@ -501,6 +553,7 @@ class FileSystem:
             self.chunks.truncate(ino, old_size, size)
             self._set_content(ino, size)
             self._version_changed(target, ino, size)
+            self._wrote(target, ino)
 
     def _unchanged_by(self, ino: int, size: int, at: int, data: bytes) -> bool:
         """Would writing ``data`` at ``at`` leave the file's bytes as they are?"""

@@ -11,13 +11,16 @@ from __future__ import annotations
 import difflib
 import errno
 import os
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from agentfs import paths
 from agentfs.errors import HistoryNotFoundError, fs_error
 from agentfs.fs import FileSystem
+from agentfs.globs import compile_glob
 from agentfs.inodes import is_dir
+from agentfs.reads import Read
 from agentfs.snapshots import Snapshots
 from agentfs.versions import Version
 
@@ -57,6 +60,31 @@ class HistoryMixin(FileSystem):
     @thread.setter
     def thread(self, value: str | None) -> None:
         self.versions.thread = value
+
+    @property
+    def read_before_write(self) -> tuple[str, ...]:
+        """Globs of paths whose existing files this handle may write only after reading them
+        unchanged (``agentfs.reads``); set True for every path, False or () for none."""
+        return self.reads.read_before_write
+
+    @read_before_write.setter
+    def read_before_write(self, value: bool | str | Iterable[str]) -> None:
+        if value is True:
+            globs: tuple[str, ...] = ("/**",)
+        elif value is False:
+            globs = ()
+        elif isinstance(value, str):
+            globs = (value,)
+        else:
+            globs = tuple(value)
+        for glob in globs:
+            compile_glob(glob)  # a bad pattern fails here, not at the first write
+        self.reads.read_before_write = globs
+
+    def reads_log(self, thread: str | None = None) -> list[Read]:
+        """The last read of each path by each thread (only ``thread``'s when given)."""
+        with self._read():
+            return self.reads.list(thread)
 
     # --- versions -----------------------------------------------------------------------------
 

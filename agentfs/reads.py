@@ -1,0 +1,129 @@
+"""Read tracking and the read-before-write policy.
+
+A handle with a ``thread`` records each file it reads (``ws_read``: the last read per thread
+and path): the inode and ctime seen, the version number and content digest when known, and
+whether only a range was read. A write through a handle whose ``read_before_write`` globs match
+the path then checks that record against the file as it is now. Any write, chmod or utime sets
+ctime and a copy-up changes the inode, so an unchanged (inode, ctime) proves nothing changed,
+whoever wrote (another handle, another process, the FUSE mount); when they differ, equal
+digests still prove the content is the same (a chmod, say). A successful write refreshes the
+writer's own record, so an agent can edit the same file twice in a row.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import NamedTuple
+
+import apsw
+
+from agentfs.errors import StaleReadError
+from agentfs.globs import match
+
+
+class Read(NamedTuple):
+    """The last read of ``path`` by ``thread``."""
+
+    thread: str
+    path: str
+    ino: int
+    ctime_ns: int
+    size: int
+    n: int | None
+    hash: bytes | None
+    ranged: bool
+    at_ns: int
+
+    def as_dict(self) -> dict[str, object]:
+        row = self._asdict()
+        row["hash"] = self.hash.hex() if self.hash is not None else None
+        return row
+
+
+class FileState(NamedTuple):
+    """A file as it is now, in the terms a read records."""
+
+    ino: int
+    ctime_ns: int
+    size: int
+    n: int | None  # its newest version number, if that version is its current content
+    hash: bytes | None
+
+
+_COLUMNS = "thread, path, ino, ctime_ns, size, n, hash, ranged, at_ns"
+
+
+def _when(ns: int) -> str:
+    return datetime.datetime.fromtimestamp(ns / 1e9, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+class Reads:
+    """``ws_read`` on one connection, and the policy of one handle.
+
+    Attributes:
+        read_before_write: globs of paths whose existing files this handle may only write
+            after reading them (empty: no policy). Set through ``Workspace``.
+    """
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self.conn = conn
+        self.read_before_write: tuple[str, ...] = ()
+
+    def record(self, thread: str, path: str, state: FileState, ranged: bool, now: int) -> None:
+        self.conn.execute(
+            f"INSERT OR REPLACE INTO ws_read({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                thread,
+                path,
+                state.ino,
+                state.ctime_ns,
+                state.size,
+                state.n,
+                state.hash,
+                int(ranged),
+                now,
+            ),
+        )
+
+    def last(self, thread: str, path: str) -> Read | None:
+        row = self.conn.execute(
+            f"SELECT {_COLUMNS} FROM ws_read WHERE thread = ? AND path = ?", (thread, path)
+        ).get
+        return None if row is None else Read(*row)
+
+    def list(self, thread: str | None = None) -> list[Read]:
+        if thread is None:
+            rows = self.conn.execute(f"SELECT {_COLUMNS} FROM ws_read ORDER BY thread, path")
+        else:
+            rows = self.conn.execute(
+                f"SELECT {_COLUMNS} FROM ws_read WHERE thread = ? ORDER BY path", (thread,)
+            )
+        return [Read(*row) for row in rows]
+
+    def guards(self, path: str) -> bool:
+        """Does the policy cover ``path``?"""
+        return any(match(glob, path) for glob in self.read_before_write)
+
+    def check(
+        self, thread: str | None, path: str, now: FileState, current_hash: bytes | None
+    ) -> None:
+        """Raise ``StaleReadError`` unless ``thread`` read ``path`` in the state it is in now.
+        ``current_hash`` is the file's digest now, or None when it would cost a full read."""
+        if thread is None:
+            raise StaleReadError(path, "read_before_write needs a thread on the handle")
+        seen = self.last(thread, path)
+        if seen is None:
+            raise StaleReadError(
+                path, f"thread {thread!r} has not read this file; read it before writing it"
+            )
+        if (seen.ino, seen.ctime_ns) == (now.ino, now.ctime_ns):
+            return
+        if seen.hash is not None and seen.hash == current_hash:
+            return
+        read_as = f"version {seen.n}" if seen.n is not None else f"{seen.size} bytes"
+        now_as = f"version {now.n}" if now.n is not None else f"{now.size} bytes"
+        raise StaleReadError(
+            path,
+            f"changed since thread {thread!r} read it: read {read_as} at {_when(seen.at_ns)},"
+            f" now {now_as} (changed {_when(now.ctime_ns)}); read it again before writing",
+        )
