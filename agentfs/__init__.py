@@ -1,14 +1,21 @@
 """agentfs: a workspace for AI agents in one SQLite file.
 
 Files with every POSIX detail that tools need, a key-value store and a tool-call log, all in
-the AgentFS v0.4 schema, reachable from Python, the CLI and (later) a FUSE mount.
+the AgentFS v0.4 schema, plus every version of every file, copy-on-write snapshots per
+conversation thread and read tracking, reachable from Python, the CLI and (later) a FUSE mount.
 
     >>> import agentfs
     >>> with agentfs.open("work.db") as ws:
     ...     ws.write("/notes/todo.md", "- ship it\\n", parents=True)
 """
 
-from agentfs.errors import AgentFSError, InvalidValueError, KeyNotFoundError
+from agentfs.errors import (
+    AgentFSError,
+    HistoryNotFoundError,
+    InvalidValueError,
+    KeyNotFoundError,
+    StaleReadError,
+)
 from agentfs.inodes import DirEntry, Stat
 from agentfs.workspace import DEFAULT_WORKSPACE, Workspace, WorkspaceInfo, open_workspace
 
@@ -18,8 +25,10 @@ __all__ = [
     "DEFAULT_WORKSPACE",
     "AgentFSError",
     "DirEntry",
+    "HistoryNotFoundError",
     "InvalidValueError",
     "KeyNotFoundError",
+    "StaleReadError",
     "Stat",
     "Workspace",
     "WorkspaceInfo",

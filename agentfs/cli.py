@@ -16,6 +16,7 @@ from __future__ import annotations
 import errno
 import functools
 import json
+import os
 import posixpath
 import stat as statmod
 import sys
@@ -79,6 +80,8 @@ def workspace_for_command(path: Path, *, create: bool = False, **options: Any) -
 
     Only ``init`` creates: any other command refuses a missing file instead of making one.
     """
+    options.setdefault("actor", os.environ.get("AGENTFS_ACTOR", "cli"))
+    options.setdefault("thread", os.environ.get("AGENTFS_THREAD") or None)
     try:
         ws = agentfs.Workspace(path, create=create, **options)
     except FileNotFoundError as exc:
@@ -356,17 +359,19 @@ def stat(ws: agentfs.Workspace, path: str, as_json: bool) -> None:
 @cli.command()
 @workspace_argument
 @click.argument("files", metavar="PATH...", nargs=-1, required=True)
-def cat(ws: agentfs.Workspace, files: tuple[str, ...]) -> None:
+@click.option("--version", "version", type=int, metavar="N", help="Version N (see history).")
+def cat(ws: agentfs.Workspace, files: tuple[str, ...], version: int | None) -> None:
     """Write files' raw bytes to stdout, one after another.
 
     \b
     Example:
       agentfs cat ws.db /notes/todo.md
       agentfs cat ws.db /data/model.bin > model.bin
+      agentfs cat ws.db /notes/todo.md --version 2
     """
     out = sys.stdout.buffer
     for path in files:
-        out.write(ws.read(path))
+        out.write(ws.read(path) if version is None else ws.read_version(path, version))
     out.flush()
 
 
@@ -780,3 +785,7 @@ def timeline(
     else:
         calls = [call.as_dict() for call in ws.tool_calls.list(name=tool, limit=limit)]
         render(calls, as_json, _call_lines)
+
+
+# The history commands register themselves on ``cli`` (kept in their own module for size).
+from agentfs import cli_history  # noqa: E402, F401
