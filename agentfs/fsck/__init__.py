@@ -19,7 +19,8 @@ Caveats: run ``repair`` while no other process writes (it holds the write lock t
 The package, one concern per module: ``report`` (``Problem``, ``FsckReport``, the ``_check``
 decorator), ``sqlite`` (integrity, unique keys, ``fs_config``), ``tree`` (inodes, dentries, the
 orphan queue, reachability, nlink), ``content`` (symlinks, chunks and sizes, ``kv_store``,
-``tool_calls``) and ``lost_found`` (where repairs put nameless inodes). This module holds only
+``tool_calls``), ``history`` (settings, versions, snapshot entries, reads) and
+``lost_found`` (where repairs put nameless inodes). This module holds only
 the ordered ``CHECKS``/``REPAIRS`` tables and the entry points that run them.
 """
 
@@ -46,6 +47,23 @@ from agentfs.fsck.content import (
     repair_fs_inode_size,
     repair_fs_symlink_inode,
     repair_fs_symlink_size,
+)
+from agentfs.fsck.history import (
+    check_ws_config_values,
+    check_ws_dirty_baseline,
+    check_ws_entry_baseline,
+    check_ws_entry_frozen,
+    check_ws_entry_inode,
+    check_ws_entry_overlap,
+    check_ws_read_values,
+    check_ws_snapshot_meta,
+    check_ws_version_inode,
+    repair_ws_config_values,
+    repair_ws_dirty_baseline,
+    repair_ws_entry_baseline,
+    repair_ws_entry_frozen,
+    repair_ws_read_values,
+    repair_ws_version_inode,
 )
 from agentfs.fsck.lost_found import LOST_FOUND
 from agentfs.fsck.report import CheckFn, FsckReport, Problem, RepairFn
@@ -128,7 +146,16 @@ __all__ = [
     "check_tool_calls_json",
     "check_tool_calls_outcome",
     "check_tool_calls_times",
+    "check_ws_config_values",
+    "check_ws_dirty_baseline",
+    "check_ws_entry_baseline",
+    "check_ws_entry_frozen",
+    "check_ws_entry_inode",
+    "check_ws_entry_overlap",
     "check_ws_orphan_unlinked",
+    "check_ws_read_values",
+    "check_ws_snapshot_meta",
+    "check_ws_version_inode",
     "repair",
     "repair_connection",
     "repair_fs_config_schema_version",
@@ -147,7 +174,13 @@ __all__ = [
     "repair_fs_symlink_inode",
     "repair_fs_symlink_size",
     "repair_sqlite_integrity",
+    "repair_ws_config_values",
+    "repair_ws_dirty_baseline",
+    "repair_ws_entry_baseline",
+    "repair_ws_entry_frozen",
     "repair_ws_orphan_unlinked",
+    "repair_ws_read_values",
+    "repair_ws_version_inode",
 ]
 
 # --- running --------------------------------------------------------------------------------------
@@ -177,6 +210,15 @@ CHECKS: tuple[CheckFn, ...] = (
     check_fs_data_type,
     check_fs_data_layout,
     check_fs_inode_size,
+    check_ws_config_values,
+    check_ws_version_inode,
+    check_ws_snapshot_meta,
+    check_ws_entry_inode,
+    check_ws_entry_overlap,
+    check_ws_entry_frozen,
+    check_ws_entry_baseline,
+    check_ws_dirty_baseline,
+    check_ws_read_values,
     check_kv_store_json,
     check_tool_calls_json,
     check_tool_calls_outcome,
@@ -202,6 +244,12 @@ REPAIRS: dict[CheckFn, RepairFn] = {
     check_fs_symlink_size: repair_fs_symlink_size,
     check_fs_data_inode: repair_fs_data_inode,
     check_fs_inode_size: repair_fs_inode_size,
+    check_ws_config_values: repair_ws_config_values,
+    check_ws_version_inode: repair_ws_version_inode,
+    check_ws_entry_frozen: repair_ws_entry_frozen,
+    check_ws_entry_baseline: repair_ws_entry_baseline,
+    check_ws_dirty_baseline: repair_ws_dirty_baseline,
+    check_ws_read_values: repair_ws_read_values,
 }
 
 

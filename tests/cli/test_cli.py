@@ -661,6 +661,7 @@ def test_a_sqlite_file_that_is_not_a_workspace_is_refused_and_left_alone(tmp_pat
 def test_fsck_without_repair_writes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "ws.db"
     with agentfs.open(path) as ws:
+        ws.configure_history(keep="none")  # an orphan no version holds
         ws.write("/a", b"x")
         with ws.conn:  # a queued orphan, which an ordinary open would purge
             ino = ws.write("/b", b"y").st_ino

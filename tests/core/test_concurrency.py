@@ -171,6 +171,7 @@ def test_open_purges_orphans_left_by_a_crash_after_unlinking(ws_path: Path) -> N
 
 def test_open_purges_queue_rows_written_by_raw_sql(ws_path: Path) -> None:
     with agentfs.open(ws_path) as ws:
+        ws.configure_history(keep="none")  # a file no version holds
         ino = ws.write("/f", bytes(150_000)).st_ino
         with ws.conn:  # what a crashed unlink leaves: no dentry, nlink 0, a queue row
             ws.conn.execute("DELETE FROM fs_dentry WHERE ino = ?", (ino,))
@@ -181,6 +182,16 @@ def test_open_purges_queue_rows_written_by_raw_sql(ws_path: Path) -> None:
         assert ws.conn.execute("SELECT count(*) FROM fs_inode WHERE ino = ?", (ino,)).get == 0
         assert ws.conn.execute("SELECT count(*) FROM fs_data WHERE ino = ?", (ino,)).get == 0
         assert ws.info().files == 0
+
+
+def test_purge_never_frees_an_inode_history_holds(ws: agentfs.Workspace) -> None:
+    """A queue row for a versioned file (a bug or a hand edit) is dropped, the bytes kept."""
+    ino = ws.write("/f", b"kept by its version").st_ino
+    ws.remove("/f")
+    ws.conn.execute("INSERT INTO ws_orphan(ino, queued_at) VALUES (?, 0)", (ino,))
+    ws.orphans.purge()
+    assert ws.orphans.pending() == 0
+    assert ws.read_version("/f", 1) == b"kept by its version"
 
 
 def test_purge_of_an_empty_queue_takes_no_write_lock(

@@ -159,7 +159,7 @@ def test_checks_are_named_documented_and_unique():
 def test_every_schema_table_has_a_check():
     tables = set()
     for path in [schema_dir() / "agentfs-v0.4.sql", *sorted(schema_dir().glob("migrations/*"))]:
-        tables |= set(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", path.read_text()))
+        tables |= set(re.findall(r"CREATE TABLE (?:IF NOT EXISTS )?(\w+)", path.read_text()))
     names = [c.__name__ for c in fsck.CHECKS]
     unchecked = {t for t in tables if not any(n.startswith(f"check_{t}_") for n in names)}
     assert unchecked == set()
