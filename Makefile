@@ -8,7 +8,8 @@ VENV := .venv
 PEER := .venv-peer
 PY := $(VENV)/bin/python
 WORKSPACE ?= .agentfs/workspace.db
-APT_PACKAGES :=
+# rsync: the anchor benchmarks/history.py compares restores with.
+APT_PACKAGES := rsync
 
 .PHONY: demo test lint bench clean system-deps
 
@@ -43,8 +44,9 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/mypy
 	$(VENV)/bin/ruff format --check agentfs tests benchmarks
 
-bench: $(VENV)/.installed $(PEER)/.installed
+bench: system-deps $(VENV)/.installed $(PEER)/.installed
 	$(PY) benchmarks/small_files.py
+	$(PY) benchmarks/history.py
 
 clean:
 	rm -rf $(VENV) $(PEER) .pytest_cache .ruff_cache .hypothesis
