@@ -8,8 +8,8 @@ under every way of writing (API, tools, the FUSE mount later), so no writer can 
 Two cheap tests decide frozen, with no table scan: an inode number at or below the snapshot
 watermark (the fs_inode counter when the newest snapshot was taken) existed then, and any live
 inode that existed then is in that snapshot; above it, an inode is frozen only if a version
-names it (one probe of ``ws_version_ino``). Rows this transaction wrote do not count, so a
-transaction that writes a file twice (an import appending blocks) versions it once.
+names it (one probe of ``ws_version_ino``). An inode this transaction created is never frozen
+yet, so a transaction that writes a file twice (an import appending blocks) versions it once.
 
 ``ws_dirty`` lists the directories whose entries changed since the newest snapshot, so the next
 snapshot reads only those; ``mark_dirty`` is one probe when the directory is already listed.
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import apsw
 
-from agentfs.inodes import split_ns
+from agentfs.inodes import STAT_COLUMNS, Stat, split_ns
 
 #: ``history.keep`` as stored: 'all', 'none' or a number of versions per path.
 KEEP_ALL = "all"
@@ -83,10 +83,11 @@ def keep_text(keep: int | str | None) -> str:
     return text
 
 
+#: A copy of an inode row with new times (and, unless NULL, a new size), returned as a stat.
 _COPY_INODE = (
     "INSERT INTO fs_inode(mode, nlink, uid, gid, size, atime, mtime, ctime, rdev, atime_nsec,"
-    " mtime_nsec, ctime_nsec) SELECT mode, nlink, uid, gid, ?, atime, ?, ?, rdev, atime_nsec,"
-    " ?, ? FROM fs_inode WHERE ino = ? RETURNING ino"
+    " mtime_nsec, ctime_nsec) SELECT mode, nlink, uid, gid, coalesce(?, size), atime, ?, ?,"
+    f" rdev, atime_nsec, ?, ? FROM fs_inode WHERE ino = ? RETURNING {STAT_COLUMNS}"
 )
 
 
@@ -103,12 +104,13 @@ class CopyOnWrite:
     def __init__(self, conn: apsw.Connection) -> None:
         self.conn = conn
         self.settings = load_settings(conn)
-        self._floor: int | None = None
+        #: Inodes created by the current outermost transaction (new files, copy-ups).
+        self.fresh: set[int] = set()
         self._settings_version: int | None = None
 
     def begin(self, data_version: int, changed: bool) -> None:
         """A new outermost transaction: reload settings if anyone committed since we looked."""
-        self._floor = None
+        self.fresh = set()
         if changed or self._settings_version is None:
             self.settings = load_settings(self.conn)
             self._settings_version = data_version
@@ -121,22 +123,13 @@ class CopyOnWrite:
         """Settings may have been rolled back: reload them at the next transaction."""
         self._settings_version = None
 
-    def version_floor(self) -> int:
-        """The first ws_version id this transaction may write: rows below it are committed."""
-        if self._floor is None:
-            self._floor = self.conn.execute("SELECT coalesce(max(id), 0) + 1 FROM ws_version").get
-        return self._floor
-
     def frozen(self, ino: int) -> bool:
         """May a snapshot or a committed version hold ``ino``'s current content?"""
+        if ino in self.fresh:
+            return False
         if ino <= self.settings.watermark:
             return True
-        return (
-            self.conn.execute(
-                "SELECT 1 FROM ws_version WHERE ino = ? AND id < ?", (ino, self.version_floor())
-            ).get
-            is not None
-        )
+        return self.conn.execute("SELECT 1 FROM ws_version WHERE ino = ?", (ino,)).get is not None
 
     def referenced(self, ino: int) -> bool:
         """Does any version or snapshot entry still name ``ino`` (so it must not be freed)?"""
@@ -153,9 +146,9 @@ class CopyOnWrite:
 
     def copy_up(
         self, ino: int, dentry_id: int, parent_ino: int, now: int, *, size: int | None = None
-    ) -> int:
+    ) -> Stat:
         """Give the live name(s) of frozen ``ino`` a new inode with the same metadata; return
-        its number. With ``size`` None the chunks are copied too (inside SQLite, for a write
+        its stat. With ``size`` None the chunks are copied too (inside SQLite, for a write
         into part of the file); with a size, the caller is about to add the whole new content.
 
         The frozen inode keeps its bytes and loses its names (nlink 0): only history holds it.
@@ -163,25 +156,22 @@ class CopyOnWrite:
         an index on fs_dentry(ino) would cost every write 10-15 %).
         """
         sec, nsec = split_ns(now)
-        nlink, old_size = self.conn.execute(
-            "SELECT nlink, size FROM fs_inode WHERE ino = ?", (ino,)
-        ).get
-        new = self.conn.execute(
-            _COPY_INODE, (old_size if size is None else size, sec, sec, nsec, nsec, ino)
-        ).get
+        row = self.conn.execute(_COPY_INODE, (size, sec, sec, nsec, nsec, ino)).get
+        new = Stat(*row)
         if size is None:
             self.conn.execute(
                 "INSERT INTO fs_data(ino, chunk_index, data)"
                 " SELECT ?, chunk_index, data FROM fs_data WHERE ino = ? ORDER BY chunk_index",
-                (new, ino),
+                (new.st_ino, ino),
             )
-        if nlink <= 1:
-            self.conn.execute("UPDATE fs_dentry SET ino = ? WHERE id = ?", (new, dentry_id))
+        if new.st_nlink <= 1:
+            self.conn.execute("UPDATE fs_dentry SET ino = ? WHERE id = ?", (new.st_ino, dentry_id))
             self.mark_dirty(parent_ino)
         else:
             for (parent,) in self.conn.execute(
-                "UPDATE fs_dentry SET ino = ? WHERE ino = ? RETURNING parent_ino", (new, ino)
+                "UPDATE fs_dentry SET ino = ? WHERE ino = ? RETURNING parent_ino", (new.st_ino, ino)
             ).fetchall():
                 self.mark_dirty(parent)  # type: ignore[arg-type]
         self.conn.execute("UPDATE fs_inode SET nlink = 0 WHERE ino = ?", (ino,))
+        self.fresh.add(new.st_ino)
         return new

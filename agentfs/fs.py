@@ -309,6 +309,7 @@ class FileSystem:
         ino = self.conn.execute(
             _CREATE_INODE, (mode, 2 if directory else 1, size, sec, sec, sec, nsec, nsec, nsec)
         ).get
+        self.cow.fresh.add(ino)
         try:
             self.conn.execute(_ADD_DENTRY, (name, parent_ino, ino))
         except apsw.ConstraintError:
@@ -494,17 +495,19 @@ class FileSystem:
             if latest is not None and latest.ino == ino and latest.hash == hash_:
                 self._touch(target, now)  # the same bytes: no new version, no copy
                 return self._stat_ino(ino)
-            if self.cow.frozen(ino):
-                held = latest is not None and latest.ino == ino  # by its last version, surely
-                ino = self._copy_up(target, now, size=len(data), held=held)
-                self.chunks.append_new(ino, 0, data)
+            held = latest is not None and latest.ino == ino  # by its last version, surely
+            copied: Stat | None = None
+            if (held and ino not in self.cow.fresh) or self.cow.frozen(ino):
+                copied = self._copy_up(target, now, size=len(data), held=held)
+                ino = copied.st_ino
+                self.chunks.append_new(ino, 0, data)  # the copy has the new size already
             else:
                 self.chunks.replace(ino, data)
                 self._set_content(ino, len(data))
             if versioned:
                 self._record(history_path, "write", ino, len(data), hash_, latest=latest)
             self._wrote(target, ino)
-            return self._stat_ino(ino)
+            return copied if copied is not None else self._stat_ino(ino)
 
     def pwrite(self, path: str, data: bytes | str, offset: int) -> int:
         """Write at ``offset`` (a gap after the end reads as zeros); returns bytes written."""
@@ -564,11 +567,11 @@ class FileSystem:
         """The inode to change for ``target``: itself, or a copy-up when it is frozen."""
         if target.created or not self.cow.frozen(target.ino):
             return target.ino
-        return self._copy_up(target, now)
+        return self._copy_up(target, now).st_ino
 
     def _copy_up(
         self, target: _Target, now: int, size: int | None = None, held: bool = False
-    ) -> int:
+    ) -> Stat:
         """Copy ``target`` up (``CopyOnWrite.copy_up``); the frozen inode is freed at once if
         nothing holds it after all (frozen only by the conservative snapshot watermark)."""
         new = self.cow.copy_up(target.ino, target.dentry_id, target.parent_ino, now, size=size)
@@ -593,8 +596,8 @@ class FileSystem:
             return
         if self.cow.settings.versioning:
             latest = self.versions.latest(self._history_path(target.path))
-            if latest and latest.ino == ino and latest.id >= self.cow.version_floor():
-                self.versions.forget(latest.id)
+            if latest and latest.ino == ino and ino in self.cow.fresh:
+                self.versions.forget(latest)
 
     def _record(
         self,

@@ -212,10 +212,7 @@ class HistoryMixin(FileSystem):
                 fork.snapshots.restore(snapshot)
                 with fork.transaction():
                     fork.conn.execute("DELETE FROM ws_snapshot WHERE id > ?", (info.id,))
-                    mark = fork.conn.execute(
-                        "SELECT version_mark FROM ws_snapshot WHERE id = ?", (info.id,)
-                    ).get
-                    fork.conn.execute("DELETE FROM ws_version WHERE id > ?", (mark,))
+                    fork.conn.execute("DELETE FROM ws_version WHERE at_ns > ?", (info.created_ns,))
                     fork.conn.execute("DELETE FROM ws_read")
                 fork.gc()
                 fork.conn.execute("VACUUM")

@@ -104,9 +104,9 @@ class Snapshots:
             f" {S_IFREG} AND ino IN (SELECT ino FROM fs_dentry)"
         ).get
         gen = self.conn.execute(
-            "INSERT INTO ws_snapshot(name, thread, label, meta, created_ns, actor,"
-            " version_mark, files, bytes) VALUES (coalesce(?, 'snap-' || hex(randomblob(4))),"
-            " ?, ?, ?, ?, ?, (SELECT coalesce(max(id), 0) FROM ws_version), ?, ?) RETURNING id",
+            "INSERT INTO ws_snapshot(name, thread, label, meta, created_ns, actor, files, bytes)"
+            " VALUES (coalesce(?, 'snap-' || hex(randomblob(4))), ?, ?, ?, ?, ?, ?, ?)"
+            " RETURNING id",
             (name, thread, label, meta, time.time_ns(), self.fs.versions.actor, files, size),
         ).get
         if name is None:

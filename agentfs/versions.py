@@ -32,7 +32,6 @@ def digest(data: bytes) -> bytes:
 class Version(NamedTuple):
     """One row of a path's history (``Workspace.history``)."""
 
-    id: int
     path: str
     n: int
     op: str
@@ -54,7 +53,7 @@ class Version(NamedTuple):
         return row
 
 
-_COLUMNS = "id, path, n, op, ino, size, hash, at_ns, actor, thread, other"
+_COLUMNS = "path, n, op, ino, size, hash, at_ns, actor, thread, other"
 _LATEST = f"SELECT {_COLUMNS} FROM ws_version WHERE path = ? ORDER BY n DESC LIMIT 1"
 _INSERT = (
     "INSERT INTO ws_version(path, n, op, ino, size, hash, at_ns, actor, thread, other)"
@@ -104,11 +103,11 @@ class Versions:
             and op == "write"
             and latest.op in CONTENT_OPS
             and latest.ino == ino
-            and latest.id >= self.cow.version_floor()
+            and ino in self.cow.fresh
         ):
             self.conn.execute(
-                "UPDATE ws_version SET size = ?, hash = ?, at_ns = ? WHERE id = ?",
-                (size, hash_, now, latest.id),
+                "UPDATE ws_version SET size = ?, hash = ?, at_ns = ? WHERE path = ? AND n = ?",
+                (size, hash_, now, path, latest.n),
             )
             return []
         n = 1 if latest is None else latest.n + 1
@@ -117,9 +116,11 @@ class Versions:
         )
         return self._prune(path, n)
 
-    def forget(self, version_id: int) -> None:
+    def forget(self, version: Version) -> None:
         """Drop a row this transaction wrote (the file grew past ``history.max_bytes``)."""
-        self.conn.execute("DELETE FROM ws_version WHERE id = ?", (version_id,))
+        self.conn.execute(
+            "DELETE FROM ws_version WHERE path = ? AND n = ?", (version.path, version.n)
+        )
 
     def _prune(self, path: str, newest: int) -> list[int]:
         keep = self.cow.settings.keep

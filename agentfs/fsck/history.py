@@ -64,7 +64,7 @@ def repair_ws_config_values(conn: apsw.Connection) -> list[str]:
 
 
 _BAD_VERSIONS = (
-    "SELECT v.id, v.path, v.n, v.op, v.ino, i.ino IS NULL, i.mode, i.size, v.size FROM ws_version v"
+    "SELECT v.path, v.n, v.op, v.ino, i.ino IS NULL, i.mode, i.size, v.size FROM ws_version v"
     " LEFT JOIN fs_inode i ON i.ino = v.ino WHERE v.n < 1"
     " OR (v.op IN ('delete', 'move')) <> (v.ino IS NULL)"
     " OR v.op NOT IN ('write', 'rename', 'move', 'link', 'restore', 'delete')"
@@ -77,7 +77,7 @@ _BAD_VERSIONS = (
 def check_ws_version_inode(conn: apsw.Connection) -> _Finding:
     """Each version has a valid op and number; a content version names an existing regular
     file of the recorded size (frozen content never changes size)."""
-    for id_, path, n, op, ino, missing, mode, size, want in conn.execute(_BAD_VERSIONS):
+    for path, n, op, ino, missing, mode, size, want in conn.execute(_BAD_VERSIONS):
         if ino is not None and missing:
             yield f"version {n} of {path} ({op}) names missing inode {ino}", True
         elif ino is not None and mode is not None and (mode & 0o170000) != S_IFREG:
@@ -85,7 +85,7 @@ def check_ws_version_inode(conn: apsw.Connection) -> _Finding:
         elif ino is not None and size != want:
             yield f"version {n} of {path}: inode {ino} has {size} bytes, recorded {want}", False
         else:
-            yield f"version row {id_} of {path} is malformed (n {n}, op {op!r}, ino {ino})", False
+            yield f"version {n} of {path} is malformed (op {op!r}, ino {ino})", False
 
 
 def repair_ws_version_inode(conn: apsw.Connection) -> list[str]:
@@ -93,11 +93,10 @@ def repair_ws_version_inode(conn: apsw.Connection) -> list[str]:
     reported only."""
     rows = _rows(
         conn,
-        "SELECT id, path, n FROM ws_version v WHERE ino IS NOT NULL"
-        " AND NOT EXISTS (SELECT 1 FROM fs_inode i WHERE i.ino = v.ino)",
+        "DELETE FROM ws_version WHERE ino IS NOT NULL AND NOT EXISTS (SELECT 1 FROM fs_inode i"
+        " WHERE i.ino = ws_version.ino) RETURNING path, n",
     )
-    conn.executemany("DELETE FROM ws_version WHERE id = ?", [(r[0],) for r in rows])
-    return [f"dropped version {n} of {path}: its content is gone" for _, path, n in rows]
+    return [f"dropped version {n} of {path}: its content is gone" for path, n in rows]
 
 
 @_check
