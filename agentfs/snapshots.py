@@ -289,12 +289,12 @@ class Snapshots:
             changes = diff(have, want, dirs, path)
             if changes:
                 _Restorer(self.fs, want, have, path).run(dirs)
-                self._record_history(changes, want)
+                self._record_history(changes)
             self.fs.drop_caches()
         self.fs.orphans.purge_due()
         return RestoreResult(undo.name, changes)
 
-    def _record_history(self, changes: TreeDiff, want: Tree) -> None:
+    def _record_history(self, changes: TreeDiff) -> None:
         """Restored files get a 'restore' version, removed ones a 'delete' event."""
         fs = self.fs
         if not fs.cow.settings.versioning:
@@ -303,10 +303,8 @@ class Snapshots:
             latest = fs.versions.latest(p)
             if latest is not None and latest.has_content:
                 fs._record(p, "delete")
-        for p in changes.added + changes.modified:
-            parent, base = paths.parent_and_name(p)
-            entry = want.children(self._dir_in(want, parent)).get(base)
-            if entry is not None and entry.mode & S_IFMT == S_IFREG:
+        for p, entry in changes.after.items():
+            if entry.mode & S_IFMT == S_IFREG:
                 fs._history_arrived(p, entry.ino, "restore")
 
 

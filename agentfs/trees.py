@@ -108,6 +108,8 @@ class TreeDiff:
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     modified: list[str] = field(default_factory=list)
+    #: What each added or modified path points at in tree B (restore relinks these).
+    after: dict[str, Entry] = field(default_factory=dict, repr=False)
 
     def as_dict(self) -> dict[str, list[str]]:
         return {"added": self.added, "removed": self.removed, "modified": self.modified}
@@ -170,8 +172,6 @@ def diff(a: Tree, b: Tree, dirs: set[int], within: str = "/") -> TreeDiff:
         and old_side[p] != entry
         and not (is_dir(entry.mode) and is_dir(old_side[p].mode) and entry.mode == old_side[p].mode)
     ]
-    return TreeDiff(
-        keep(new_side.keys() - old_side.keys()),
-        keep(old_side.keys() - new_side.keys()),
-        keep(modified),
-    )
+    added, changed = keep(new_side.keys() - old_side.keys()), keep(modified)
+    relink = {p: new_side[p] for p in (*added, *changed)}
+    return TreeDiff(added, keep(old_side.keys() - new_side.keys()), changed, relink)
