@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -210,7 +211,7 @@ def snapshot_restore(ws: agentfs.Workspace, name: str, path: str, as_json: bool)
         as_json,
         lambda d: [
             *_diff_lines(d["changes"]),
-            f"undo with: agentfs snapshot restore WS {d['undo']}",
+            f"undo with: agentfs snapshot restore {shlex.quote(str(ws.path))} {d['undo']}",
         ],
     )
 

@@ -402,7 +402,8 @@ class FileSystem:
         ).get
         latest = self.versions.latest(key)
         if latest is not None and latest.ino == ino:
-            return FileState(ino, ctime_ns, size, latest.n, latest.hash)
+            by = "/".join(x for x in (latest.actor, latest.thread) if x) or None
+            return FileState(ino, ctime_ns, size, latest.n, latest.hash, by)
         return FileState(ino, ctime_ns, size, None, None)
 
     def _guard(self, target: _Target) -> None:

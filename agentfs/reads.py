@@ -48,6 +48,7 @@ class FileState(NamedTuple):
     size: int
     n: int | None  # its newest version number, if that version is its current content
     hash: bytes | None
+    by: str | None = None  # who wrote that version: "actor/thread"
 
 
 _COLUMNS = "thread, path, ino, ctime_ns, size, n, hash, ranged, at_ns"
@@ -122,6 +123,8 @@ class Reads:
             return
         read_as = f"version {seen.n}" if seen.n is not None else f"{seen.size} bytes"
         now_as = f"version {now.n}" if now.n is not None else f"{now.size} bytes"
+        if now.by:
+            now_as += f" by {now.by}"
         raise StaleReadError(
             path,
             f"changed since thread {thread!r} read it: read {read_as} at {_when(seen.at_ns)},"

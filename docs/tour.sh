@@ -54,6 +54,17 @@ PY
 $AGENTFS kv "$WS" get tour/last_report
 $AGENTFS timeline "$WS" --limit 3
 
+step "history: every write is a version, and snapshots rewind the whole tree"
+$AGENTFS history "$WS" /tour/notes/plan.md
+before="tour-$(date +%s%N)"
+$AGENTFS snapshot create "$WS" "$before" --label "before the risky edit" --meta '{"turn": 7}'
+$AGENTFS write "$WS" /tour/notes/plan.md "todo: rewrite everything"
+$AGENTFS rm "$WS" -r /tour/notes-copy
+$AGENTFS diff "$WS" /tour/notes/plan.md
+$AGENTFS snapshot diff "$WS" "$before"
+$AGENTFS snapshot restore "$WS" "$before"
+$AGENTFS cat "$WS" /tour/notes/plan.md
+
 step "export back to the host, byte for byte"
 $AGENTFS export "$WS" /tour/src "$scratch/src"
 diff -r agentfs "$scratch/src" --exclude=__pycache__ && echo "identical to ./agentfs"
