@@ -9,7 +9,8 @@
 -- Rules checked by `agentfs fsck`:
 --   * every fs_inode row is named by a dentry, queued in ws_orphan, or referenced by
 --     ws_version.ino / ws_entry.ino (frozen history); nothing else;
---   * ws_version.n runs 1, 2, 3 ... per path; ino is NULL exactly for 'delete' and 'move' rows;
+--   * ws_version.n counts from 1 per path (retention may prune the oldest); ino is NULL exactly
+--     for 'delete' and 'move' rows, and a content row's inode has the recorded size;
 --   * ws_entry intervals [born, died) of one (parent, name) never overlap, born < died;
 --   * every inode number in ws_entry or ws_version is <= the fs_inode AUTOINCREMENT counter.
 
@@ -28,9 +29,10 @@ INSERT INTO ws_config(key, value) VALUES
   ('history.max_bytes', '16777216'),
   ('snapshot.watermark', '-1');
 
--- ws_version: the history of each path, like `git log -- path`, one row per event.
---   id        global order of events (rowid, so appending is cheap).
---   path      the absolute workspace path the event happened to.
+-- ws_version: the history of each path, like `git log -- path`, one row per event. WITHOUT
+-- ROWID, keyed by (path, n): a versioned write adds one row to two b-trees (this and the ino
+-- index), which keeps its cost near the plain write's.
+--   path      the absolute, symlink-free workspace path the event happened to.
 --   n         the event's number in that path's history, from 1.
 --   op        'write' (new content), 'delete', 'move' (renamed away: other = where to),
 --             'rename' (arrived by a rename: other = where from), 'link', 'restore'.
@@ -38,7 +40,6 @@ INSERT INTO ws_config(key, value) VALUES
 --   size, hash  content size and BLAKE2b-128 digest (hash NULL only for 'delete'/'move').
 --   at_ns     when, in ns since the epoch; actor and thread: who, as set on the handle.
 CREATE TABLE ws_version (
-  id INTEGER PRIMARY KEY,
   path TEXT NOT NULL,
   n INTEGER NOT NULL,
   op TEXT NOT NULL,
@@ -48,15 +49,14 @@ CREATE TABLE ws_version (
   at_ns INTEGER NOT NULL,
   actor TEXT,
   thread TEXT,
-  other TEXT
-);
-CREATE UNIQUE INDEX ws_version_path ON ws_version(path, n);
+  other TEXT,
+  PRIMARY KEY (path, n)
+) WITHOUT ROWID;
 -- Is an inode frozen by some version? (asked before a write, and by garbage collection)
 CREATE INDEX ws_version_ino ON ws_version(ino) WHERE ino IS NOT NULL;
 
 -- ws_snapshot: named states of the whole tree. id is the snapshot's GENERATION: AUTOINCREMENT,
 -- so a deleted snapshot's number is never reused by a later one (ws_entry intervals use it).
---   version_mark  the highest ws_version.id at creation (`fork` keeps history up to it).
 --   meta          free-form JSON text given by the caller (turn number, message id, ...).
 CREATE TABLE ws_snapshot (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -66,7 +66,6 @@ CREATE TABLE ws_snapshot (
   meta TEXT,
   created_ns INTEGER NOT NULL,
   actor TEXT,
-  version_mark INTEGER NOT NULL,
   files INTEGER NOT NULL,
   bytes INTEGER NOT NULL
 );
