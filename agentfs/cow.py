@@ -83,11 +83,11 @@ def keep_text(keep: int | str | None) -> str:
     return text
 
 
-#: A copy of an inode row with new times (and, unless NULL, a new size), returned as a stat.
+#: A copy of an inode row with new times (and, unless NULL, a new nlink and size), as a stat.
 _COPY_INODE = (
     "INSERT INTO fs_inode(mode, nlink, uid, gid, size, atime, mtime, ctime, rdev, atime_nsec,"
-    " mtime_nsec, ctime_nsec) SELECT mode, nlink, uid, gid, coalesce(?, size), atime, ?, ?,"
-    f" rdev, atime_nsec, ?, ? FROM fs_inode WHERE ino = ? RETURNING {STAT_COLUMNS}"
+    " mtime_nsec, ctime_nsec) SELECT mode, coalesce(?, nlink), uid, gid, coalesce(?, size),"
+    f" atime, ?, ?, rdev, atime_nsec, ?, ? FROM fs_inode WHERE ino = ? RETURNING {STAT_COLUMNS}"
 )
 
 
@@ -155,15 +155,7 @@ class CopyOnWrite:
         A hard-linked inode has all its names repointed, found by a scan (hard links are rare;
         an index on fs_dentry(ino) would cost every write 10-15 %).
         """
-        sec, nsec = split_ns(now)
-        row = self.conn.execute(_COPY_INODE, (size, sec, sec, nsec, nsec, ino)).get
-        new = Stat(*row)
-        if size is None:
-            self.conn.execute(
-                "INSERT INTO fs_data(ino, chunk_index, data)"
-                " SELECT ?, chunk_index, data FROM fs_data WHERE ino = ? ORDER BY chunk_index",
-                (new.st_ino, ino),
-            )
+        new = self._copy(ino, now, size=size)
         if new.st_nlink <= 1:
             self.conn.execute("UPDATE fs_dentry SET ino = ? WHERE id = ?", (new.st_ino, dentry_id))
             self.mark_dirty(parent_ino)
@@ -173,5 +165,25 @@ class CopyOnWrite:
             ).fetchall():
                 self.mark_dirty(parent)  # type: ignore[arg-type]
         self.conn.execute("UPDATE fs_inode SET nlink = 0 WHERE ino = ?", (ino,))
+        return new
+
+    def clone(self, ino: int, now: int) -> Stat:
+        """A new, nameless inode with ``ino``'s metadata and a copy of its chunks (for giving
+        frozen content a second, independent life: a version restored while another path
+        still has it)."""
+        return self._copy(ino, now, nlink=0)
+
+    def _copy(
+        self, ino: int, now: int, *, size: int | None = None, nlink: int | None = None
+    ) -> Stat:
+        """Copy inode ``ino`` (new times; ``size`` None: its chunks too, copied in SQLite)."""
+        sec, nsec = split_ns(now)
+        new = Stat(*self.conn.execute(_COPY_INODE, (nlink, size, sec, sec, nsec, nsec, ino)).get)
+        if size is None:
+            self.conn.execute(
+                "INSERT INTO fs_data(ino, chunk_index, data)"
+                " SELECT ?, chunk_index, data FROM fs_data WHERE ino = ? ORDER BY chunk_index",
+                (new.st_ino, ino),
+            )
         self.fresh.add(new.st_ino)
         return new

@@ -855,6 +855,8 @@ class FileSystem:
             moved_dir = 1 if is_dir(mode) and src_parent != dst_parent else 0
             self.conn.execute(_TOUCH_DIR, (-moved_dir, sec, nsec, sec, nsec, src_parent))
             self.conn.execute(_TOUCH_DIR, (moved_dir, sec, nsec, sec, nsec, dst_parent))
+            self.cow.mark_dirty(src_parent)
+            self.cow.mark_dirty(dst_parent)
             self.conn.execute(
                 "UPDATE fs_inode SET ctime = ?, ctime_nsec = ? WHERE ino = ?", (sec, nsec, ino)
             )

@@ -19,7 +19,7 @@ from agentfs import paths
 from agentfs.errors import HistoryNotFoundError, fs_error
 from agentfs.fs import FileSystem
 from agentfs.globs import compile_glob
-from agentfs.inodes import is_dir
+from agentfs.inodes import is_dir, now_ns
 from agentfs.reads import Read
 from agentfs.snapshots import Snapshots
 from agentfs.versions import Version
@@ -146,8 +146,11 @@ class HistoryMixin(FileSystem):
 
     def restore_version(self, path: str, n: int) -> Version:
         """Make version ``n`` of ``path`` its current content again, recorded as a new
-        version ('restore'). No byte is copied: the name is relinked to the version's frozen
-        inode (a later write copies up, as for any frozen file). Recreates a deleted file."""
+        version ('restore'; returned). No byte is copied: the name is relinked to the
+        version's frozen inode (a later write copies up, as for any frozen file) unless another
+        path has that inode now (after a rename), which gets a copy instead, so the two never
+        become hard links. Recreates a deleted file. With versioning off nothing is recorded
+        and version ``n`` itself is returned."""
         with self._write():
             found = self.version(path, n)
             if found.ino is None:
@@ -161,11 +164,15 @@ class HistoryMixin(FileSystem):
                 if existing[1] == found.ino:
                     return self.versions.latest(key) or found  # it is the current content
                 self._unlink_dentry(existing[0], parent_ino, existing[1], existing[2])
-            self._link_existing(parent_ino, name, found.ino)
-            self._record(key, "restore", found.ino, found.size, found.hash, str(n))
-            latest = self.versions.latest(key)
+            ino = found.ino
+            if self.conn.execute("SELECT nlink FROM fs_inode WHERE ino = ?", (ino,)).get:
+                ino = self.cow.clone(ino, now_ns()).st_ino  # named elsewhere: a copy of its own
+            self._link_existing(parent_ino, name, ino)
+            if not self.cow.settings.versioning:
+                return found
+            self._record(key, "restore", ino, found.size, found.hash, str(n))
+            latest = self.versions.latest(key) or found
         self.orphans.purge_due()
-        assert latest is not None
         return latest
 
     # --- garbage collection -------------------------------------------------------------------
@@ -188,7 +195,8 @@ class HistoryMixin(FileSystem):
                 " FROM fs_inode i WHERE ino <> 1 AND nlink = 0"
                 " AND NOT EXISTS (SELECT 1 FROM fs_dentry d WHERE d.ino = i.ino)"
                 " AND NOT EXISTS (SELECT 1 FROM ws_version v WHERE v.ino = i.ino)"
-                " AND NOT EXISTS (SELECT 1 FROM ws_entry e WHERE e.ino = i.ino) RETURNING 1"
+                " AND ((i.mode & 61440) = 16384"  # a directory: restore re-creates it
+                " OR NOT EXISTS (SELECT 1 FROM ws_entry e WHERE e.ino = i.ino)) RETURNING 1"
             ).fetchall()
         self.orphans.purge()
         return GcReport(len(pruned), entries, len(freed))
@@ -211,7 +219,7 @@ class HistoryMixin(FileSystem):
             with Workspace(tmp) as fork:
                 fork.snapshots.restore(snapshot)
                 with fork.transaction():
-                    fork.conn.execute("DELETE FROM ws_snapshot WHERE id > ?", (info.id,))
+                    fork.snapshots.forget_after(info.id)
                     fork.conn.execute("DELETE FROM ws_version WHERE at_ns > ?", (info.created_ns,))
                     fork.conn.execute("DELETE FROM ws_read")
                 fork.gc()

@@ -117,12 +117,14 @@ class Orphans:
         freed = 0
         while True:
             with write_transaction(self.conn):
-                # A safety net: history (a version, a snapshot) may hold a queued inode only
+                # A safety net: history (a version, a snapshot) may hold a queued file only
                 # through a bug or a hand edit; it leaves the queue unfreed, never lost.
                 self.conn.execute(
                     "DELETE FROM ws_orphan WHERE EXISTS (SELECT 1 FROM ws_version v"
                     " WHERE v.ino = ws_orphan.ino) OR EXISTS (SELECT 1 FROM ws_entry e"
-                    " WHERE e.ino = ws_orphan.ino)"
+                    " JOIN fs_inode i ON i.ino = e.ino WHERE e.ino = ws_orphan.ino"
+                    " AND (i.mode & ?) <> ?)",  # directories: restore re-creates them
+                    (S_IFMT, S_IFDIR),
                 )
                 count = self.conn.execute(
                     "SELECT count(*) FROM (SELECT 1 FROM ws_orphan LIMIT ?)", (batch,)

@@ -205,6 +205,8 @@ class Snapshots:
                 raise fs_error(errno.ENOENT, path, f"not in snapshot {name!r}")
             if is_dir(entry.mode):
                 raise fs_error(errno.EISDIR, path)
+            if entry.mode & S_IFMT != S_IFREG:
+                raise fs_error(errno.EINVAL, path, f"not a regular file in snapshot {name!r}")
             size = self.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (entry.ino,)).get
             return self.fs.chunks.read(entry.ino, size)
 
@@ -244,6 +246,20 @@ class Snapshots:
             self.conn.execute("DELETE FROM ws_snapshot WHERE id = ?", (gen,))
             self.prune()
         self.fs.orphans.purge_due()
+
+    def forget_after(self, gen: int) -> None:
+        """Make generation ``gen`` the newest, as if nothing had been snapshotted after it
+        (``fork``): later snapshots and their rows go, rows alive at ``gen`` are reopened as
+        the baseline, and every directory is marked dirty so the next snapshot re-reads the
+        tree (whatever happened after ``gen`` is then recorded afresh)."""
+        self.conn.execute("DELETE FROM ws_snapshot WHERE id > ?", (gen,))
+        self.conn.execute("DELETE FROM ws_entry WHERE born > ?", (gen,))
+        self.conn.execute("UPDATE ws_entry SET died = NULL WHERE died > ?", (gen,))
+        self.conn.execute(
+            "INSERT OR IGNORE INTO ws_dirty(ino) SELECT ino FROM fs_inode"
+            f" WHERE (mode & {S_IFMT}) = {S_IFDIR}"
+        )
+        self.prune()
 
     def prune(self) -> int:
         """Drop ``ws_entry`` rows no snapshot needs and release the inodes only they held;
@@ -286,10 +302,15 @@ class Snapshots:
             )
             want, have = Tree(self.conn, target.id), Tree(self.conn, undo.id)
             dirs = changed_dirs(self.conn, target.id, undo.id)
-            changes = diff(have, want, dirs, path)
-            if changes:
-                _Restorer(self.fs, want, have, path).run(dirs)
-                self._record_history(changes)
+            restorer = _Restorer(self.fs, want, have, path)
+            if path != "/":
+                restorer.anchor(self._dir_in(want, paths.parent_and_name(path)[0]))
+            restorer.run(dirs)
+            # What changed, read back: the live tree against the undo snapshot, in the
+            # directories the restore marked dirty.
+            live = Tree(self.conn, None)
+            changes = diff(have, live, changed_dirs(self.conn, undo.id, None), path)
+            self._record_history(changes)
             self.fs.drop_caches()
         self.fs.orphans.purge_due()
         return RestoreResult(undo.name, changes)
@@ -299,7 +320,8 @@ class Snapshots:
         fs = self.fs
         if not fs.cow.settings.versioning:
             return
-        for p in changes.removed:
+        not_files = [p for p, e in changes.after.items() if e.mode & S_IFMT != S_IFREG]
+        for p in [*changes.removed, *not_files]:  # gone, or now a directory or a symlink
             latest = fs.versions.latest(p)
             if latest is not None and latest.has_content:
                 fs._record(p, "delete")
@@ -319,32 +341,50 @@ class _Restorer:
         self.scope = scope
         self.links: Counter[int] = Counter()  # nlink change per file inode
         self.detached_dirs: set[int] = set()
-        self.attached: set[int] = set()
+        self.attached: set[int] = set()  # inodes given a name by this restore
+        #: The snapshot's directory holding the scope -> the live one (see ``anchor``).
+        self.live_dir: dict[int, int] = {}
+
+    def anchor(self, snapshot_parent: int) -> None:
+        """For a subtree restore: the live directory the scope goes into is the one at the
+        scope's parent path now (made if missing), whatever inode the snapshot had there (0:
+        the snapshot has no such directory, so the scope is only removed)."""
+        parent = paths.parent_and_name(self.scope)[0]
+        if snapshot_parent:
+            live = self.fs._makedirs(parent)
+        else:
+            try:
+                live = self.fs._resolve_dir(parent, [0])
+            except (FileNotFoundError, NotADirectoryError):
+                return  # in neither tree: nothing to restore
+        self.live_dir[snapshot_parent] = live
 
     def _in_scope(self, dir_path: str | None, name: str) -> bool:
         return dir_path is not None and paths.is_within(paths.join(dir_path, name), self.scope)
 
     def run(self, dirs: set[int]) -> None:
+        anchored = set(self.live_dir.values()) - set(self.live_dir)
         plan = []
-        for dir_ino in dirs:
-            have_path, want_path = self.have.dir_path(dir_ino), self.want.dir_path(dir_ino)
-            have = self.have.children(dir_ino) if have_path is not None else {}
+        for dir_ino in (dirs - anchored) | set(self.live_dir):
+            live = self.live_dir.get(dir_ino, dir_ino)
+            have_path, want_path = self.have.dir_path(live), self.want.dir_path(dir_ino)
+            have = self.have.children(live) if have_path is not None else {}
             want = self.want.children(dir_ino) if want_path is not None else {}
-            plan.append((dir_ino, have_path, want_path, have, want))
-        for dir_ino, have_path, _, have, want in plan:  # 1: detach
+            plan.append((live, have_path, want_path, have, want))
+        for live, have_path, _, have, want in plan:  # 1: detach
             for name, entry in have.items():
                 if want.get(name, _NONE).ino != entry.ino and self._in_scope(have_path, name):
-                    self._detach(dir_ino, name, entry)
-        for dir_ino, _, want_path, have, want in plan:  # 2: attach, and fix mode/mtime
+                    self._detach(live, name, entry)
+        for live, _, want_path, have, want in plan:  # 2: attach, fix mode/mtime
             for name, entry in want.items():
                 if not self._in_scope(want_path, name):
                     continue
                 current = have.get(name)
                 if current is None or current.ino != entry.ino:
-                    self._attach(dir_ino, name, entry)
+                    self._attach(live, name, entry)
                 elif current != entry:
                     self._set_meta(entry)
-        self._finish(dirs)
+        self._finish({live for live, *_ in plan})
 
     def _detach(self, dir_ino: int, name: str, entry: Entry) -> None:
         self.conn.execute(
@@ -374,16 +414,32 @@ class _Restorer:
                     (entry.ino, entry.mode, sec, sec, sec, nsec, nsec, nsec),
                 )
             self.detached_dirs.discard(entry.ino)
-            self.attached.add(entry.ino)
         elif not exists:
             raise fs_error(errno.EIO, self.scope, f"snapshot content inode {entry.ino} is missing")
+        elif self._named_outside(entry.ino):
+            # A subtree restore must not tie a file to one outside it (renamed away since):
+            # the restored name gets a copy of the content instead.
+            entry = entry._replace(ino=self.fs.cow.clone(entry.ino, time.time_ns()).st_ino)
+            self.links[entry.ino] += 1
         else:
             self.links[entry.ino] += 1
+        self.attached.add(entry.ino)
         self.conn.execute(
             "INSERT INTO fs_dentry(name, parent_ino, ino) VALUES (?, ?, ?)",
             (name, dir_ino, entry.ino),
         )
         self._set_meta(entry)
+
+    def _named_outside(self, ino: int) -> bool:
+        """Does file ``ino`` keep a name this subtree restore does not govern?"""
+        if self.scope == "/" or ino in self.attached:
+            return False
+        nlink = self.conn.execute("SELECT nlink FROM fs_inode WHERE ino = ?", (ino,)).get
+        return nlink + self.links[ino] > 0
+
+    def _is_dir(self, ino: int) -> bool:
+        mode = self.conn.execute("SELECT mode FROM fs_inode WHERE ino = ?", (ino,)).get
+        return mode is not None and is_dir(mode)
 
     def _named(self, ino: int) -> bool:
         return self.conn.execute("SELECT 1 FROM fs_dentry WHERE ino = ?", (ino,)).get is not None
@@ -411,7 +467,7 @@ class _Restorer:
                 ).get
                 if nlink <= 0:
                     fs._release_if_unheld(ino)
-        touched = dirs | self.attached
+        touched = dirs | {i for i in self.attached if self._is_dir(i)}
         for dir_ino in touched:
             fs.cow.mark_dirty(dir_ino)
         self.conn.executemany(

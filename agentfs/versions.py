@@ -124,7 +124,7 @@ class Versions:
 
     def _prune(self, path: str, newest: int) -> list[int]:
         keep = self.cow.settings.keep
-        if keep is None or newest <= keep:
+        if not keep or newest <= keep:  # all kept, or versioning off (gc prunes then)
             return []
         dropped = [
             int(ino)

@@ -228,7 +228,7 @@ _NAMELESS = (
     "SELECT ino, mode FROM fs_inode WHERE ino <> 1 AND ino NOT IN (SELECT ino FROM fs_dentry)"
     " AND ino NOT IN (SELECT ino FROM ws_orphan)"
     " AND ino NOT IN (SELECT ino FROM ws_version WHERE ino IS NOT NULL)"
-    " AND ino NOT IN (SELECT ino FROM ws_entry)"
+    f" AND (ino NOT IN (SELECT ino FROM ws_entry) OR {_is(S_IFDIR)})"
 )
 
 
