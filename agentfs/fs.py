@@ -335,7 +335,7 @@ class FileSystem:
                 (sec, nsec, ino),
             )
         )
-        if nlink <= 0 and not (ino <= self.cow.settings.watermark or self.cow.referenced(ino)):
+        if nlink <= 0 and not self.cow.referenced(ino):
             self.orphans.release(ino, mode, size)
 
     # --- reading ------------------------------------------------------------------------------
@@ -819,7 +819,7 @@ class FileSystem:
                 if not recursive:
                     raise fs_error(errno.ENOTEMPTY, path)
                 self._history_deleted(path, mode)
-                self.orphans.unlink_subtree(ino, self.cow.settings.watermark)
+                self.orphans.unlink_subtree(ino, track_dirty=self.cow.settings.watermark >= 0)
             elif not is_symlink(mode):
                 self._history_deleted(path, mode)
             self._unlink_dentry(dentry_id, parent_ino, ino, mode)

@@ -59,14 +59,14 @@ class Orphans:
         if size > self.chunk_size:
             self._urgent = True
 
-    def unlink_subtree(self, dir_ino: int, watermark: int = -1) -> None:
+    def unlink_subtree(self, dir_ino: int, *, track_dirty: bool = False) -> None:
         """Drop every name below directory ``dir_ino`` (not its own) and queue what they freed.
 
         Set-based, so its cost is a few statements whatever the tree's size. A file that is
         also hard-linked from outside the tree keeps its remaining links and survives, and so
-        does one that history holds (numbered at or below the snapshot ``watermark``, or named
-        by a version or a snapshot entry). With a watermark (snapshots exist), every directory
-        that lost entries is marked dirty for the next snapshot.
+        does one that history holds (a version or a snapshot entry names it). With
+        ``track_dirty`` (snapshots exist), every directory that lost entries is marked dirty
+        for the next snapshot.
         """
         self._urgent = True
         execute = self.conn.execute
@@ -77,7 +77,7 @@ class Orphans:
             " SELECT id, ino FROM sub",
             (dir_ino,),
         )
-        if watermark >= 0:
+        if track_dirty:
             execute(
                 "INSERT OR IGNORE INTO ws_dirty(ino) SELECT DISTINCT parent_ino FROM fs_dentry"
                 " WHERE id IN (SELECT id FROM temp.doomed_dentry)"
@@ -92,10 +92,10 @@ class Orphans:
         execute(
             "INSERT OR IGNORE INTO ws_orphan(ino, queued_at) SELECT DISTINCT ino, ?"
             " FROM fs_inode WHERE nlink <= 0 AND ino IN (SELECT ino FROM temp.doomed_dentry)"
-            " AND ((mode & ?) = ? OR (ino > ?"
-            " AND NOT EXISTS (SELECT 1 FROM ws_version v WHERE v.ino = fs_inode.ino)"
+            " AND ((mode & ?) = ? OR (NOT EXISTS (SELECT 1 FROM ws_version v"
+            " WHERE v.ino = fs_inode.ino)"
             " AND NOT EXISTS (SELECT 1 FROM ws_entry e WHERE e.ino = fs_inode.ino)))",
-            (int(time.time()), S_IFMT, S_IFDIR, watermark),
+            (int(time.time()), S_IFMT, S_IFDIR),
         )
         execute("DELETE FROM temp.doomed_dentry")
 

@@ -344,6 +344,7 @@ class _Restorer:
         self.attached: set[int] = set()  # inodes given a name by this restore
         #: The snapshot's directory holding the scope -> the live one (see ``anchor``).
         self.live_dir: dict[int, int] = {}
+        self._live: Tree | None = None  # the live tree, read lazily by _named_outside
 
     def anchor(self, snapshot_parent: int) -> None:
         """For a subtree restore: the live directory the scope goes into is the one at the
@@ -431,11 +432,22 @@ class _Restorer:
         self._set_meta(entry)
 
     def _named_outside(self, ino: int) -> bool:
-        """Does file ``ino`` keep a name this subtree restore does not govern?"""
+        """Does file ``ino`` keep a name this subtree restore does not govern? (Names inside
+        the scope that survive the detach phase are the snapshot's own: a hard link.)"""
         if self.scope == "/" or ino in self.attached:
             return False
         nlink = self.conn.execute("SELECT nlink FROM fs_inode WHERE ino = ?", (ino,)).get
-        return nlink + self.links[ino] > 0
+        if nlink + self.links[ino] <= 0:
+            return False
+        if self._live is None:
+            self._live = Tree(self.conn, None)
+        for parent, name in self.conn.execute(  # a scan, but only for a linked file
+            "SELECT parent_ino, name FROM fs_dentry WHERE ino = ?", (ino,)
+        ).fetchall():
+            where = self._live.dir_path(parent)  # type: ignore[arg-type]
+            if where is None or not self._in_scope(where, name):  # type: ignore[arg-type]
+                return True
+        return False
 
     def _is_dir(self, ino: int) -> bool:
         mode = self.conn.execute("SELECT mode FROM fs_inode WHERE ino = ?", (ino,)).get
@@ -457,7 +469,7 @@ class _Restorer:
     def _finish(self, dirs: set[int]) -> None:
         fs = self.fs
         for dir_ino in self.detached_dirs:  # gone from the tree: its subtree goes too
-            fs.orphans.unlink_subtree(dir_ino, fs.cow.settings.watermark)
+            fs.orphans.unlink_subtree(dir_ino, track_dirty=fs.cow.settings.watermark >= 0)
             self.conn.execute("DELETE FROM fs_inode WHERE ino = ?", (dir_ino,))
         for ino, delta in self.links.items():
             if delta:
