@@ -1,36 +1,20 @@
 """Every failed operation leaves the database exactly as it was.
 
-The proof is taken from outside: ``snapshot`` opens a second, read-only apsw connection and
+The proof is taken from outside: ``all_rows`` opens a second, read-only apsw connection and
 reads every table (``sqlite_sequence`` included, so even a consumed AUTOINCREMENT number would
-show) in rowid order, before and after the failure.
+show), before and after the failure.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import apsw
 import pytest
 from failure_cases import ALL_CASES, Case, populate
+from table_rows import all_rows
 
 import agentfs
 from agentfs.chunks import Chunks
-
-
-def snapshot(db_path: Path) -> dict[str, list[tuple]]:
-    """Every row of every table of the file, through a connection of its own."""
-    conn = apsw.Connection(str(db_path), flags=apsw.SQLITE_OPEN_READONLY)
-    try:
-        tables = [
-            name
-            for (name,) in conn.execute(
-                "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name"
-            )
-        ]
-        # Every column in order: WITHOUT ROWID tables have no rowid to order by.
-        return {t: sorted(conn.execute(f'SELECT * FROM "{t}"'), key=repr) for t in tables}
-    finally:
-        conn.close()
 
 
 @pytest.fixture
@@ -45,31 +29,31 @@ def populated(ws: agentfs.Workspace) -> agentfs.Workspace:
 def test_failed_operation_changes_no_row(
     populated: agentfs.Workspace, ws_path: Path, case: Case
 ) -> None:
-    before = snapshot(ws_path)
+    before = all_rows(ws_path)
     with pytest.raises(OSError):
         case.call(populated)
-    assert snapshot(ws_path) == before
+    assert all_rows(ws_path) == before
 
 
 def test_failed_non_json_writes_change_no_row(ws: agentfs.Workspace, ws_path: Path) -> None:
-    before = snapshot(ws_path)
+    before = all_rows(ws_path)
     with pytest.raises(agentfs.InvalidValueError):
         ws.kv.set("k", object())
     with pytest.raises(agentfs.InvalidValueError):
         ws.tool_calls.record("t", {"bad": {1, 2}}, started_at=1.0, completed_at=2.0)
-    assert snapshot(ws_path) == before
+    assert all_rows(ws_path) == before
 
 
 def test_write_with_parents_below_a_file_creates_no_directory(
     ws: agentfs.Workspace, ws_path: Path
 ) -> None:
     ws.write("/a/b", b"a file in the way", parents=True)
-    before = snapshot(ws_path)
+    before = all_rows(ws_path)
     with pytest.raises(NotADirectoryError):
         ws.write("/a/b/c/d/f", b"", parents=True)
     with pytest.raises(NotADirectoryError):
         ws.mkdir("/a/b/c/d", parents=True)
-    assert snapshot(ws_path) == before
+    assert all_rows(ws_path) == before
 
 
 @pytest.fixture
@@ -90,10 +74,10 @@ def test_failure_after_creating_parents_rolls_them_back(
     ws: agentfs.Workspace, ws_path: Path, failing_chunks: type[RuntimeError]
 ) -> None:
     ws.mkdir("/existing")
-    before = snapshot(ws_path)
+    before = all_rows(ws_path)
     with pytest.raises(failing_chunks):
         ws.write("/existing/new/deeper/f", b"content", parents=True)
-    assert snapshot(ws_path) == before
+    assert all_rows(ws_path) == before
     assert ws.listdir("/existing") == []
 
 
@@ -102,7 +86,7 @@ def test_rolled_back_directories_do_not_linger_in_the_directory_cache(
 ) -> None:
     with pytest.raises(failing_chunks):
         ws.write("/new/deeper/f", b"content", parents=True)
-    before = snapshot(ws_path)
+    before = all_rows(ws_path)
     for call in (
         lambda: ws.write("/new/deeper/g", b""),  # empty content: no chunk insert needed
         lambda: ws.mkdir("/new/deeper/sub"),
@@ -111,7 +95,7 @@ def test_rolled_back_directories_do_not_linger_in_the_directory_cache(
     ):
         with pytest.raises(FileNotFoundError):
             call()
-    assert snapshot(ws_path) == before
+    assert all_rows(ws_path) == before
 
 
 def test_failed_replace_keeps_the_old_content(
@@ -136,7 +120,7 @@ def test_failure_midway_through_a_recursive_copy_leaves_no_partial_tree(
     with agentfs.open(db) as ws:
         for i in range(5):
             ws.write(f"/src/sub{i}/f", f"file {i}".encode(), parents=True)
-        before = snapshot(db)
+        before = all_rows(db)
         calls = []
         real = Chunks.append_new
 
@@ -149,7 +133,7 @@ def test_failure_midway_through_a_recursive_copy_leaves_no_partial_tree(
         monkeypatch.setattr(Chunks, "append_new", fail_on_the_third_file)
         with pytest.raises(RuntimeError):
             ws.copy("/src", "/dst", recursive=True)
-        assert snapshot(db) == before
+        assert all_rows(db) == before
         assert not ws.exists("/dst")
         monkeypatch.undo()
         ws.copy("/src", "/dst", recursive=True)

@@ -3,36 +3,17 @@ the workspace is consistent, and nothing half-done is visible."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
+from kill9 import files_of, kill_writer
 
 import agentfs
 from agentfs import fsck
 
-#: The writer process: runs ``steps(i)`` for i = 0, 1, 2, ... and prints i after each.
-WRITER = textwrap.dedent(
-    """
-    import sys
-    sys.path.insert(0, sys.argv[2])
-    import agentfs
-    from test_crash import run
-
-    ws = agentfs.open(sys.argv[1])
-    for i in range(1_000_000):
-        run(ws, i)
-        print(i, flush=True)  # operation i and all before it have returned
-    """
-)
-
 
 def steps(i: int) -> list[tuple[str, ...]]:
-    """The calls WRITER makes for operation ``i``, in order (each its own transaction)."""
+    """The calls ``run`` makes for operation ``i``, in order (each its own transaction)."""
     name = f"/d{i % 7}/f{i}"
     calls: list[tuple[str, ...]] = [("write", name, (f"file {i} " * (1 + i % 5000)))]
     if i % 3 == 0:
@@ -73,25 +54,12 @@ def apply(files: dict[str, bytes], call: tuple[str, ...]) -> None:
 @pytest.mark.parametrize("kill_after", [50, 700, 3000])
 def test_kill_9_mid_stream_loses_nothing_that_returned(tmp_path: Path, kill_after: int) -> None:
     path = tmp_path / "ws.db"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(path), str(Path(__file__).parent)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    done = -1
-    for line in proc.stdout:
-        done = int(line)
-        if done >= kill_after:
-            break
-    os.kill(proc.pid, signal.SIGKILL)
-    assert (proc.wait(), done) == (-signal.SIGKILL, kill_after)
+    done = kill_writer(path, "test_crash", kill_after)
+    assert done == kill_after
     with agentfs.open(path) as ws:
         report = fsck.check(ws)
         assert report.clean, report.problems
-        found = {
-            f"{d}/{name}": ws.read(f"{d}/{name}") for d, _, names in ws.walk("/") for name in names
-        }
+        found = files_of(ws)
     # The writer ran on while the kill was on its way: the workspace must hold exactly the
     # state after some whole call at or after the last operation it reported, never half a call.
     model: dict[str, bytes] = {}

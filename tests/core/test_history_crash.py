@@ -3,36 +3,16 @@ the state after some whole operation, and every snapshot that exists holds what 
 
 from __future__ import annotations
 
-import os
-import signal
 import stat
-import subprocess
-import sys
-import textwrap
-import time
 from pathlib import Path
 
 import pytest
+from kill9 import files_of, kill_writer
 
 import agentfs
 from agentfs import fsck
 
 FILES = 150
-
-#: The writer process: runs ``run(ws, i)`` for i = 0, 1, 2, ... and prints i after each.
-WRITER = textwrap.dedent(
-    """
-    import sys
-    sys.path.insert(0, sys.argv[2])
-    import agentfs
-    from test_history_crash import run
-
-    ws = agentfs.open(sys.argv[1])
-    for i in range(1_000_000):
-        run(ws, i)
-        print(i, flush=True)
-    """
-)
 
 
 def step(i: int) -> tuple[str, ...]:
@@ -79,32 +59,16 @@ def apply(state: dict[str, bytes], snaps: dict[str, dict[str, bytes]], i: int) -
             state.update(snaps[name])
 
 
-def _files(ws: agentfs.Workspace) -> dict[str, bytes]:
-    return {f"{d}/{name}": ws.read(f"{d}/{name}") for d, _, names in ws.walk("/") for name in names}
-
-
 @pytest.mark.parametrize("kill_after", [4, 11, 20])
 def test_kill_9_during_snapshots_and_restores(tmp_path: Path, kill_after: int) -> None:
     path = tmp_path / "ws.db"
-    proc = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(path), str(Path(__file__).parent)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    done = -1
-    for line in proc.stdout:
-        done = int(line)
-        if done >= kill_after:
-            break
-    time.sleep(0.005 * (kill_after % 4))  # land inside the next operation, not between two
-    os.kill(proc.pid, signal.SIGKILL)
-    assert proc.wait() == -signal.SIGKILL
+    # A short delay lands the kill inside the next operation, not between two.
+    done = kill_writer(path, "test_history_crash", kill_after, delay=0.005 * (kill_after % 4))
 
     with agentfs.open(path) as ws:
         report = fsck.check(ws)
         assert report.clean, report.problems
-        found = _files(ws)
+        found = files_of(ws)
         names = {s.name for s in ws.snapshots.list() if not s.name.startswith("before-restore")}
         # The writer ran on while the kill was on its way: the workspace must be exactly the
         # state after some whole operation at or after the last one it reported.

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import apsw
 import pytest
+from table_rows import all_rows
 
 import agentfs
 from agentfs import fsck
@@ -66,21 +67,6 @@ def snapshot_tree(ws: agentfs.Workspace, name: str, top: str = "/") -> Tree:
 
 def inode_count(ws: agentfs.Workspace) -> int:
     return ws.conn.execute("SELECT count(*) FROM fs_inode").get
-
-
-def all_rows(db_path: Path) -> dict[str, list[tuple]]:
-    """Every row of every table, read through a connection of its own (as test_atomicity)."""
-    conn = apsw.Connection(str(db_path), flags=apsw.SQLITE_OPEN_READONLY)
-    try:
-        tables = [
-            name
-            for (name,) in conn.execute(
-                "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name"
-            )
-        ]
-        return {t: sorted(conn.execute(f'SELECT * FROM "{t}"'), key=repr) for t in tables}
-    finally:
-        conn.close()
 
 
 def build(ws: agentfs.Workspace) -> None:

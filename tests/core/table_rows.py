@@ -1,0 +1,23 @@
+"""Every row of every table of a workspace file, read through a connection of its own: the
+tests of failed operations compare it before and after to prove nothing changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+
+
+def all_rows(db_path: Path) -> dict[str, list[tuple]]:
+    conn = apsw.Connection(str(db_path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        tables = [
+            name
+            for (name,) in conn.execute(
+                "SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name"
+            )
+        ]
+        # Every column in order: WITHOUT ROWID tables have no rowid to order by.
+        return {t: sorted(conn.execute(f'SELECT * FROM "{t}"'), key=repr) for t in tables}
+    finally:
+        conn.close()
