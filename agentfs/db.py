@@ -263,10 +263,15 @@ def _normalise_directory_nlink(conn: apsw.Connection) -> None:
     )
 
 
+def _history(conn: apsw.Connection) -> None:
+    _run_sql("migrations/0003-history.sql")(conn)
+    _run_sql("history-guard.sql")(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "spec tables v0.4", _bootstrap),
     Migration(2, "orphan queue", _run_sql("migrations/0002-workspace.sql")),
-    Migration(3, "history: versions, snapshots, reads", _run_sql("migrations/0003-history.sql")),
+    Migration(3, "history: versions, snapshots, reads", _history),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
@@ -327,10 +332,21 @@ def _readopt(conn: apsw.Connection) -> None:
     """agentfs-sdk runs ``CREATE INDEX IF NOT EXISTS idx_fs_dentry_parent`` every time it opens
     a file, and migration 2 dropped that index, so finding it in a migrated workspace means the
     SDK has opened (and maybe written) it since. Re-adopt: recount directory nlink the POSIX way
-    (the SDK writes its own count) and drop the duplicate index again. Cheap when absent."""
-    if conn.execute(
-        "SELECT 1 FROM sqlite_schema WHERE type = 'index' AND name = 'idx_fs_dentry_parent'"
-    ).get:
-        with write_transaction(conn):
+    (the SDK writes its own count) and drop the duplicate index again. The history guard
+    trigger (schema/history-guard.sql) is put back if something dropped it. Cheap when all is
+    in place: one query."""
+    present = {
+        name
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_schema WHERE name IN"
+            " ('idx_fs_dentry_parent', 'ws_history_guard')"
+        )
+    }
+    if present == {"ws_history_guard"}:
+        return
+    with write_transaction(conn):
+        if "idx_fs_dentry_parent" in present:
             _normalise_directory_nlink(conn)
             conn.execute("DROP INDEX idx_fs_dentry_parent")
+        if "ws_history_guard" not in present:
+            _run_sql("history-guard.sql")(conn)

@@ -10,6 +10,8 @@ through the SDK, ``write`` lets the SDK write into a file we made.
    modes, bytes (multi-chunk too), symlink targets, kv and tool calls.
 3. After the SDK writes into an exported file, SQLite's integrity check and our fsck run on
    it; whatever fsck finds, ``fsck.repair`` leaves it clean.
+4. The SDK refuses a live workspace (the history guard trigger); should it write into one
+   anyway, the next open re-adopts the file.
 """
 
 from __future__ import annotations
@@ -130,7 +132,13 @@ def test_a_database_built_by_the_sdk_opens_as_a_workspace(tmp_path: Path) -> Non
         ws.tool_calls.record("ours", {"n": 1}, result=2, started_at=20, completed_at=21)
         report = fsck.check(ws)
         assert report.clean, report.problems
-    calls = {c["name"]: c for c in run_peer("dump", db)["tool_calls"]}
+        plain = tmp_path / "plain.db"
+        export_agentfs(ws, plain)
+    # Adopted, the file holds history, and its guard trigger makes the SDK refuse it (an
+    # engine that knows nothing of frozen inodes would rewrite them in place); the export
+    # is a plain spec file the SDK reads, our tool call included.
+    assert "triggers" in run_peer("dump", db, check=False)["error"]
+    calls = {c["name"]: c for c in run_peer("dump", plain)["tool_calls"]}
     assert (calls["ours"]["status"], calls["ours"]["result"]) == ("success", 2)
 
 
@@ -235,14 +243,30 @@ def test_fsck_after_the_sdk_writes_into_an_exported_file(
     assert integrity == ["ok"]
 
 
-# --- 4. the SDK writes into a live workspace, then agentfs opens it again ----------------------
+# --- 4. the SDK and a live workspace: refused; and re-adopted if it wrote anyway --------------
+
+
+def test_the_sdk_refuses_a_live_workspace(ws_path: Path) -> None:
+    """Turso's engine opens no file with triggers, and every workspace has the history guard
+    trigger: the SDK cannot rewrite a frozen inode in place behind history's back."""
+    with agentfs.open(ws_path) as ws:
+        ws.write("/mine/a.txt", b"ours", parents=True)
+        ws.snapshots.create("s")
+    refused = run_peer("write", ws_path, "/mine/a.txt", b64(b"theirs"), check=False)
+    assert "triggers" in refused["error"]
+    with agentfs.open(ws_path) as ws:
+        assert ws.read("/mine/a.txt") == b"ours"
+        assert ws.snapshots.read("s", "/mine/a.txt") == b"ours"
 
 
 def test_a_live_workspace_the_sdk_wrote_into_is_readopted_on_open(ws_path: Path) -> None:
-    """The SDK counts a directory's nlink its own way and recreates the spec's dentry index
-    whenever it opens a file; the next agentfs open notices the index, recounts and drops it."""
+    """Should an engine open it anyway (here: the guard trigger dropped by hand), the SDK
+    counts a directory's nlink its own way and recreates the spec's dentry index whenever it
+    opens a file; the next agentfs open notices the index, recounts, drops it, and puts the
+    guard back."""
     with agentfs.open(ws_path) as ws:
         ws.write("/mine/a.txt", b"ours", parents=True)
+        ws.conn.execute("DROP TRIGGER ws_history_guard")
     new = random.Random(4).randbytes(1000)
     run_peer("write", ws_path, "/sdk/deep/new.bin", b64(new))
     with agentfs.open(ws_path) as ws:
@@ -252,3 +276,5 @@ def test_a_live_workspace_the_sdk_wrote_into_is_readopted_on_open(ws_path: Path)
         assert (ws.stat("/").st_nlink, ws.stat("/sdk").st_nlink) == (4, 3)
         index = "SELECT count(*) FROM sqlite_schema WHERE name = 'idx_fs_dentry_parent'"
         assert ws.conn.execute(index).get == 0
+        guard = "SELECT count(*) FROM sqlite_schema WHERE name = 'ws_history_guard'"
+        assert ws.conn.execute(guard).get == 1
