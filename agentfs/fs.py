@@ -376,7 +376,7 @@ class FileSystem:
         if offset < 0 or (length is not None and length < 0):
             raise fs_error(errno.EINVAL, str(path), "offset and length must be >= 0")
         path = paths.normalize(path)
-        thread = self.versions.thread
+        thread = self.versions.thread if not self._readonly else None  # read-only: untracked
         with self._write() if thread is not None else self._read():
             st = self._stat(path, True)  # inode and size in one query
             if is_dir(st.st_mode):
@@ -488,6 +488,7 @@ class FileSystem:
                 self.chunks.append_new(ino, 0, data)
                 if versioned:
                     self._record(self._history_path(target.path), "write", ino, len(data), hash_)
+                self._wrote(target, ino)  # the creator has seen what it wrote
                 perm = S_IFREG | (mode & 0o7777)
                 return Stat(ino, perm, 1, 0, 0, len(data), now, now, now)
             self._guard(target)
@@ -624,7 +625,8 @@ class FileSystem:
         return paths.join(real, name)
 
     def _touch(self, target: _Target, now: int) -> None:
-        """A write that changed no byte still sets mtime and ctime, as the kernel does."""
+        """A write that changed no byte still sets mtime and ctime, as the kernel does (and
+        the writer's read record follows, or its own touch would make it stale)."""
         sec, nsec = split_ns(now)
         self.conn.execute(
             "UPDATE fs_inode SET mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ?"
@@ -632,6 +634,7 @@ class FileSystem:
             (sec, nsec, sec, nsec, target.ino),
         )
         self.cow.mark_dirty(target.parent_ino)
+        self._wrote(target, target.ino)
 
     def _open_for_write(
         self,

@@ -54,6 +54,11 @@ class FileState(NamedTuple):
 _COLUMNS = "thread, path, ino, ctime_ns, size, n, hash, ranged, at_ns"
 
 
+def _read_of(row: tuple) -> Read:
+    """A ``ws_read`` row as a ``Read`` (``ranged`` is stored as 0/1)."""
+    return Read._make((*row[:7], bool(row[7]), row[8]))
+
+
 def _when(ns: int) -> str:
     return datetime.datetime.fromtimestamp(ns / 1e9, datetime.UTC).strftime("%Y-%m-%d %H:%M:%S")
 
@@ -90,7 +95,7 @@ class Reads:
         row = self.conn.execute(
             f"SELECT {_COLUMNS} FROM ws_read WHERE thread = ? AND path = ?", (thread, path)
         ).get
-        return None if row is None else Read(*row)
+        return None if row is None else _read_of(row)
 
     def list(self, thread: str | None = None) -> list[Read]:
         if thread is None:
@@ -99,7 +104,7 @@ class Reads:
             rows = self.conn.execute(
                 f"SELECT {_COLUMNS} FROM ws_read WHERE thread = ? ORDER BY path", (thread,)
             )
-        return [Read(*row) for row in rows]
+        return [_read_of(row) for row in rows]
 
     def guards(self, path: str) -> bool:
         """Does the policy cover ``path``?"""
