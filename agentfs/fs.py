@@ -127,7 +127,7 @@ class FileSystem:
         # Any rollback of a whole transaction, ours or a caller's, may have undone directories
         # the cache learned inside it (and AUTOINCREMENT then reissues their numbers), and
         # settings it changed.
-        conn.set_rollback_hook(self._rolled_back)
+        conn.set_rollback_hook(self.drop_caches)
         self._data_version = conn.execute("PRAGMA data_version").get
         self._readonly = conn.readonly("main")
 
@@ -195,12 +195,12 @@ class FileSystem:
         if self._readonly:
             raise fs_error(errno.EROFS, self.conn.filename, "the workspace is open read-only")
         return Transaction(
-            self.conn, write=True, on_begin=self._check_cache, on_rollback=self._rolled_back
+            self.conn, write=True, on_begin=self._check_cache, on_rollback=self.drop_caches
         )
 
     def _read(self) -> Transaction:
         return Transaction(
-            self.conn, write=False, on_begin=self._check_cache, on_rollback=self._rolled_back
+            self.conn, write=False, on_begin=self._check_cache, on_rollback=self.drop_caches
         )
 
     def _check_cache(self) -> None:
@@ -215,12 +215,10 @@ class FileSystem:
         self.cow.begin(version, changed)
 
     def drop_caches(self) -> None:
-        """Forget every cached directory path (after changing the tables by hand)."""
+        """Forget every cached directory path, and reload the history settings at the next
+        transaction (after a rollback, or after changing the tables by hand: fsck repair)."""
         self._dirs = {"/": ROOT_INO}
         self._real_dirs = {"/": "/"}
-
-    def _rolled_back(self) -> None:
-        self.drop_caches()
         self.cow.invalidate()
 
     # --- resolution ---------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 """Glob patterns over workspace paths: ``**``, ``*``, ``?``, ``[...]`` and ``{a,b}``.
 
-``*`` and ``?`` never cross a ``/``; ``**`` as a whole component matches any number of
-components (none included), so ``/src/**/*.py`` matches ``/src/a.py`` and ``/src/x/y/a.py``. A
-pattern without a leading ``/`` matches at any depth, as ``.gitignore`` patterns do with a
-slash only at the end: ``*.md`` matches ``/README.md`` and ``/docs/a.md``.
+``*``, ``?`` and classes never cross a ``/``; ``**`` as a whole component matches any number
+of components (none included), so ``/src/**/*.py`` matches ``/src/a.py`` and
+``/src/x/y/a.py``, and inside a name it is a plain ``*``. A pattern without a leading ``/``
+matches at any depth, as ``.gitignore`` patterns do with a slash only at the end: ``*.md``
+matches ``/README.md`` and ``/docs/a.md``. Classes follow fnmatch: ``[!a]`` or ``[^a]``
+negates, a ``]`` right after the ``[`` is literal, an unclosed ``[`` is a literal bracket.
 """
 
 from __future__ import annotations
@@ -12,12 +14,21 @@ import functools
 import re
 
 
+_REPEATED_GLOBSTAR = re.compile(r"/\*\*(?:/\*\*)+(?=/|$)")
+
+
 @functools.lru_cache(maxsize=256)
 def compile_glob(pattern: str) -> re.Pattern[str]:
     """The regular expression that matches exactly the paths ``pattern`` matches."""
     if not pattern:
         raise ValueError("an empty glob matches nothing")
-    body = pattern if pattern.startswith("/") else "/**/" + pattern
+    if pattern.startswith("/"):
+        body = pattern
+    elif pattern == "**" or pattern.startswith("**/"):
+        body = "/" + pattern
+    else:
+        body = "/**/" + pattern
+    body = _REPEATED_GLOBSTAR.sub("/**", body)  # consecutive ** components mean one
     return re.compile(_translate(body) + r"\Z", re.DOTALL)
 
 
@@ -25,19 +36,26 @@ def match(pattern: str, path: str) -> bool:
     return compile_glob(pattern).match(path) is not None
 
 
+def _whole_component(pattern: str, i: int) -> bool:
+    """Is the ``**`` at ``i`` a whole path component?"""
+    end = i + 2
+    return (i == 0 or pattern[i - 1] == "/") and (end == len(pattern) or pattern[end] == "/")
+
+
 def _translate(pattern: str) -> str:
     out: list[str] = []
     i, n = 0, len(pattern)
     while i < n:
         c = pattern[i]
-        if pattern.startswith("/**/", i):
-            out.append("(?:/.*)?/")
-            i += 4
-        elif pattern.startswith("/**", i) and i + 3 == n:
-            out.append("(?:/.*)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
+        if pattern.startswith("/**", i) and _whole_component(pattern, i + 1):
+            if i + 3 == n:
+                out.append("(?:/.*)?")  # "/a/**": /a itself and everything below it
+                i += 3
+            else:
+                out.append("/(?:.*/)?")  # "/**/": one slash, or any components between
+                i += 4
+        elif pattern.startswith("**", i):  # inside a name, ** is *
+            out.append("[^/]*")
             i += 2
         elif c == "*":
             out.append("[^/]*")
@@ -46,22 +64,8 @@ def _translate(pattern: str) -> str:
             out.append("[^/]")
             i += 1
         elif c == "[":
-            end = pattern.find("]", i + 2 if pattern[i + 1 : i + 2] in ("!", "^") else i + 1)
-            if end < 0:
-                out.append(re.escape(c))
-                i += 1
-                continue
-            inner = pattern[i + 1 : end]
-            if inner[:1] in ("!", "^"):
-                inner = "^" + inner[1:]
-            out.append("[" + inner.replace("\\", "\\\\") + "]")
-            i = end + 1
-        elif c == "{":
-            end = _closing_brace(pattern, i)
-            if end < 0:
-                out.append(re.escape(c))
-                i += 1
-                continue
+            i = _char_class(pattern, i, out)
+        elif c == "{" and (end := _closing_brace(pattern, i)) > 0:
             options = _split_options(pattern[i + 1 : end])
             out.append("(?:" + "|".join(_translate(o) for o in options) + ")")
             i = end + 1
@@ -69,6 +73,32 @@ def _translate(pattern: str) -> str:
             out.append(re.escape(c))
             i += 1
     return "".join(out)
+
+
+def _char_class(pattern: str, i: int, out: list[str]) -> int:
+    """Translate the class at ``pattern[i] == '['`` into ``out``; return where it ends. As in
+    fnmatch, ``!`` or ``^`` first negates and a ``]`` first is literal; an unclosed ``[`` is a
+    literal bracket. A class never matches ``/``, negated or not."""
+    j = i + 1
+    negated = j < len(pattern) and pattern[j] in "!^"
+    if negated:
+        j += 1
+    first = j
+    if j < len(pattern) and pattern[j] == "]":
+        j += 1
+    end = pattern.find("]", j)
+    if end < 0:
+        out.append(re.escape("["))
+        return i + 1
+    members = pattern[first:end]
+    inside = "".join(
+        "-"
+        if ch == "-" and 0 < k < len(members) - 1 and "-" not in members[k - 1 : k + 2 : 2]
+        else re.escape(ch)  # a range's dash stays; any other character is itself
+        for k, ch in enumerate(members)
+    )
+    out.append(f"[^/{inside}]" if negated else f"(?!/)[{inside}]")
+    return end + 1
 
 
 def _closing_brace(pattern: str, start: int) -> int:

@@ -117,22 +117,24 @@ _BAD_ENTRIES = (
     " LEFT JOIN fs_inode i ON i.ino = e.ino"
     " WHERE (e.died IS NOT NULL AND e.died <= e.born) OR e.born < 1"
     " OR e.born > (SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'ws_snapshot')"
-    f" OR (NOT {_is(S_IFDIR, 'e.mode')} AND i.ino IS NULL)"
+    f" OR (NOT {_is(S_IFDIR, 'e.mode')} AND i.ino IS NULL) OR e.ino > {_INODE_COUNTER}"
 )
 
 
 @_check
 def check_ws_entry_inode(conn: apsw.Connection) -> _Finding:
-    """Each snapshot entry has a valid generation interval, and a file or symlink entry names
-    an inode that still exists (directories may be gone: restore recreates them)."""
+    """Each snapshot entry has a valid generation interval and an inode number that was
+    issued, and a file or symlink entry names an inode that still exists (directories may be
+    gone: restore recreates them)."""
+    counter = conn.execute(f"SELECT {_INODE_COUNTER}").get
     for parent, name, born, died, ino, missing in conn.execute(_BAD_ENTRIES):
-        if missing:
-            yield f"snapshot entry {name!r} in directory {parent} names missing inode {ino}", False
+        where = f"snapshot entry {name!r} in directory {parent}"
+        if ino > counter:
+            yield f"{where} names inode {ino}, a number never issued", False
+        elif missing:
+            yield f"{where} names missing inode {ino}", False
         else:
-            yield (
-                f"snapshot entry {name!r} in directory {parent} has generations {born}..{died}",
-                False,
-            )
+            yield f"{where} has generations {born}..{died}", False
 
 
 @_check
@@ -148,10 +150,12 @@ def check_ws_entry_overlap(conn: apsw.Connection) -> _Finding:
 
 @_check
 def check_ws_entry_frozen(conn: apsw.Connection) -> _Finding:
-    """Every inode a snapshot holds is at or below the watermark, so no write changes it."""
+    """Every inode a snapshot holds is at or below the watermark, so no write changes it (a
+    number above the inode counter, never issued, is check_ws_entry_inode's to report)."""
     for ino, name in conn.execute(
         "SELECT ino, name FROM ws_entry WHERE ino > (SELECT CAST(value AS INTEGER)"
-        " FROM ws_config WHERE key = 'snapshot.watermark') LIMIT 100"
+        f" FROM ws_config WHERE key = 'snapshot.watermark') AND ino <= {_INODE_COUNTER}"
+        " LIMIT 100"
     ):
         yield f"snapshot entry {name!r} names inode {ino}, above the watermark", True
 
