@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import re
 
-
 _REPEATED_GLOBSTAR = re.compile(r"/\*\*(?:/\*\*)+(?=/|$)")
 
 

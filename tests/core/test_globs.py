@@ -222,9 +222,7 @@ LETTERS = "ab.+($"
 LITERAL = st.sampled_from(LETTERS)
 WILDCARD = st.sampled_from(["*", "?", "[ab]", "[a-c]", "[b.]", "[$+]"])
 #: A name with wildcards ('**' inside a name too: it is a plain '*').
-NAME_PATTERN = st.lists(st.one_of(LITERAL, LITERAL, WILDCARD), min_size=1, max_size=4).map(
-    "".join
-)
+NAME_PATTERN = st.lists(st.one_of(LITERAL, LITERAL, WILDCARD), min_size=1, max_size=4).map("".join)
 NAME = st.text(alphabet=LETTERS + "c", min_size=1, max_size=4)
 
 
