@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner, Result
+from clirun import assert_user_error, ok, run
 
 import agentfs
 from agentfs.cli import cli
@@ -26,28 +26,6 @@ ROOT = Path(__file__).resolve().parents[2]
 AGENTFS_SCRIPT = Path(sys.executable).with_name("agentfs")
 #: Bytes no text layer would survive: NUL, 0xff, a lone CR, invalid UTF-8.
 BINARY = bytes(range(256)) + b"\x00\xff\r\n\xc3\x28" * 100
-
-
-def run(*args: object, input: bytes | str | None = None) -> Result:
-    """``agentfs ARGS...`` in-process."""
-    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
-
-
-def ok(*args: object, input: bytes | str | None = None) -> Result:
-    """``agentfs ARGS...`` that must succeed."""
-    result = run(*args, input=input)
-    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
-    return result
-
-
-def assert_user_error(result: Result, *fragments: str) -> None:
-    """Exit 1, one ``agentfs: ...`` line on stderr naming ``fragments``, no traceback."""
-    assert result.exit_code == 1, (result.stdout, result.stderr, result.exception)
-    assert result.stderr.startswith("agentfs: ")
-    assert result.stderr.count("\n") == 1, result.stderr
-    assert "Traceback" not in result.stderr + result.stdout
-    for fragment in fragments:
-        assert fragment in result.stderr
 
 
 @pytest.fixture
