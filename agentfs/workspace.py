@@ -47,6 +47,9 @@ class WorkspaceInfo:
     kv_keys: int
     tool_calls: int
     orphans_pending: int
+    versions: int
+    snapshots: int
+    history_bytes: int  # content only history holds (no live name): old versions, snapshots
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -199,6 +202,12 @@ class Workspace(HistoryMixin):
                 kv_keys=one("SELECT count(*) FROM kv_store").get,
                 tool_calls=one("SELECT count(*) FROM tool_calls").get,
                 orphans_pending=self.orphans.pending(),
+                versions=one("SELECT count(*) FROM ws_version WHERE ino IS NOT NULL").get,
+                snapshots=one("SELECT count(*) FROM ws_snapshot").get,
+                history_bytes=one(
+                    "SELECT coalesce(sum(size), 0) FROM fs_inode WHERE mode & 61440 = 32768"
+                    f" AND NOT {_LIVE} AND ino NOT IN (SELECT ino FROM ws_orphan)"
+                ).get,
             )
 
 
