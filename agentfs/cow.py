@@ -98,7 +98,8 @@ class CopyOnWrite:
         settings: the history settings as of this transaction (reloaded by ``begin``).
     Caveats:
         ``begin`` must run at the start of every outermost transaction: it reloads the
-        settings (another process may have snapshotted) and forgets the version floor.
+        settings when another connection committed (it may have snapshotted) and empties
+        ``fresh``.
     """
 
     def __init__(self, conn: apsw.Connection) -> None:
