@@ -95,8 +95,15 @@ class Snapshots:
             return self._create(name, thread or self.fs.versions.thread, label, meta_text)
 
     def _create(
-        self, name: str | None, thread: str | None, label: str | None, meta: str | None
+        self,
+        name: str | None,
+        thread: str | None,
+        label: str | None,
+        meta: str | None,
+        prefix: str = "snap",
     ) -> SnapshotInfo:
+        """The snapshot itself, inside the caller's transaction. Without a ``name`` it is
+        ``<prefix>-<generation>`` (or, if a user took that name, one with a random suffix)."""
         if name is not None and self._find(name) is not None:
             raise fs_error(errno.EEXIST, name, "a snapshot of this name exists")
         files, size = self.conn.execute(
@@ -105,15 +112,25 @@ class Snapshots:
         ).get
         gen = self.conn.execute(
             "INSERT INTO ws_snapshot(name, thread, label, meta, created_ns, actor, files, bytes)"
-            " VALUES (coalesce(?, 'snap-' || hex(randomblob(4))), ?, ?, ?, ?, ?, ?, ?)"
+            " VALUES (coalesce(?, ? || '-' || hex(randomblob(4))), ?, ?, ?, ?, ?, ?, ?)"
             " RETURNING id",
-            (name, thread, label, meta, time.time_ns(), self.fs.versions.actor, files, size),
+            (
+                name,
+                prefix,
+                thread,
+                label,
+                meta,
+                time.time_ns(),
+                self.fs.versions.actor,
+                files,
+                size,
+            ),
         ).get
         if name is None:
             self.conn.execute(
-                "UPDATE ws_snapshot SET name = 'snap-' || id WHERE id = ? AND"
-                " NOT EXISTS (SELECT 1 FROM ws_snapshot WHERE name = 'snap-' || ?)",
-                (gen, gen),
+                "UPDATE ws_snapshot SET name = :prefix || '-' || id WHERE id = :gen AND"
+                " NOT EXISTS (SELECT 1 FROM ws_snapshot WHERE name = :prefix || '-' || :gen)",
+                {"prefix": prefix, "gen": gen},
             )
         if self.fs.cow.settings.watermark < 0:
             self.conn.execute(
@@ -295,10 +312,11 @@ class Snapshots:
         with self.fs._write():
             target = self._require(name)
             undo = self._create(
-                f"before-restore-{target.id}-{time.time_ns()}",
+                None,
                 self.fs.versions.thread,
                 f"automatic: the state before restoring {name!r}",
                 None,
+                prefix="before-restore",
             )
             want, have = Tree(self.conn, target.id), Tree(self.conn, undo.id)
             dirs = changed_dirs(self.conn, target.id, undo.id)
