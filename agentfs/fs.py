@@ -492,6 +492,8 @@ class FileSystem:
             self._guard(target)
             history_path = self._history_path(target.path) if versioned else ""
             latest = self.versions.latest(history_path) if versioned else None
+            if versioned:
+                latest = self._keep_untracked(target, history_path, latest)
             if latest is not None and latest.ino == ino and latest.hash == hash_:
                 self._touch(target, now)  # the same bytes: no new version, no copy
                 return self._stat_ino(ino)
@@ -533,6 +535,7 @@ class FileSystem:
             if not target.created and self._unchanged_by(target.ino, size, at, data):
                 self._touch(target, now)  # nothing changes: no copy, no version
                 return size
+            self._keep_untracked(target)
             ino = self._writable(target, now)
             new_size = self.chunks.write(ino, size, at, data)
             self._set_content(ino, new_size)
@@ -552,6 +555,7 @@ class FileSystem:
             if old_size == size:
                 self._touch(target, now)
                 return
+            self._keep_untracked(target)
             ino = self._writable(target, now)
             self.chunks.truncate(ino, old_size, size)
             self._set_content(ino, size)
@@ -562,6 +566,28 @@ class FileSystem:
         """Would writing ``data`` at ``at`` leave the file's bytes as they are?"""
         end = at + len(data)
         return end <= size and self.chunks.read(ino, size, at, len(data)) == data
+
+    def _keep_untracked(
+        self, target: _Target, key: str | None = None, latest: Version | None = None
+    ) -> Version | None:
+        """Before a change with versioning on, make the content about to be replaced a version
+        if it is none yet (a file written while versioning was off, an adopted file, one from
+        before history existed): its previous content is kept like any other. Returns the
+        path's newest event afterwards. ``key``/``latest``: the history path and its newest
+        event when the caller has them."""
+        if not self.cow.settings.versioning:
+            return latest
+        if key is None:
+            key = self._history_path(target.path)
+            latest = self.versions.latest(key)
+        ino = target.ino
+        if target.created or ino in self.cow.fresh or (latest is not None and latest.ino == ino):
+            return latest
+        size = self._size(ino)
+        if not self.cow.settings.versions(size):
+            return latest
+        self._record(key, "write", ino, size, digest(self.chunks.read(ino, size)), latest=latest)
+        return self.versions.latest(key)
 
     def _writable(self, target: _Target, now: int) -> int:
         """The inode to change for ``target``: itself, or a copy-up when it is frozen."""

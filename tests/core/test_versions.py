@@ -570,3 +570,32 @@ def test_history_settings_round_trip(ws: agentfs.Workspace) -> None:
     assert ws.configure_history(keep="all").keep is None
     assert ws.configure_history(keep=0).keep == 0
     assert ws.history_settings.max_bytes == 10
+
+
+@pytest.mark.parametrize("change", ["write", "pwrite", "append", "truncate"])
+def test_a_file_without_history_keeps_its_previous_content_when_versioning_is_on(
+    ws: agentfs.Workspace, change: str
+) -> None:
+    """A file written while versioning was off (or adopted, or older than history) has no
+    version; the first change with versioning on keeps what it replaces as version 1."""
+    ws.configure_history(keep="none")
+    ws.write("/f", b"before history")
+    ws.configure_history(keep="all")
+    {
+        "write": lambda: ws.write("/f", b"after"),
+        "pwrite": lambda: ws.pwrite("/f", b"AFTER", 0),
+        "append": lambda: ws.append("/f", b"+"),
+        "truncate": lambda: ws.truncate("/f", 3),
+    }[change]()
+    rows = ws.history("/f")
+    assert [(v.n, v.op) for v in rows] == [(1, "write"), (2, "write")]
+    assert ws.read_version("/f", 1) == b"before history"
+    assert ws.read_version("/f", 2) == ws.read("/f")
+
+
+def test_a_file_over_max_bytes_is_not_kept_when_it_shrinks(ws: agentfs.Workspace) -> None:
+    """Content over history.max_bytes is never versioned, not even as the previous content."""
+    ws.configure_history(max_bytes=10)
+    ws.write("/f", b"x" * 20)
+    ws.write("/f", b"small")
+    assert [(v.n, v.size) for v in ws.history("/f")] == [(1, 5)]
