@@ -787,5 +787,5 @@ def timeline(
         render(calls, as_json, _call_lines)
 
 
-# The history commands register themselves on ``cli`` (kept in their own module for size).
-from agentfs import cli_history  # noqa: E402, F401
+# The history and search commands register themselves on ``cli`` (own modules, for size).
+from agentfs import cli_history, cli_search  # noqa: E402, F401

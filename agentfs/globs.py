@@ -2,7 +2,8 @@
 
 ``*``, ``?`` and classes never cross a ``/``; ``**`` as a whole component matches any number
 of components (none included), so ``/src/**/*.py`` matches ``/src/a.py`` and
-``/src/x/y/a.py``, and inside a name it is a plain ``*``. A pattern without a leading ``/``
+``/src/x/y/a.py``; at the end (``/src/**``) it matches everything below, not ``/src`` itself;
+inside a name it is a plain ``*``. A pattern without a leading ``/``
 matches at any depth, as ``.gitignore`` patterns do with a slash only at the end: ``*.md``
 matches ``/README.md`` and ``/docs/a.md``. Classes follow fnmatch: ``[!a]`` or ``[^a]``
 negates, a ``]`` right after the ``[`` is literal, an unclosed ``[`` is a literal bracket.
@@ -48,7 +49,7 @@ def _translate(pattern: str) -> str:
         c = pattern[i]
         if pattern.startswith("/**", i) and _whole_component(pattern, i + 1):
             if i + 3 == n:
-                out.append("(?:/.*)?")  # "/a/**": /a itself and everything below it
+                out.append("/.+")  # "/a/**": everything below /a (not /a itself, as in git)
                 i += 3
             else:
                 out.append("/(?:.*/)?")  # "/**/": one slash, or any components between

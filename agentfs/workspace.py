@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Literal
 
 import apsw
 
@@ -20,6 +21,7 @@ from agentfs import db, paths
 from agentfs.errors import fs_error
 from agentfs.history import HistoryMixin
 from agentfs.kv import KVStore
+from agentfs.search.glob import GlobMatch, glob
 from agentfs.snapshots import Snapshots
 from agentfs.toolcalls import ToolCallLog
 
@@ -176,6 +178,24 @@ class Workspace(HistoryMixin):
             else:
                 self.write(d, self.read(s))
                 self.chmod(d, self.lstat(s).st_mode)
+
+    # --- finding -----------------------------------------------------------------------------
+
+    def glob(
+        self,
+        pattern: str,
+        path: str = "/",
+        *,
+        sort: Literal["mtime", "name"] = "mtime",
+        include_dirs: bool = False,
+    ) -> list[GlobMatch]:
+        """Entries under ``path`` whose paths match ``pattern`` (``**``, ``*``, ``?``,
+        ``[...]``, ``{a,b}``; relative to ``path`` unless it starts with ``/``), newest first
+        or by name, from the directory tables alone::
+
+            [m.path for m in ws.glob("**/*.py", "/src")]
+        """
+        return glob(self, pattern, path, sort=sort, include_dirs=include_dirs)
 
     # --- summary -------------------------------------------------------------------------------
 

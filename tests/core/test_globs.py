@@ -89,7 +89,8 @@ def test_braces_are_alternatives() -> None:
 
 def test_double_star_as_a_component_matches_zero_or_more_directories() -> None:
     """``/src/**/*.py``: /src/a.py (none between), /src/x/y/a.py (two); not /srcx/a.py.
-    A trailing ``/**`` matches the directory itself and everything below it."""
+    A trailing ``/**`` matches everything below the directory, not the directory itself (as
+    git and Python's glob do)."""
     assert matches(
         "/src/**/*.py", "/src/a.py", "/src/x/a.py", "/src/x/y/a.py", "/srcx/a.py", "/a.py"
     ) == [True, True, True, False, False]
@@ -101,7 +102,7 @@ def test_double_star_as_a_component_matches_zero_or_more_directories() -> None:
         False,
     ]
     assert matches("/src/**", "/src", "/src/a", "/src/a/b/c", "/srcx", "/other") == [
-        True,
+        False,
         True,
         True,
         False,
@@ -200,8 +201,9 @@ def test_double_star_inside_a_name_is_a_plain_star() -> None:
 
 
 def reference(pattern: str, path: str) -> bool:
-    """Component by component: ``fnmatchcase`` on each name, ``**`` any number of names; a
-    pattern without a leading slash may start at any depth. Braces are not handled."""
+    """Component by component: ``fnmatchcase`` on each name, ``**`` any number of names (at
+    least one when it ends the pattern); a pattern without a leading slash may start at any
+    depth. Braces are not handled."""
     anchored = pattern.startswith("/")
     parts = pattern.lstrip("/").split("/")
     if not anchored:
@@ -212,7 +214,8 @@ def reference(pattern: str, path: str) -> bool:
         if not ps:
             return not ns
         if ps[0] == "**":
-            return any(fits(ps[1:], ns[i:]) for i in range(len(ns) + 1))
+            first = 1 if len(ps) == 1 else 0  # a trailing ** names something below
+            return any(fits(ps[1:], ns[i:]) for i in range(first, len(ns) + 1))
         return bool(ns) and fnmatch.fnmatchcase(ns[0], ps[0]) and fits(ps[1:], ns[1:])
 
     return fits(parts, names)

@@ -1,0 +1,110 @@
+"""``glob``: the paths under a directory whose names match a pattern, from the directory
+tables alone (no content is read).
+
+The pattern is relative to ``path`` (``**/*.py`` under ``/src`` is every Python file below
+``/src``; ``*.py`` only those directly in it) unless it starts with ``/``. The walk starts at
+the deepest directory the pattern names literally and, without ``**``, stops at the depth the
+pattern has, so a narrow pattern reads a narrow part of the tree. Symlinks met on the walk are
+matched by name and never followed (a walk always ends); a symlink the pattern or ``path``
+names literally as the starting directory is followed, as a shell does. Results come sorted
+newest first (by mtime, as agent tools expect) or by name. A trailing ``/**`` names what is
+below a directory, not the directory itself (as in git and Python's glob).
+"""
+
+from __future__ import annotations
+
+import errno
+from typing import TYPE_CHECKING, Literal, NamedTuple, cast
+
+from agentfs import paths
+from agentfs.errors import fs_error
+from agentfs.globs import compile_glob
+from agentfs.inodes import S_IFDIR, S_IFMT, type_name
+
+if TYPE_CHECKING:
+    from agentfs.fs import FileSystem
+
+_MAGIC = frozenset("*?[{")
+
+#: Every entry below a directory with its path, type and mtime, to a depth (-1: unlimited).
+_WALK = (
+    "WITH RECURSIVE walk(ino, path, mode, mtime_ns, size, depth) AS ("
+    " SELECT d.ino, :base || d.name, i.mode, i.mtime * 1000000000 + i.mtime_nsec, i.size, 1"
+    " FROM fs_dentry d JOIN fs_inode i ON i.ino = d.ino WHERE d.parent_ino = :top"
+    " UNION ALL SELECT d.ino, w.path || '/' || d.name, i.mode,"
+    " i.mtime * 1000000000 + i.mtime_nsec, i.size, w.depth + 1"
+    " FROM walk w JOIN fs_dentry d ON d.parent_ino = w.ino JOIN fs_inode i ON i.ino = d.ino"
+    f" WHERE (w.mode & {S_IFMT}) = {S_IFDIR} AND (:depth < 0 OR w.depth < :depth))"
+    " SELECT path, mode, mtime_ns, size FROM walk"
+)
+
+
+class GlobMatch(NamedTuple):
+    """One path ``glob`` found."""
+
+    path: str
+    type: str  # file, dir, symlink, special
+    size: int
+    mtime_ns: int
+
+
+def glob(
+    fs: FileSystem,
+    pattern: str,
+    path: str = "/",
+    *,
+    sort: Literal["mtime", "name"] = "mtime",
+    include_dirs: bool = False,
+) -> list[GlobMatch]:
+    """Entries matching ``pattern`` at or below directory ``path`` (see the module docstring);
+    directories only with ``include_dirs``."""
+    if not pattern or "\0" in pattern:
+        raise fs_error(errno.EINVAL, str(pattern), "a glob pattern is a non-empty string")
+    if sort not in ("mtime", "name"):
+        raise fs_error(errno.EINVAL, str(sort), "sort is 'mtime' or 'name'")
+    base = paths.normalize(path)
+    full = pattern if pattern.startswith("/") else paths.join(base, pattern)
+    try:
+        regex = compile_glob(full)
+    except ValueError as exc:
+        raise fs_error(errno.EINVAL, pattern, str(exc)) from None
+    start, depth = _literal_start(full)
+    if not paths.is_within(start, base) and not paths.is_within(base, start):
+        return []  # an absolute pattern outside ``path``
+    start = start if paths.is_within(start, base) else base
+    with fs._read():
+        try:
+            top = fs._resolve_dir(paths.normalize(start), [0])
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        prefix = "/" if start == "/" else start + "/"
+        rows = cast(
+            "list[tuple[str, int, int, int]]",
+            fs.conn.execute(_WALK, {"base": prefix, "top": top, "depth": depth}).fetchall(),
+        )
+    found = [
+        GlobMatch(p, type_name(mode), size, mtime)
+        for p, mode, mtime, size in rows
+        if (include_dirs or mode & S_IFMT != S_IFDIR)
+        and paths.is_within(p, base)
+        and regex.match(p)
+    ]
+    if sort == "name":
+        found.sort(key=lambda m: m.path)
+    else:
+        found.sort(key=lambda m: (-m.mtime_ns, m.path))
+    return found
+
+
+def _literal_start(pattern: str) -> tuple[str, int]:
+    """(the deepest directory the absolute ``pattern`` names with no wildcard, how many more
+    levels the pattern can reach below it: -1 when a ``**`` makes it unlimited)."""
+    parts = [p for p in pattern.split("/") if p]
+    literal: list[str] = []
+    for part in parts[:-1]:
+        if _MAGIC & set(part):
+            break
+        literal.append(part)
+    rest = parts[len(literal) :]
+    unlimited = any("**" in part or "{" in part for part in rest)
+    return "/" + "/".join(literal), -1 if unlimited else len(rest)
