@@ -8,8 +8,9 @@ VENV := .venv
 PEER := .venv-peer
 PY := $(VENV)/bin/python
 WORKSPACE ?= .agentfs/workspace.db
-# rsync: the anchor benchmarks/history.py compares restores with.
-APT_PACKAGES := rsync
+# rsync: the anchor benchmarks/history.py compares restores with; ripgrep: what grep is tested
+# and measured against.
+APT_PACKAGES := rsync ripgrep
 
 .PHONY: demo test lint bench clean system-deps
 

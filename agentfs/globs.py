@@ -17,11 +17,22 @@ import re
 _REPEATED_GLOBSTAR = re.compile(r"/\*\*(?:/\*\*)+(?=/|$)")
 
 
+#: Brace alternatives one pattern may expand to (``{a,b}{c,d}`` is 4).
+MAX_EXPANSIONS = 1024
+
+
 @functools.lru_cache(maxsize=256)
 def compile_glob(pattern: str) -> re.Pattern[str]:
-    """The regular expression that matches exactly the paths ``pattern`` matches."""
+    """The regular expression that matches exactly the paths ``pattern`` matches. Braces
+    expand first, as in a shell (``/{**}/a`` is ``/**/a``); each expansion then reads alone."""
     if not pattern:
         raise ValueError("an empty glob matches nothing")
+    expansions = _expand_braces(pattern)
+    return re.compile("(?:" + "|".join(_one(p) for p in expansions) + r")\Z", re.DOTALL)
+
+
+def _one(pattern: str) -> str:
+    """The regex of one brace-free pattern, anchored at the root."""
     if pattern.startswith("/"):
         body = pattern
     elif pattern == "**" or pattern.startswith("**/"):
@@ -29,7 +40,25 @@ def compile_glob(pattern: str) -> re.Pattern[str]:
     else:
         body = "/**/" + pattern
     body = _REPEATED_GLOBSTAR.sub("/**", body)  # consecutive ** components mean one
-    return re.compile(_translate(body) + r"\Z", re.DOTALL)
+    return _translate(body)
+
+
+def _expand_braces(pattern: str) -> list[str]:
+    """Every pattern ``{a,b}`` alternatives stand for, outermost first; an unclosed ``{`` is
+    a literal brace."""
+    start = pattern.find("{")
+    while start >= 0 and _closing_brace(pattern, start) < 0:
+        start = pattern.find("{", start + 1)
+    if start < 0:
+        return [pattern]
+    end = _closing_brace(pattern, start)
+    head, tail = pattern[:start], pattern[end + 1 :]
+    out: list[str] = []
+    for option in _split_options(pattern[start + 1 : end]):
+        out.extend(_expand_braces(head + option + tail))
+        if len(out) > MAX_EXPANSIONS:
+            raise ValueError(f"{pattern!r} expands to over {MAX_EXPANSIONS} alternatives")
+    return out
 
 
 def match(pattern: str, path: str) -> bool:
@@ -65,10 +94,6 @@ def _translate(pattern: str) -> str:
             i += 1
         elif c == "[":
             i = _char_class(pattern, i, out)
-        elif c == "{" and (end := _closing_brace(pattern, i)) > 0:
-            options = _split_options(pattern[i + 1 : end])
-            out.append("(?:" + "|".join(_translate(o) for o in options) + ")")
-            i = end + 1
         else:
             out.append(re.escape(c))
             i += 1

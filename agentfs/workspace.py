@@ -22,6 +22,7 @@ from agentfs.errors import fs_error
 from agentfs.history import HistoryMixin
 from agentfs.kv import KVStore
 from agentfs.search.glob import GlobMatch, glob
+from agentfs.search.grep import GrepResult, Output, grep
 from agentfs.snapshots import Snapshots
 from agentfs.toolcalls import ToolCallLog
 
@@ -196,6 +197,43 @@ class Workspace(HistoryMixin):
             [m.path for m in ws.glob("**/*.py", "/src")]
         """
         return glob(self, pattern, path, sort=sort, include_dirs=include_dirs)
+
+    def grep(
+        self,
+        pattern: str,
+        path: str = "/",
+        *,
+        glob: str | None = None,
+        ignore_case: bool = False,
+        fixed_strings: bool = False,
+        output: Output = "content",
+        before: int = 0,
+        after: int = 0,
+        max_results: int | None = None,
+        multiline: bool = False,
+    ) -> GrepResult:
+        """Lines matching ``pattern`` (a Python regular expression, or a literal with
+        ``fixed_strings``) in the text files at or below ``path``, sorted by path::
+
+            for line in ws.grep(r"def \\w+_test", "/src", glob="**/*.py").lines:
+                print(line.path, line.line, line.text)
+
+        ``output`` "files" or "count" fills only ``files``/``counts``; ``before``/``after``
+        add context lines; binary and non-UTF-8 files are skipped (``skipped``).
+        """
+        return grep(
+            self,
+            pattern,
+            path,
+            glob=glob,
+            ignore_case=ignore_case,
+            fixed_strings=fixed_strings,
+            output=output,
+            before=before,
+            after=after,
+            max_results=max_results,
+            multiline=multiline,
+        )
 
     # --- summary -------------------------------------------------------------------------------
 

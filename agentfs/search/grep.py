@@ -1,0 +1,178 @@
+"""``grep``: lines matching a Python regular expression in the text files under a directory.
+
+This is the scanning engine: it reads every candidate file (those ``glob`` lists under
+``path``, filtered by an optional name glob) and confirms matches with ``re``. A trigram index
+will narrow the candidates before this runs (issue 4); a pattern the index cannot narrow will
+still come here, so this path is the reference for correctness. Like ``rg --hidden
+--no-ignore``, hidden files are searched and nothing is ignored; binary files (a NUL byte) and
+files that are not UTF-8 text are skipped, as ripgrep skips binary files on a recursive
+search. Results are sorted by path, lines numbered from 1.
+"""
+
+from __future__ import annotations
+
+import errno
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from agentfs import paths
+from agentfs.errors import fs_error
+from agentfs.search.glob import glob as find
+
+if TYPE_CHECKING:
+    from agentfs.fs import FileSystem
+
+Output = Literal["content", "files", "count"]
+
+
+class GrepLine(NamedTuple):
+    """One line of output: a match, or a context line around one (``is_match`` False)."""
+
+    path: str
+    line: int  # 1-based
+    text: str  # without its newline
+    is_match: bool
+
+
+@dataclass
+class GrepResult:
+    """What ``grep`` found: ``lines`` (output "content"), ``files`` (paths with a match, all
+    outputs) and ``counts`` (matching lines per file, all outputs), each sorted by path."""
+
+    lines: list[GrepLine] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    matches: int = 0  # matching lines in ``lines``
+    truncated: bool = False  # max_results stopped the search early
+    skipped: list[str] = field(default_factory=list)  # binary or not UTF-8
+
+
+def compile_pattern(
+    pattern: str, *, ignore_case: bool, fixed_strings: bool, multiline: bool
+) -> re.Pattern[str]:
+    """The ``re`` pattern ``grep`` runs; a bad regular expression is EINVAL, naming it."""
+    flags = (re.IGNORECASE if ignore_case else 0) | (re.MULTILINE | re.DOTALL if multiline else 0)
+    try:
+        return re.compile(re.escape(pattern) if fixed_strings else pattern, flags)
+    except re.error as exc:
+        raise fs_error(errno.EINVAL, pattern, f"not a regular expression: {exc}") from None
+
+
+def grep(
+    fs: FileSystem,
+    pattern: str,
+    path: str = "/",
+    *,
+    glob: str | None = None,
+    ignore_case: bool = False,
+    fixed_strings: bool = False,
+    output: Output = "content",
+    before: int = 0,
+    after: int = 0,
+    max_results: int | None = None,
+    multiline: bool = False,
+) -> GrepResult:
+    """Search the text files at or below ``path`` (a file, or a directory: see the module
+    docstring). ``glob`` filters file paths (relative to ``path``, e.g. ``**/*.py``);
+    ``before``/``after`` add context lines; ``max_results`` caps matching lines ("content")
+    or files ("files", "count")."""
+    if output not in ("content", "files", "count"):
+        raise fs_error(errno.EINVAL, str(output), "output is 'content', 'files' or 'count'")
+    if before < 0 or after < 0 or (max_results is not None and max_results < 0):
+        raise fs_error(errno.EINVAL, pattern, "context and max_results must be >= 0")
+    regex = compile_pattern(
+        pattern, ignore_case=ignore_case, fixed_strings=fixed_strings, multiline=multiline
+    )
+    result = GrepResult()
+    if max_results == 0:
+        return result
+    with fs._read():
+        for path_found in _candidates(fs, path, glob):
+            st = fs._stat(path_found, False)  # not fs.read: a search is not a tracked read
+            data = fs.chunks.read(st.st_ino, st.st_size)
+            if b"\0" in data:
+                result.skipped.append(path_found)
+                continue
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                result.skipped.append(path_found)
+                continue
+            lines = text.split("\n")
+            if lines and lines[-1] == "":
+                lines.pop()  # a final newline ends the last line; it starts no new one
+            hits = _matching_lines(regex, text, lines, multiline)
+            if not hits:
+                continue
+            if _add(result, path_found, lines, hits, output, before, after, max_results):
+                result.truncated = True
+                break
+    return result
+
+
+def _candidates(fs: FileSystem, path: str, name_glob: str | None) -> list[str]:
+    """Regular files to search, sorted by path: ``path`` itself if it is a file."""
+    st = fs.stat(path)
+    if not st.is_dir():
+        return [paths.normalize(path)] if st.type == "file" else []
+    found = find(fs, name_glob or "**", path, sort="name")
+    return [m.path for m in found if m.type == "file"]
+
+
+def _matching_lines(
+    regex: re.Pattern[str], text: str, lines: list[str], multiline: bool
+) -> list[int]:
+    """0-based indexes of the lines holding a match (every line a multiline match spans)."""
+    if not multiline:
+        return [i for i, line in enumerate(lines) if regex.search(line)]
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line) + 1)
+    hit: set[int] = set()
+    for m in regex.finditer(text):
+        first = _line_of(starts, m.start())
+        last = _line_of(starts, max(m.start(), m.end() - 1))
+        hit.update(range(first, min(last, len(lines) - 1) + 1))
+    return sorted(hit)
+
+
+def _line_of(starts: list[int], offset: int) -> int:
+    """The 0-based line holding character ``offset`` (``starts``: each line's first offset)."""
+    lo, hi = 0, len(starts) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if starts[mid] <= offset:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _add(
+    result: GrepResult,
+    path: str,
+    lines: list[str],
+    hits: list[int],
+    output: Output,
+    before: int,
+    after: int,
+    max_results: int | None,
+) -> bool:
+    """Record one file's matches; True when ``max_results`` is reached."""
+    if output != "content":
+        result.files.append(path)
+        result.counts[path] = len(hits)
+        return max_results is not None and len(result.files) >= max_results
+    if max_results is not None:
+        hits = hits[: max(0, max_results - result.matches)]
+    wanted: dict[int, bool] = {}
+    for i in hits:
+        for j in range(max(0, i - before), min(len(lines), i + after + 1)):
+            wanted.setdefault(j, False)
+        wanted[i] = True
+    result.lines.extend(GrepLine(path, j + 1, lines[j], wanted[j]) for j in sorted(wanted))
+    result.files.append(path)
+    result.counts[path] = len(hits)
+    result.matches += len(hits)
+    return max_results is not None and result.matches >= max_results

@@ -1,0 +1,232 @@
+"""``Workspace.grep`` against the real ripgrep on the same tree exported to disk: the same files
+and the same numbered lines, for literals, regexes, case folding, context and file filters.
+
+ripgrep runs as ``rg --hidden --no-ignore`` (our grep searches hidden files and ignores no
+file) with ``--sort path``. Patterns are kept to the syntax both regex engines read alike.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import agentfs
+from agentfs.transfer import export_tree
+
+RG = shutil.which("rg")
+needs_rg = pytest.mark.skipif(RG is None, reason="ripgrep (Debian: ripgrep) is not installed")
+
+FILES = {
+    "/src/app.py": "import os\n\ndef main():\n    print('Hello')\n    return os.getcwd()\n",
+    "/src/util.py": "def helper(x):\n    # TODO: faster\n    return x * 2\n",
+    "/src/.hidden.py": "def secret():\n    pass\n",
+    "/docs/readme.md": "# Title\nhello world\nHELLO again\n",
+    "/docs/notes.txt": "no newline at the end",
+    "/data/blob.bin": "binary\0data def main",
+}
+
+
+@pytest.fixture
+def corpus(ws: agentfs.Workspace) -> agentfs.Workspace:
+    for path, text in FILES.items():
+        ws.write(path, text, parents=True)
+    return ws
+
+
+def rg(root: Path, *args: str) -> list[str]:
+    """ripgrep's match lines as ``/path:line:text`` (paths made workspace-absolute)."""
+    proc = subprocess.run(
+        [
+            RG or "rg",
+            "--hidden",
+            "--no-ignore",
+            "--sort",
+            "path",
+            "--no-heading",
+            "-n",
+            "--with-filename",
+            "--color",
+            "never",
+            *args,
+            "--",
+            ".",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    return [line[1:] if line.startswith(".") else line for line in proc.stdout.splitlines()]
+
+
+def rg_matches(root: Path, pattern: str, *flags: str) -> list[str]:
+    proc = subprocess.run(
+        [
+            RG or "rg",
+            "--hidden",
+            "--no-ignore",
+            "--sort",
+            "path",
+            "--no-heading",
+            "-n",
+            "--with-filename",
+            "--color",
+            "never",
+            *flags,
+            "-e",
+            pattern,
+            ".",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode in (0, 1), proc.stderr
+    return [line[1:] for line in proc.stdout.splitlines()]
+
+
+def ours(ws: agentfs.Workspace, pattern: str, **kw: object) -> list[str]:
+    result = ws.grep(pattern, **kw)  # type: ignore[arg-type]
+    return [f"{ln.path}:{ln.line}:{ln.text}" for ln in result.lines if ln.is_match]
+
+
+@pytest.fixture
+def exported(corpus: agentfs.Workspace, tmp_path: Path) -> Path:
+    root = tmp_path / "tree"
+    export_tree(corpus, "/", root)
+    return root
+
+
+@needs_rg
+@pytest.mark.parametrize(
+    ("pattern", "kw", "flags"),
+    [
+        ("def", {}, ()),
+        (r"def \w+\(", {}, ()),
+        ("hello", {"ignore_case": True}, ("-i",)),
+        ("a.b(", {"fixed_strings": True}, ("-F",)),
+        ("return", {"glob": "**/*.py"}, ("--glob", "*.py")),
+        ("^#", {}, ()),
+        ("end$", {}, ()),
+        ("nothing-matches-this", {}, ()),
+    ],
+)
+def test_matches_are_ripgreps(
+    corpus: agentfs.Workspace, exported: Path, pattern: str, kw: dict, flags: tuple[str, ...]
+) -> None:
+    assert ours(corpus, pattern, **kw) == rg_matches(exported, pattern, *flags)
+
+
+def test_binary_files_are_skipped_and_said(corpus: agentfs.Workspace) -> None:
+    result = corpus.grep("def main")
+    assert result.files == ["/src/app.py"]
+    assert result.skipped == ["/data/blob.bin"]
+
+
+def test_files_and_count_outputs(corpus: agentfs.Workspace) -> None:
+    assert corpus.grep("def", output="files").files == [
+        "/src/.hidden.py",
+        "/src/app.py",
+        "/src/util.py",
+    ]
+    assert corpus.grep("return", output="count").counts == {"/src/app.py": 1, "/src/util.py": 1}
+
+
+def test_context_lines_surround_matches(corpus: agentfs.Workspace) -> None:
+    lines = corpus.grep("TODO", "/src/util.py", before=1, after=1).lines
+    assert [(ln.line, ln.is_match) for ln in lines] == [(1, False), (2, True), (3, False)]
+
+
+@needs_rg
+def test_context_output_is_ripgreps(corpus: agentfs.Workspace, exported: Path) -> None:
+    """The CLI prints what ``rg -C 1`` prints, separators included."""
+    from click.testing import CliRunner
+
+    from agentfs.cli import cli
+
+    ws_path = corpus.path
+    result = CliRunner().invoke(cli, ["grep", str(ws_path), "def", "-C", "1"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == rg(exported, "-C", "1", "def")
+
+
+def test_multiline_matches_report_every_line_they_span(corpus: agentfs.Workspace) -> None:
+    lines = corpus.grep(r"main\(\):\n\s+print", multiline=True).lines
+    assert [(ln.path, ln.line) for ln in lines] == [("/src/app.py", 3), ("/src/app.py", 4)]
+
+
+def test_max_results_stops_early(corpus: agentfs.Workspace) -> None:
+    result = corpus.grep("def", max_results=2)
+    assert (result.matches, result.truncated) == (2, True)
+    assert corpus.grep("def", max_results=0).lines == []
+
+
+def test_a_path_prefix_limits_the_search(corpus: agentfs.Workspace) -> None:
+    assert corpus.grep("hello", "/docs", ignore_case=True).files == ["/docs/readme.md"]
+    assert corpus.grep("def", "/docs").files == []
+
+
+def test_deleted_and_renamed_files_are_never_returned(corpus: agentfs.Workspace) -> None:
+    corpus.remove("/src/util.py")
+    corpus.rename("/src/app.py", "/src/main.py")
+    assert corpus.grep("def", output="files").files == ["/src/.hidden.py", "/src/main.py"]
+
+
+def test_grep_is_not_a_tracked_read(corpus: agentfs.Workspace) -> None:
+    corpus.thread = "t"
+    corpus.grep("def")
+    assert corpus.reads_log() == []
+
+
+@pytest.mark.parametrize("bad", ["(", "a{2,1}"])
+def test_a_bad_regex_is_refused(corpus: agentfs.Workspace, bad: str) -> None:
+    with pytest.raises(OSError) as exc:
+        corpus.grep(bad)
+    assert exc.value.errno == 22
+
+
+def test_bad_options_are_refused(corpus: agentfs.Workspace) -> None:
+    with pytest.raises(OSError):
+        corpus.grep("x", output="lines")  # type: ignore[arg-type]
+    with pytest.raises(OSError):
+        corpus.grep("x", before=-1)
+    with pytest.raises(FileNotFoundError):
+        corpus.grep("x", "/missing")
+
+
+# --- random trees and patterns against ripgrep ----------------------------------------------------
+
+WORDS = st.sampled_from(["alpha", "beta", "Gamma", "def", "x = 1", "TODO", "", "a.b", "end"])
+PATTERNS = st.sampled_from(
+    ["alpha", "beta|Gamma", r"\bdef\b", "^x", "1$", "a\\.b", "[A-Z]", "T.DO", r"\d", "z"]
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@needs_rg
+@given(
+    files=st.dictionaries(
+        st.sampled_from(["/a.txt", "/d/b.py", "/d/e/c.md", "/.h"]),
+        st.lists(WORDS, max_size=6).map("\n".join),
+        min_size=1,
+    ),
+    pattern=PATTERNS,
+    ignore_case=st.booleans(),
+)
+def test_random_trees_match_ripgrep(
+    tmp_path: Path, files: dict[str, str], pattern: str, ignore_case: bool
+) -> None:
+    base = tmp_path / f"case{len(list(tmp_path.iterdir()))}"
+    with agentfs.open(base.with_suffix(".db")) as ws:
+        for path, text in files.items():
+            ws.write(path, text, parents=True)
+        export_tree(ws, "/", base)
+        got = ours(ws, pattern, ignore_case=ignore_case)
+    assert got == rg_matches(base, pattern, *(["-i"] if ignore_case else []))
