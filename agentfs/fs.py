@@ -19,7 +19,7 @@ import apsw
 
 from agentfs import paths
 from agentfs.chunks import Chunks
-from agentfs.cow import CopyOnWrite, HistorySettings, keep_text
+from agentfs.cow import CopyOnWrite
 from agentfs.db import Transaction
 from agentfs.errors import fs_error, not_found
 from agentfs.inodes import (
@@ -154,42 +154,6 @@ class FileSystem:
         It takes no write lock; writers in other processes go on (WAL).
         """
         return self._read()
-
-    def configure_history(
-        self, *, keep: int | str | EllipsisType | None = ..., max_bytes: int | None = None
-    ) -> HistorySettings:
-        """Set how much history the workspace keeps, for every handle and process::
-
-            ws.configure_history(keep=10)            # the last 10 versions of each path
-            ws.configure_history(keep="none")        # no new versions (snapshots still work)
-            ws.configure_history(max_bytes=1 << 20)  # files over 1 MiB get no versions
-
-        ``keep`` is None or 'all', 0 or 'none', or a number of versions per path; fewer than
-        there are now prunes on the next write of each path (``gc`` prunes all at once).
-        """
-        if max_bytes is not None and max_bytes < 0:
-            raise fs_error(errno.EINVAL, self.conn.filename, "max_bytes must be >= 0")
-        with self._write():
-            if keep is not ...:
-                try:
-                    text = keep_text(keep)
-                except ValueError as exc:
-                    raise fs_error(errno.EINVAL, self.conn.filename, str(exc)) from None
-                self.conn.execute(
-                    "UPDATE ws_config SET value = ? WHERE key = 'history.keep'", (text,)
-                )
-            if max_bytes is not None:
-                self.conn.execute(
-                    "UPDATE ws_config SET value = ? WHERE key = 'history.max_bytes'",
-                    (str(max_bytes),),
-                )
-            self.cow.reload()
-            return self.cow.settings
-
-    @property
-    def history_settings(self) -> HistorySettings:
-        with self._read():
-            return self.cow.settings
 
     def _write(self) -> Transaction:
         if self._readonly:

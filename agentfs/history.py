@@ -14,8 +14,10 @@ import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import EllipsisType
 
 from agentfs import paths
+from agentfs.cow import HistorySettings, keep_text
 from agentfs.errors import HistoryNotFoundError, fs_error
 from agentfs.fs import FileSystem
 from agentfs.globs import compile_glob
@@ -60,6 +62,42 @@ class HistoryMixin(FileSystem):
     @thread.setter
     def thread(self, value: str | None) -> None:
         self.versions.thread = value
+
+    def configure_history(
+        self, *, keep: int | str | EllipsisType | None = ..., max_bytes: int | None = None
+    ) -> HistorySettings:
+        """Set how much history the workspace keeps, for every handle and process::
+
+            ws.configure_history(keep=10)            # the last 10 versions of each path
+            ws.configure_history(keep="none")        # no new versions (snapshots still work)
+            ws.configure_history(max_bytes=1 << 20)  # files over 1 MiB get no versions
+
+        ``keep`` is None or 'all', 0 or 'none', or a number of versions per path; fewer than
+        there are now prunes on the next write of each path (``gc`` prunes all at once).
+        """
+        if max_bytes is not None and max_bytes < 0:
+            raise fs_error(errno.EINVAL, self.conn.filename, "max_bytes must be >= 0")
+        with self._write():
+            if keep is not ...:
+                try:
+                    text = keep_text(keep)
+                except ValueError as exc:
+                    raise fs_error(errno.EINVAL, self.conn.filename, str(exc)) from None
+                self.conn.execute(
+                    "UPDATE ws_config SET value = ? WHERE key = 'history.keep'", (text,)
+                )
+            if max_bytes is not None:
+                self.conn.execute(
+                    "UPDATE ws_config SET value = ? WHERE key = 'history.max_bytes'",
+                    (str(max_bytes),),
+                )
+            self.cow.reload()
+            return self.cow.settings
+
+    @property
+    def history_settings(self) -> HistorySettings:
+        with self._read():
+            return self.cow.settings
 
     @property
     def read_before_write(self) -> tuple[str, ...]:
