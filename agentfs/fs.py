@@ -12,12 +12,11 @@ kernel); access times are not updated on read (``noatime``), so reads never take
 from __future__ import annotations
 
 import errno
-from types import EllipsisType
 from typing import NamedTuple
 
 import apsw
 
-from agentfs import paths
+from agentfs import hooks, paths
 from agentfs.chunks import Chunks
 from agentfs.cow import CopyOnWrite
 from agentfs.db import Transaction
@@ -37,8 +36,8 @@ from agentfs.inodes import (
     split_ns,
 )
 from agentfs.orphans import Orphans
-from agentfs.reads import FileState, Reads
-from agentfs.versions import Version, Versions, digest
+from agentfs.reads import Reads
+from agentfs.versions import Versions, digest
 
 MAX_SYMLINK_HOPS = 40
 
@@ -76,7 +75,7 @@ _CREATE_INODE = (
 _ADD_DENTRY = "INSERT INTO fs_dentry(name, parent_ino, ino) VALUES (?, ?, ?)"
 
 
-class _Target(NamedTuple):
+class WriteTarget(NamedTuple):
     """The regular file a write goes to, after following symlinks."""
 
     ino: int
@@ -346,49 +345,8 @@ class FileSystem:
             data = self.chunks.read(st.st_ino, st.st_size, offset, length)
             if thread is not None:
                 whole = offset == 0 and len(data) == st.st_size
-                self._remember_read(thread, path, st, data if whole else None)
+                hooks.remember_read(self, thread, path, st, data if whole else None)
             return data
-
-    def _remember_read(self, thread: str, path: str, st: Stat, whole: bytes | None) -> None:
-        """Record that ``thread`` read the file ``st`` at ``path`` (all of it: ``whole``)."""
-        key = self._realpath(path, [0])  # after every symlink, the last one too
-        state = self._file_state(key, st.st_ino)
-        if state.hash is None and whole is not None:
-            state = state._replace(hash=digest(whole))
-        self.reads.record(thread, key, state, whole is None, now_ns())
-
-    def _file_state(self, key: str, ino: int) -> FileState:
-        """The file ``ino`` (whose history is kept under ``key``) as read tracking sees it."""
-        ctime_ns, size = self.conn.execute(
-            "SELECT ctime * 1000000000 + ctime_nsec, size FROM fs_inode WHERE ino = ?", (ino,)
-        ).get
-        latest = self.versions.latest(key)
-        if latest is not None and latest.ino == ino:
-            by = "/".join(x for x in (latest.actor, latest.thread) if x) or None
-            return FileState(ino, ctime_ns, size, latest.n, latest.hash, by)
-        return FileState(ino, ctime_ns, size, None, None)
-
-    def _guard(self, target: _Target) -> None:
-        """Enforce read-before-write on an existing file (see ``agentfs.reads``)."""
-        if not self.reads.read_before_write or target.created:
-            return
-        key = self._history_path(target.path)
-        if not self.reads.guards(key):
-            return
-        state = self._file_state(key, target.ino)
-        current = state.hash
-        if current is None and state.size <= self.cow.settings.max_bytes:
-            current = digest(self.chunks.read(target.ino, state.size))
-        self.reads.check(self.versions.thread, key, state, current)
-
-    def _wrote(self, target: _Target, ino: int) -> None:
-        """The writer has seen what it wrote: refresh its read record of a guarded path."""
-        thread = self.versions.thread
-        if thread is None or not self.reads.read_before_write:
-            return
-        key = self._history_path(target.path)
-        if self.reads.guards(key):
-            self.reads.record(thread, key, self._file_state(key, ino), False, now_ns())
 
     def read_text(self, path: str, encoding: str = "utf-8") -> str:
         return self.read(path).decode(encoding)
@@ -449,30 +407,32 @@ class FileSystem:
             if target.created:  # the inode already has the final size: only chunks to add
                 self.chunks.append_new(ino, 0, data)
                 if versioned:
-                    self._record(self._history_path(target.path), "write", ino, len(data), hash_)
-                self._wrote(target, ino)  # the creator has seen what it wrote
+                    hooks.record(
+                        self, hooks.history_path(self, target.path), "write", ino, len(data), hash_
+                    )
+                hooks.wrote(self, target, ino)  # the creator has seen what it wrote
                 perm = S_IFREG | (mode & 0o7777)
                 return Stat(ino, perm, 1, 0, 0, len(data), now, now, now)
-            self._guard(target)
-            history_path = self._history_path(target.path) if versioned else ""
+            hooks.guard(self, target)
+            history_path = hooks.history_path(self, target.path) if versioned else ""
             latest = self.versions.latest(history_path) if versioned else None
             if versioned:
-                latest = self._keep_untracked(target, history_path, latest)
+                latest = hooks.keep_untracked(self, target, history_path, latest)
             if latest is not None and latest.ino == ino and latest.hash == hash_:
-                self._touch(target, now)  # the same bytes: no new version, no copy
+                hooks.touch(self, target, now)  # the same bytes: no new version, no copy
                 return self._stat_ino(ino)
             held = latest is not None and latest.ino == ino  # by its last version, surely
             copied: Stat | None = None
             if (held and ino not in self.cow.fresh) or self.cow.frozen(ino):
-                copied = self._copy_up(target, now, size=len(data), held=held)
+                copied = hooks.copy_up(self, target, now, size=len(data), held=held)
                 ino = copied.st_ino
                 self.chunks.append_new(ino, 0, data)  # the copy has the new size already
             else:
                 self.chunks.replace(ino, data)
                 self._set_content(ino, len(data))
             if versioned:
-                self._record(history_path, "write", ino, len(data), hash_, latest=latest)
-            self._wrote(target, ino)
+                hooks.record(self, history_path, "write", ino, len(data), hash_, latest=latest)
+            hooks.wrote(self, target, ino)
             return copied if copied is not None else self._stat_ino(ino)
 
     def pwrite(self, path: str, data: bytes | str, offset: int) -> int:
@@ -495,16 +455,16 @@ class FileSystem:
             target = self._open_for_write(path, parents, 0o644, 0, now)
             size = self._size(target.ino)
             at = size if offset is None else offset
-            self._guard(target)
+            hooks.guard(self, target)
             if not target.created and self._unchanged_by(target.ino, size, at, data):
-                self._touch(target, now)  # nothing changes: no copy, no version
+                hooks.touch(self, target, now)  # nothing changes: no copy, no version
                 return size
-            self._keep_untracked(target)
-            ino = self._writable(target, now)
+            hooks.keep_untracked(self, target)
+            ino = hooks.writable(self, target, now)
             new_size = self.chunks.write(ino, size, at, data)
             self._set_content(ino, new_size)
-            self._version_changed(target, ino, new_size)
-            self._wrote(target, ino)
+            hooks.version_changed(self, target, ino, new_size)
+            hooks.wrote(self, target, ino)
         return new_size
 
     def truncate(self, path: str, size: int) -> None:
@@ -514,115 +474,22 @@ class FileSystem:
         now = now_ns()
         with self._write():
             target = self._open_for_write(path, False, 0o644, 0, now, create=False)
-            self._guard(target)
+            hooks.guard(self, target)
             old_size = self._size(target.ino)
             if old_size == size:
-                self._touch(target, now)
+                hooks.touch(self, target, now)
                 return
-            self._keep_untracked(target)
-            ino = self._writable(target, now)
+            hooks.keep_untracked(self, target)
+            ino = hooks.writable(self, target, now)
             self.chunks.truncate(ino, old_size, size)
             self._set_content(ino, size)
-            self._version_changed(target, ino, size)
-            self._wrote(target, ino)
+            hooks.version_changed(self, target, ino, size)
+            hooks.wrote(self, target, ino)
 
     def _unchanged_by(self, ino: int, size: int, at: int, data: bytes) -> bool:
         """Would writing ``data`` at ``at`` leave the file's bytes as they are?"""
         end = at + len(data)
         return end <= size and self.chunks.read(ino, size, at, len(data)) == data
-
-    def _keep_untracked(
-        self, target: _Target, key: str | None = None, latest: Version | None = None
-    ) -> Version | None:
-        """Before a change with versioning on, make the content about to be replaced a version
-        if it is none yet (a file written while versioning was off, an adopted file, one from
-        before history existed): its previous content is kept like any other. Returns the
-        path's newest event afterwards. ``key``/``latest``: the history path and its newest
-        event when the caller has them."""
-        if not self.cow.settings.versioning:
-            return latest
-        if key is None:
-            key = self._history_path(target.path)
-            latest = self.versions.latest(key)
-        ino = target.ino
-        if target.created or ino in self.cow.fresh or (latest is not None and latest.ino == ino):
-            return latest
-        size = self._size(ino)
-        if not self.cow.settings.versions(size):
-            return latest
-        self._record(key, "write", ino, size, digest(self.chunks.read(ino, size)), latest=latest)
-        return self.versions.latest(key)
-
-    def _writable(self, target: _Target, now: int) -> int:
-        """The inode to change for ``target``: itself, or a copy-up when it is frozen."""
-        if target.created or not self.cow.frozen(target.ino):
-            return target.ino
-        return self._copy_up(target, now).st_ino
-
-    def _copy_up(
-        self, target: _Target, now: int, size: int | None = None, held: bool = False
-    ) -> Stat:
-        """Copy ``target`` up (``CopyOnWrite.copy_up``); the frozen inode is freed at once if
-        nothing holds it after all (frozen only by the conservative snapshot watermark)."""
-        new = self.cow.copy_up(target.ino, target.dentry_id, target.parent_ino, now, size=size)
-        if not held:
-            self._release_if_unheld(target.ino)
-        return new
-
-    def _release_if_unheld(self, ino: int) -> None:
-        """``ino`` just lost its last name: free it unless history still holds it."""
-        if not self.cow.referenced(ino):
-            mode, size = self.conn.execute(
-                "SELECT mode, size FROM fs_inode WHERE ino = ?", (ino,)
-            ).get
-            self.orphans.release(ino, mode, size)
-
-    def _version_changed(self, target: _Target, ino: int, size: int) -> None:
-        """Record the new content of a partly rewritten file (hashing all of it), or drop this
-        transaction's version of it when it outgrew ``history.max_bytes``."""
-        if self.cow.settings.versions(size):
-            hash_ = digest(self.chunks.read(ino, size))
-            self._record(self._history_path(target.path), "write", ino, size, hash_)
-            return
-        if self.cow.settings.versioning:
-            latest = self.versions.latest(self._history_path(target.path))
-            if latest and latest.ino == ino and ino in self.cow.fresh:
-                self.versions.forget(latest)
-
-    def _record(
-        self,
-        path: str,
-        op: str,
-        ino: int | None = None,
-        size: int | None = None,
-        hash_: bytes | None = None,
-        other: str | None = None,
-        latest: Version | EllipsisType | None = ...,
-    ) -> None:
-        """Add an event to the history of ``path`` (symlink-free: see ``_history_path``)."""
-        for dropped in self.versions.record(path, op, ino, size, hash_, other, latest):
-            self._release_if_unheld(dropped)
-
-    def _history_path(self, path: str) -> str:
-        """The symlink-free path history is kept under (a file reached through a symlinked
-        directory has one history, whichever way it was written)."""
-        parent, name = paths.parent_and_name(path)
-        real = self._real_dirs.get(parent)
-        if real is None:
-            real = self._real_dirs[parent] = self._realpath(parent, [0])
-        return paths.join(real, name)
-
-    def _touch(self, target: _Target, now: int) -> None:
-        """A write that changed no byte still sets mtime and ctime, as the kernel does (and
-        the writer's read record follows, or its own touch would make it stale)."""
-        sec, nsec = split_ns(now)
-        self.conn.execute(
-            "UPDATE fs_inode SET mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ?"
-            " WHERE ino = ?",
-            (sec, nsec, sec, nsec, target.ino),
-        )
-        self.cow.mark_dirty(target.parent_ino)
-        self._wrote(target, target.ino)
 
     def _open_for_write(
         self,
@@ -633,7 +500,7 @@ class FileSystem:
         now: int | None = None,
         *,
         create: bool = True,
-    ) -> _Target:
+    ) -> WriteTarget:
         """The regular file at ``path`` after symlinks, or (with ``create``) a new inode
         recorded as ``size`` bytes long whose chunks the caller adds."""
         if type(path) is paths.DirPath:  # open("x/", O_CREAT) asks for a directory
@@ -658,12 +525,12 @@ class FileSystem:
                     raise not_found(start)
                 perm = S_IFREG | (mode & 0o7777)
                 ino = self._create(parent_ino, name, perm, size, now)
-                return _Target(ino, True, 0, parent_ino, path)
+                return WriteTarget(ino, True, 0, parent_ino, path)
             if is_symlink(found[2]):
                 path = self._follow(paths.parent_and_name(path)[0], found[1], hops, start)
                 continue
             self._require_file(start, found[2])
-            return _Target(found[1], False, found[0], parent_ino, path)
+            return WriteTarget(found[1], False, found[0], parent_ino, path)
 
     def _require_file(self, path: str, mode: int) -> None:
         if is_dir(mode):
@@ -677,55 +544,6 @@ class FileSystem:
     def _set_content(self, ino: int, size: int) -> None:
         sec, nsec = split_ns(now_ns())
         self.conn.execute(_SET_CONTENT, (size, sec, nsec, sec, nsec, ino))
-
-    # --- history of names ---------------------------------------------------------------------
-
-    def _history_deleted(self, path: str, mode: int) -> None:
-        """A file, or every file with history below a directory, stops existing at ``path``."""
-        if not self.cow.settings.versioning:
-            return
-        real = self._history_path(path)
-        for p in self.versions.paths_under(real) if is_dir(mode) else [real]:
-            latest = self.versions.latest(p)
-            if latest is not None and latest.has_content:
-                self._record(p, "delete")
-
-    def _history_moved(self, src: str, dst: str, ino: int, mode: int) -> None:
-        """``src`` is about to become ``dst``: each file with history (the file itself, or
-        every one below a directory) gets a 'move' event and its new path a 'rename' event."""
-        if not self.cow.settings.versioning:
-            return
-        real_src, real_dst = self._history_path(src), self._history_path(dst)
-        if not is_dir(mode):
-            if self.versions.latest(real_src) is not None:
-                self._record(real_src, "move", other=real_dst)
-            self._history_arrived(real_dst, ino, "rename", other=real_src)
-            return
-        for old in self.versions.paths_under(real_src):
-            latest = self.versions.latest(old)
-            if latest is None or not latest.has_content:
-                continue
-            try:
-                found = self._resolve(old, False)  # the file as it is now, under the old name
-            except (FileNotFoundError, NotADirectoryError):
-                continue  # gone while versioning was off: nothing moves
-            new = real_dst + old[len(real_src) :]
-            self._record(old, "move", other=new)
-            self._history_arrived(new, found[1], "rename", other=old)
-
-    def _history_arrived(self, path: str, ino: int, op: str, other: str | None = None) -> None:
-        """The file ``ino`` now also lives at ``path`` (a rename or a hard link): record its
-        content there, without hashing again when its last version already says it."""
-        if not self.cow.settings.versioning:
-            return
-        size = self._size(ino)
-        if not self.cow.settings.versions(size):
-            return
-        row = self.conn.execute(
-            "SELECT hash FROM ws_version WHERE ino = ? AND hash IS NOT NULL LIMIT 1", (ino,)
-        ).get
-        hash_ = row if row is not None else digest(self.chunks.read(ino, size))
-        self._record(path, op, ino, size, hash_, other)
 
     # --- the namespace ---------------------------------------------------------------------------
 
@@ -775,7 +593,7 @@ class FileSystem:
                 raise fs_error(errno.EPERM, src, "hard links to directories are not allowed")
             self._link_existing(parent_ino, name, ino)
             if mode & S_IFMT == S_IFREG:
-                self._history_arrived(self._history_path(dst), ino, "link")
+                hooks.history_arrived(self, hooks.history_path(self, dst), ino, "link")
             return self._stat_ino(ino)
 
     def _link_existing(self, parent_ino: int, name: str, ino: int) -> None:
@@ -809,10 +627,10 @@ class FileSystem:
             ):
                 if not recursive:
                     raise fs_error(errno.ENOTEMPTY, path)
-                self._history_deleted(path, mode)
+                hooks.history_deleted(self, path, mode)
                 self.orphans.unlink_subtree(ino, track_dirty=self.cow.settings.watermark >= 0)
             elif not is_symlink(mode):
-                self._history_deleted(path, mode)
+                hooks.history_deleted(self, path, mode)
             self._unlink_dentry(dentry_id, parent_ino, ino, mode)
             if _may_be_cached(mode):
                 self.drop_caches()
@@ -837,7 +655,7 @@ class FileSystem:
                 self._check_replace(dst, mode, existing)
                 self._unlink_dentry(existing[0], dst_parent, existing[1], existing[2])
             if not is_symlink(mode):
-                self._history_moved(src, dst, ino, mode)
+                hooks.history_moved(self, src, dst, ino, mode)
             sec, nsec = split_ns(now_ns())
             self.conn.execute(
                 "UPDATE fs_dentry SET parent_ino = ?, name = ? WHERE id = ?",
@@ -904,7 +722,7 @@ class FileSystem:
                 " WHERE ino = ?",
                 (S_IFMT, mode & 0o7777, sec, nsec, ino),
             )
-            self._names_changed(dentry_id, ino)
+            hooks.names_changed(self, dentry_id, ino)
 
     def utime(
         self, path: str, ns: tuple[int, int] | None = None, *, follow_symlinks: bool = True
@@ -921,23 +739,4 @@ class FileSystem:
                 " ctime = ?, ctime_nsec = ? WHERE ino = ?",
                 (a, a_ns, m, m_ns, c, c_ns, ino),
             )
-            self._names_changed(dentry_id, ino)
-
-    def _names_changed(self, dentry_id: int, ino: int) -> None:
-        """Snapshots record each entry's mode and mtime: mark the directories holding the
-        names of ``ino`` dirty (all of them for a hard-linked file, found by a scan)."""
-        if self.cow.settings.watermark < 0 or dentry_id == 0:
-            return
-        parent: int
-        parent, nlink, mode = self.conn.execute(
-            "SELECT parent_ino, nlink, mode FROM fs_dentry, fs_inode"
-            " WHERE id = ? AND fs_inode.ino = ?",
-            (dentry_id, ino),
-        ).get
-        if nlink > 1 and not is_dir(mode):
-            for (other,) in self.conn.execute(
-                "SELECT parent_ino FROM fs_dentry WHERE ino = ?", (ino,)
-            ).fetchall():
-                self.cow.mark_dirty(other)  # type: ignore[arg-type]
-        else:
-            self.cow.mark_dirty(parent)
+            hooks.names_changed(self, dentry_id, ino)

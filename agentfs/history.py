@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import EllipsisType
 
-from agentfs import paths
+from agentfs import hooks, paths
 from agentfs.cow import HistorySettings, keep_text
 from agentfs.errors import HistoryNotFoundError, fs_error
 from agentfs.fs import FileSystem
@@ -135,7 +135,7 @@ class HistoryMixin(FileSystem):
         """The path history is kept under: symlink-free when its directory still exists."""
         path = paths.normalize(path)
         try:
-            return self._history_path(path)
+            return hooks.history_path(self, path)
         except (FileNotFoundError, NotADirectoryError):
             return str(path)
 
@@ -208,7 +208,7 @@ class HistoryMixin(FileSystem):
             self._link_existing(parent_ino, name, ino)
             if not self.cow.settings.versioning:
                 return found
-            self._record(key, "restore", ino, found.size, found.hash, str(n))
+            hooks.record(self, key, "restore", ino, found.size, found.hash, str(n))
             latest = self.versions.latest(key) or found
         self.orphans.purge_due()
         return latest

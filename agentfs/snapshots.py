@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, NamedTuple
 
-from agentfs import paths
+from agentfs import hooks, paths
 from agentfs.errors import HistoryNotFoundError, fs_error
 from agentfs.inodes import ROOT_INO, S_IFDIR, S_IFMT, S_IFREG, is_dir, split_ns
 from agentfs.trees import ENTRY_MTIME, Entry, Tree, TreeDiff, changed_dirs, diff
@@ -295,7 +295,7 @@ class Snapshots:
         for ino in {int(ino) for (ino,) in dropped}:  # type: ignore[arg-type]
             row = self.conn.execute("SELECT nlink, mode FROM fs_inode WHERE ino = ?", (ino,)).get
             if row is not None and row[0] == 0 and not is_dir(row[1]):
-                self.fs._release_if_unheld(ino)
+                hooks.release_if_unheld(self.fs, ino)
         return len(dropped)
 
     # --- restoring ----------------------------------------------------------------------------
@@ -342,10 +342,10 @@ class Snapshots:
         for p in [*changes.removed, *not_files]:  # gone, or now a directory or a symlink
             latest = fs.versions.latest(p)
             if latest is not None and latest.has_content:
-                fs._record(p, "delete")
+                hooks.record(fs, p, "delete")
         for p, entry in changes.after.items():
             if entry.mode & S_IFMT == S_IFREG:
-                fs._history_arrived(p, entry.ino, "restore")
+                hooks.history_arrived(fs, p, entry.ino, "restore")
 
 
 class _Restorer:
@@ -496,7 +496,7 @@ class _Restorer:
                     (delta, ino),
                 ).get
                 if nlink <= 0:
-                    fs._release_if_unheld(ino)
+                    hooks.release_if_unheld(fs, ino)
         touched = dirs | {i for i in self.attached if self._is_dir(i)}
         for dir_ino in touched:
             fs.cow.mark_dirty(dir_ino)
