@@ -53,6 +53,23 @@ _OPEN_ROW = (
 )
 
 
+_IS_FILE = f"(mode & {S_IFMT}) = {S_IFREG}"
+_SIZES = "SELECT count(*), coalesce(sum(size), 0) FROM fs_inode WHERE ino IN"
+#: Files of generation :gen (its rows are the open ones right after it is made).
+_TOTALS = f"{_SIZES} (SELECT ino FROM ws_entry WHERE died IS NULL AND {_IS_FILE})"
+#: Files generation :gen holds that :gen - 1 did not (no row of theirs alive then).
+_TOTALS_ADDED = (
+    f"{_SIZES} (SELECT ino FROM ws_entry e WHERE born = :gen AND {_IS_FILE}"
+    " AND NOT EXISTS (SELECT 1 FROM ws_entry o WHERE o.ino = e.ino AND o.born < :gen"
+    " AND (o.died IS NULL OR o.died >= :gen)))"
+)
+#: Files generation :gen - 1 held that :gen does not (no row of theirs alive now).
+_TOTALS_REMOVED = (
+    f"{_SIZES} (SELECT ino FROM ws_entry e WHERE died = :gen AND {_IS_FILE}"
+    " AND NOT EXISTS (SELECT 1 FROM ws_entry o WHERE o.ino = e.ino AND o.died IS NULL))"
+)
+
+
 def _info(row: tuple) -> SnapshotInfo:
     values = list(row)
     values[4] = json.loads(values[4]) if values[4] is not None else None
@@ -106,10 +123,6 @@ class Snapshots:
         ``<prefix>-<generation>`` (or, if a user took that name, one with a random suffix)."""
         if name is not None and self._find(name) is not None:
             raise fs_error(errno.EEXIST, name, "a snapshot of this name exists")
-        files, size = self.conn.execute(
-            f"SELECT count(*), coalesce(sum(size), 0) FROM fs_inode WHERE (mode & {S_IFMT}) ="
-            f" {S_IFREG} AND ino IN (SELECT ino FROM fs_dentry)"
-        ).get
         gen = self.conn.execute(
             "INSERT INTO ws_snapshot(name, thread, label, meta, created_ns, actor, files, bytes)"
             " VALUES (coalesce(?, ? || '-' || hex(randomblob(4))), ?, ?, ?, ?, ?, ?, ?)"
@@ -122,8 +135,8 @@ class Snapshots:
                 meta,
                 time.time_ns(),
                 self.fs.versions.actor,
-                files,
-                size,
+                0,
+                0,
             ),
         ).get
         if name is None:
@@ -139,6 +152,9 @@ class Snapshots:
             )
         else:
             self._close_changed(gen)
+        self.conn.execute(
+            "UPDATE ws_snapshot SET files = ?, bytes = ? WHERE id = ?", (*self._totals(gen), gen)
+        )
         self.conn.execute("DELETE FROM ws_dirty")
         self.conn.execute(
             "UPDATE ws_config SET value = (SELECT coalesce(max(seq), 0) FROM sqlite_sequence"
@@ -146,6 +162,20 @@ class Snapshots:
         )
         self.fs.cow.reload()
         return self._get_id(gen)
+
+    def _totals(self, gen: int) -> tuple[int, int]:
+        """(files, bytes) of generation ``gen``, just made: a hard-linked file counts once.
+        From the previous generation's totals and the rows this one opened and closed when
+        that snapshot still exists (so the cost follows the changes; frozen inodes never
+        change size), else counted over the whole generation."""
+        previous = self.conn.execute(
+            "SELECT files, bytes FROM ws_snapshot WHERE id = ?", (gen - 1,)
+        ).get
+        if previous is None:
+            return self.conn.execute(_TOTALS, {"gen": gen}).get
+        added = self.conn.execute(_TOTALS_ADDED, {"gen": gen}).get
+        removed = self.conn.execute(_TOTALS_REMOVED, {"gen": gen}).get
+        return previous[0] + added[0] - removed[0], previous[1] + added[1] - removed[1]
 
     def _close_changed(self, gen: int) -> None:
         """Close the open rows of dirty directories that no longer match the live tree, and

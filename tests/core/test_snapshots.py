@@ -696,3 +696,31 @@ def test_export_agentfs_holds_only_the_live_tree(ws: agentfs.Workspace, tmp_path
         assert live_tree(plain) == live
         assert plain.history("/src/main.py") == []
         assert plain.snapshots.list() == []
+
+
+def test_file_and_byte_counts_follow_every_kind_of_change(ws: agentfs.Workspace) -> None:
+    """A snapshot's counts are kept from the previous one's plus what changed (so they cost
+    what changed): they must equal a count over what the snapshot holds, after writes,
+    renames, hard links, removals, a restore, and a deleted previous snapshot."""
+
+    def counted(name: str) -> tuple[int, int]:
+        files = {e.ino: p for p, e in ws.snapshots.show(name) if stat.S_ISREG(e.mode)}
+        return len(files), sum(len(ws.snapshots.read(name, p)) for p in files.values())
+
+    steps = [
+        lambda: ws.write("/a", b"12345", parents=True),
+        lambda: ws.write("/d/b", b"12", parents=True),
+        lambda: ws.link("/a", "/d/a-link"),
+        lambda: ws.rename("/d/b", "/b"),
+        lambda: ws.write("/a", b"longer content"),
+        lambda: ws.remove("/a"),
+        lambda: ws.remove("/d", recursive=True),
+        lambda: ws.snapshots.restore("s2"),
+        lambda: ws.snapshots.delete("s8"),  # the previous generation is gone: counted anew
+        lambda: ws.append("/b", b"+"),
+    ]
+    for i, step in enumerate(steps, start=1):
+        step()
+        name = f"s{i}"
+        info = ws.snapshots.create(name)
+        assert (info.files, info.bytes) == counted(name), name
