@@ -119,12 +119,13 @@ class Orphans:
             with write_transaction(self.conn):
                 # A safety net: history (a version, a snapshot) may hold a queued file only
                 # through a bug or a hand edit; it leaves the queue unfreed, never lost.
-                # Only this batch is looked at, so a long queue is not rescanned per batch.
+                # Only this batch is looked at, so a long queue is not rescanned per batch;
+                # directories are never held (restore re-creates them).
                 self.conn.execute(
                     f"DELETE FROM ws_orphan WHERE ino IN ({_BATCH}) AND (EXISTS (SELECT 1"
                     " FROM ws_version v WHERE v.ino = ws_orphan.ino) OR EXISTS (SELECT 1"
                     " FROM ws_entry e JOIN fs_inode i ON i.ino = e.ino WHERE e.ino ="
-                    " ws_orphan.ino AND (i.mode & ?) <> ?))",  # not directories: restore remakes them
+                    " ws_orphan.ino AND (i.mode & ?) <> ?))",
                     (batch, S_IFMT, S_IFDIR),
                 )
                 count = self.conn.execute(
