@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Literal
 
 import apsw
 
@@ -21,8 +20,8 @@ from agentfs import db, paths
 from agentfs.errors import fs_error
 from agentfs.history import HistoryMixin
 from agentfs.kv import KVStore
-from agentfs.search.glob import GlobMatch, glob
-from agentfs.search.grep import GrepResult, Output, grep
+from agentfs.search.glob import glob as glob_files
+from agentfs.search.grep import grep as grep_files
 from agentfs.snapshots import Snapshots
 from agentfs.toolcalls import ToolCallLog
 
@@ -180,60 +179,10 @@ class Workspace(HistoryMixin):
                 self.write(d, self.read(s))
                 self.chmod(d, self.lstat(s).st_mode)
 
-    # --- finding -----------------------------------------------------------------------------
+    # --- finding: the search functions, as methods (``ws.glob(...)``, ``ws.grep(...)``) ----
 
-    def glob(
-        self,
-        pattern: str,
-        path: str = "/",
-        *,
-        sort: Literal["mtime", "name"] = "mtime",
-        include_dirs: bool = False,
-    ) -> list[GlobMatch]:
-        """Entries under ``path`` whose paths match ``pattern`` (``**``, ``*``, ``?``,
-        ``[...]``, ``{a,b}``; relative to ``path`` unless it starts with ``/``), newest first
-        or by name, from the directory tables alone::
-
-            [m.path for m in ws.glob("**/*.py", "/src")]
-        """
-        return glob(self, pattern, path, sort=sort, include_dirs=include_dirs)
-
-    def grep(
-        self,
-        pattern: str,
-        path: str = "/",
-        *,
-        glob: str | None = None,
-        ignore_case: bool = False,
-        fixed_strings: bool = False,
-        output: Output = "content",
-        before: int = 0,
-        after: int = 0,
-        max_results: int | None = None,
-        multiline: bool = False,
-    ) -> GrepResult:
-        """Lines matching ``pattern`` (a Python regular expression, or a literal with
-        ``fixed_strings``) in the text files at or below ``path``, sorted by path::
-
-            for line in ws.grep(r"def \\w+_test", "/src", glob="**/*.py").lines:
-                print(line.path, line.line, line.text)
-
-        ``output`` "files" or "count" fills only ``files``/``counts``; ``before``/``after``
-        add context lines; binary and non-UTF-8 files are skipped (``skipped``).
-        """
-        return grep(
-            self,
-            pattern,
-            path,
-            glob=glob,
-            ignore_case=ignore_case,
-            fixed_strings=fixed_strings,
-            output=output,
-            before=before,
-            after=after,
-            max_results=max_results,
-            multiline=multiline,
-        )
+    glob = glob_files
+    grep = grep_files
 
     # --- summary -------------------------------------------------------------------------------
 
