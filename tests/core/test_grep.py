@@ -38,56 +38,18 @@ def corpus(ws: agentfs.Workspace) -> agentfs.Workspace:
     return ws
 
 
-def rg(root: Path, *args: str) -> list[str]:
-    """ripgrep's match lines as ``/path:line:text`` (paths made workspace-absolute)."""
+def rg(root: Path, pattern: str, *flags: str) -> list[str]:
+    """What ``rg`` prints for ``pattern`` under ``root``, paths made workspace-absolute
+    (``./a`` -> ``/a``); ``--`` separators are kept."""
     proc = subprocess.run(
-        [
-            RG or "rg",
-            "--hidden",
-            "--no-ignore",
-            "--sort",
-            "path",
-            "--no-heading",
-            "-n",
-            "--with-filename",
-            "--color",
-            "never",
-            *args,
-            "--",
-            ".",
-        ],
+        [RG or "rg", "--hidden", "--no-ignore", "--sort", "path", "--no-heading", "-n"]
+        + ["--with-filename", "--color", "never", *flags, "-e", pattern, "."],
         cwd=root,
         capture_output=True,
         text=True,
     )
     assert proc.returncode in (0, 1), proc.stderr
     return [line[1:] if line.startswith(".") else line for line in proc.stdout.splitlines()]
-
-
-def rg_matches(root: Path, pattern: str, *flags: str) -> list[str]:
-    proc = subprocess.run(
-        [
-            RG or "rg",
-            "--hidden",
-            "--no-ignore",
-            "--sort",
-            "path",
-            "--no-heading",
-            "-n",
-            "--with-filename",
-            "--color",
-            "never",
-            *flags,
-            "-e",
-            pattern,
-            ".",
-        ],
-        cwd=root,
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode in (0, 1), proc.stderr
-    return [line[1:] for line in proc.stdout.splitlines()]
 
 
 def ours(ws: agentfs.Workspace, pattern: str, **kw: object) -> list[str]:
@@ -119,7 +81,7 @@ def exported(corpus: agentfs.Workspace, tmp_path: Path) -> Path:
 def test_matches_are_ripgreps(
     corpus: agentfs.Workspace, exported: Path, pattern: str, kw: dict, flags: tuple[str, ...]
 ) -> None:
-    assert ours(corpus, pattern, **kw) == rg_matches(exported, pattern, *flags)
+    assert ours(corpus, pattern, **kw) == rg(exported, pattern, *flags)
 
 
 def test_binary_files_are_skipped_and_said(corpus: agentfs.Workspace) -> None:
@@ -152,7 +114,7 @@ def test_context_output_is_ripgreps(corpus: agentfs.Workspace, exported: Path) -
     ws_path = corpus.path
     result = CliRunner().invoke(cli, ["grep", str(ws_path), "def", "-C", "1"])
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines() == rg(exported, "-C", "1", "def")
+    assert result.stdout.splitlines() == rg(exported, "def", "-C", "1")
 
 
 def test_multiline_matches_report_every_line_they_span(corpus: agentfs.Workspace) -> None:
@@ -229,4 +191,4 @@ def test_random_trees_match_ripgrep(
             ws.write(path, text, parents=True)
         export_tree(ws, "/", base)
         got = ours(ws, pattern, ignore_case=ignore_case)
-    assert got == rg_matches(base, pattern, *(["-i"] if ignore_case else []))
+    assert got == rg(base, pattern, *(["-i"] if ignore_case else []))
