@@ -19,6 +19,9 @@ import agentfs
 from agentfs.transfer import export_tree
 
 RG = shutil.which("rg")
+#: Search as our grep does (hidden files, nothing ignored), sorted, in the layout we print.
+RG_LAYOUT = ("--hidden", "--no-ignore", "--sort", "path", "--no-heading", "-n", "--with-filename")
+RG_LAYOUT += ("--color", "never")
 needs_rg = pytest.mark.skipif(RG is None, reason="ripgrep (Debian: ripgrep) is not installed")
 
 FILES = {
@@ -42,8 +45,7 @@ def rg(root: Path, pattern: str, *flags: str) -> list[str]:
     """What ``rg`` prints for ``pattern`` under ``root``, paths made workspace-absolute
     (``./a`` -> ``/a``); ``--`` separators are kept."""
     proc = subprocess.run(
-        [RG or "rg", "--hidden", "--no-ignore", "--sort", "path", "--no-heading", "-n"]
-        + ["--with-filename", "--color", "never", *flags, "-e", pattern, "."],
+        [RG or "rg", *RG_LAYOUT, *flags, "-e", pattern, "."],
         cwd=root,
         capture_output=True,
         text=True,
