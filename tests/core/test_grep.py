@@ -20,8 +20,10 @@ from agentfs.transfer import export_tree
 
 RG = shutil.which("rg")
 #: Search as our grep does (hidden files, nothing ignored), sorted, in the layout we print.
-RG_LAYOUT = ("--hidden", "--no-ignore", "--sort", "path", "--no-heading", "-n", "--with-filename")
-RG_LAYOUT += ("--color", "never")
+RG_LAYOUT = (
+    *("--hidden", "--no-ignore", "--sort", "path"),
+    *("--no-heading", "-n", "--with-filename", "--color", "never"),
+)
 needs_rg = pytest.mark.skipif(RG is None, reason="ripgrep (Debian: ripgrep) is not installed")
 
 FILES = {
