@@ -14,7 +14,7 @@ from types import EllipsisType
 from typing import TYPE_CHECKING
 
 from agentfs import paths
-from agentfs.inodes import Stat, is_dir, now_ns, split_ns
+from agentfs.inodes import Stat, is_dir, is_symlink, now_ns, split_ns
 from agentfs.reads import FileState
 from agentfs.versions import Version, digest
 
@@ -24,7 +24,10 @@ if TYPE_CHECKING:
 
 def remember_read(fs: FileSystem, thread: str, path: str, st: Stat, whole: bytes | None) -> None:
     """Record that ``thread`` read the file ``st`` at ``path`` (all of it: ``whole``)."""
-    key = fs._realpath(path, [0])  # after every symlink, the last one too
+    if is_symlink(fs._stat(path, False).st_mode):
+        key = fs._realpath(path, [0])  # the file it leads to, every symlink followed
+    else:
+        key = history_path(fs, path)  # the parent's real path is cached
     state = file_state(fs, key, st.st_ino)
     if state.hash is None and whole is not None:
         state = state._replace(hash=digest(whole))
