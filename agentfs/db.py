@@ -158,11 +158,14 @@ class Transaction:
     of waiting). A nested write level is a savepoint, so a helper may open its own scope safely.
     A read level groups SELECTs that must see one state while other processes commit; nested,
     it is a no-op. ``on_begin`` runs right after an outermost BEGIN (inside the snapshot, so
-    it can validate caches against it) and ``on_rollback`` whenever this level is undone, so
-    caches filled inside it can be dropped. A class, not a generator: it sits on every call.
+    it can validate caches against it), ``before_commit`` right before an outermost COMMIT
+    (still inside the transaction: derived rows such as the search index are written there, so
+    they commit with the change or not at all) and ``on_rollback`` whenever this level is
+    undone, so caches filled inside it can be dropped. A class, not a generator: it sits on
+    every call.
     """
 
-    __slots__ = ("_nested", "conn", "on_begin", "on_rollback", "write")
+    __slots__ = ("_nested", "before_commit", "conn", "on_begin", "on_rollback", "write")
 
     def __init__(
         self,
@@ -171,11 +174,13 @@ class Transaction:
         write: bool,
         on_begin: Callable[[], None] | None = None,
         on_rollback: Callable[[], None] | None = None,
+        before_commit: Callable[[], None] | None = None,
     ) -> None:
         self.conn = conn
         self.write = write
         self.on_begin = on_begin
         self.on_rollback = on_rollback
+        self.before_commit = before_commit
         self._nested = False
 
     def __enter__(self) -> Transaction:
@@ -201,8 +206,18 @@ class Transaction:
         if self._nested:
             if self.write:
                 conn.__exit__(exc_type, exc, tb)  # type: ignore[arg-type]
+        elif exc_type is None:
+            if self.before_commit is not None:
+                try:
+                    self.before_commit()
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    if self.on_rollback is not None:
+                        self.on_rollback()
+                    raise
+            conn.execute("COMMIT")
         else:
-            conn.execute("COMMIT" if exc_type is None else "ROLLBACK")
+            conn.execute("ROLLBACK")
         if exc_type is not None and self.on_rollback is not None:
             self.on_rollback()
 
@@ -268,10 +283,21 @@ def _history(conn: apsw.Connection) -> None:
     _run_sql("history-guard.sql")(conn)
 
 
+def _search(conn: apsw.Connection) -> None:
+    """The search tables, then every file already there queued so the first write transaction
+    (or query) indexes it."""
+    _run_sql("migrations/0004-search.sql")(conn)
+    conn.execute(
+        "INSERT INTO ws_index_queue(ino) SELECT ino FROM fs_inode"
+        " WHERE (mode & 61440) = 32768 AND nlink > 0"
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "spec tables v0.4", _bootstrap),
     Migration(2, "orphan queue", _run_sql("migrations/0002-workspace.sql")),
     Migration(3, "history: versions, snapshots, reads", _history),
+    Migration(4, "search: chunks, BM25 and trigram indexes, embedding queue", _search),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -51,3 +51,8 @@ class StaleReadError(AgentFSError, PermissionError):
 
     def __str__(self) -> str:
         return f"{self.filename}: {self.strerror}"
+
+
+class EmbedderMismatchError(AgentFSError, ValueError):
+    """An embedder whose model id or dimension differs from the one the workspace's vectors
+    were made with: vectors of two models are not comparable, so it is refused."""

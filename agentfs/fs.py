@@ -37,6 +37,7 @@ from agentfs.inodes import (
 )
 from agentfs.orphans import Orphans
 from agentfs.reads import Reads
+from agentfs.search.index import SearchIndex
 from agentfs.versions import Versions, digest
 
 MAX_SYMLINK_HOPS = 40
@@ -120,6 +121,7 @@ class FileSystem:
         self.cow = CopyOnWrite(conn)
         self.versions = Versions(conn, self.cow)
         self.reads = Reads(conn)
+        self.index = SearchIndex(conn, self.chunks)
         self._dirs: dict[str, int] = {"/": ROOT_INO}
         #: Symlink-free path of each directory path seen (history is kept by real path).
         self._real_dirs: dict[str, str] = {"/": "/"}
@@ -158,7 +160,11 @@ class FileSystem:
         if self._readonly:
             raise fs_error(errno.EROFS, self.conn.filename, "the workspace is open read-only")
         return Transaction(
-            self.conn, write=True, on_begin=self._check_cache, on_rollback=self.drop_caches
+            self.conn,
+            write=True,
+            on_begin=self._check_cache,
+            on_rollback=self.drop_caches,
+            before_commit=self.index.flush,
         )
 
     def _read(self) -> Transaction:

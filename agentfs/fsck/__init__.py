@@ -67,6 +67,22 @@ from agentfs.fsck.history import (
 )
 from agentfs.fsck.lost_found import LOST_FOUND
 from agentfs.fsck.report import CheckFn, FsckReport, Problem, RepairFn
+from agentfs.fsck.search import (
+    check_ws_chunk_fts,
+    check_ws_chunk_layout,
+    check_ws_config_search,
+    check_ws_embed_queue_chunk,
+    check_ws_index_file_live,
+    check_ws_index_queue_issued,
+    check_ws_vector_chunk,
+    repair_ws_chunk_fts,
+    repair_ws_chunk_layout,
+    repair_ws_config_search,
+    repair_ws_embed_queue_chunk,
+    repair_ws_index_file_live,
+    repair_ws_index_queue_issued,
+    repair_ws_vector_chunk,
+)
 from agentfs.fsck.sqlite import (
     UNIQUE_KEYS,
     check_fs_config_chunk_size,
@@ -219,6 +235,13 @@ CHECKS: tuple[CheckFn, ...] = (
     check_ws_entry_baseline,
     check_ws_dirty_baseline,
     check_ws_read_values,
+    check_ws_config_search,
+    check_ws_index_queue_issued,
+    check_ws_index_file_live,
+    check_ws_chunk_layout,
+    check_ws_chunk_fts,
+    check_ws_embed_queue_chunk,
+    check_ws_vector_chunk,
     check_kv_store_json,
     check_tool_calls_json,
     check_tool_calls_outcome,
@@ -250,6 +273,13 @@ REPAIRS: dict[CheckFn, RepairFn] = {
     check_ws_entry_baseline: repair_ws_entry_baseline,
     check_ws_dirty_baseline: repair_ws_dirty_baseline,
     check_ws_read_values: repair_ws_read_values,
+    check_ws_config_search: repair_ws_config_search,
+    check_ws_index_queue_issued: repair_ws_index_queue_issued,
+    check_ws_index_file_live: repair_ws_index_file_live,
+    check_ws_chunk_layout: repair_ws_chunk_layout,
+    check_ws_chunk_fts: repair_ws_chunk_fts,
+    check_ws_embed_queue_chunk: repair_ws_embed_queue_chunk,
+    check_ws_vector_chunk: repair_ws_vector_chunk,
 }
 
 

@@ -259,22 +259,33 @@ def test_the_sdk_refuses_a_live_workspace(ws_path: Path) -> None:
         assert ws.snapshots.read("s", "/mine/a.txt") == b"ours"
 
 
-def test_a_live_workspace_the_sdk_wrote_into_is_readopted_on_open(ws_path: Path) -> None:
-    """Should an engine open it anyway (here: the guard trigger dropped by hand), the SDK
-    counts a directory's nlink its own way and recreates the spec's dentry index whenever it
-    opens a file; the next agentfs open notices the index, recounts, drops it, and puts the
-    guard back."""
+def test_the_sdk_refuses_a_live_workspace_even_without_the_guard(ws_path: Path) -> None:
+    """Dropping the guard trigger by hand does not let the SDK in: the search index's FTS5
+    tables and CHECK constraints are beyond Turso's engine too. Nothing is changed, and the
+    next agentfs open puts the guard back."""
     with agentfs.open(ws_path) as ws:
         ws.write("/mine/a.txt", b"ours", parents=True)
         ws.conn.execute("DROP TRIGGER ws_history_guard")
-    new = random.Random(4).randbytes(1000)
-    run_peer("write", ws_path, "/sdk/deep/new.bin", b64(new))
+    refused = run_peer("write", ws_path, "/sdk/new.bin", b64(b"theirs"), check=False)
+    assert "error" in refused
     with agentfs.open(ws_path) as ws:
         assert fsck.check(ws).clean, fsck.check(ws).problems
-        assert ws.read("/sdk/deep/new.bin") == new
+        assert ws.listdir("/") == ["mine"]
         assert ws.read("/mine/a.txt") == b"ours"
-        assert (ws.stat("/").st_nlink, ws.stat("/sdk").st_nlink) == (4, 3)
-        index = "SELECT count(*) FROM sqlite_schema WHERE name = 'idx_fs_dentry_parent'"
-        assert ws.conn.execute(index).get == 0
         guard = "SELECT count(*) FROM sqlite_schema WHERE name = 'ws_history_guard'"
         assert ws.conn.execute(guard).get == 1
+
+
+def test_what_an_sdk_open_leaves_behind_is_readopted(ws_path: Path) -> None:
+    """What the SDK does whenever it opens a file, done by hand (it can no longer open a live
+    workspace): recreate the spec's dentry index and count a directory's nlink as its
+    entries. The next agentfs open notices the index, recounts and drops it."""
+    with agentfs.open(ws_path) as ws:
+        ws.write("/sdk/deep/new.bin", b"x", parents=True)
+        ws.conn.execute("CREATE INDEX idx_fs_dentry_parent ON fs_dentry(parent_ino)")
+        ws.conn.execute("UPDATE fs_inode SET nlink = 1 WHERE (mode & 61440) = 16384")
+    with agentfs.open(ws_path) as ws:
+        assert fsck.check(ws).clean, fsck.check(ws).problems
+        assert (ws.stat("/").st_nlink, ws.stat("/sdk").st_nlink) == (3, 3)
+        index = "SELECT count(*) FROM sqlite_schema WHERE name = 'idx_fs_dentry_parent'"
+        assert ws.conn.execute(index).get == 0

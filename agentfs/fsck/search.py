@@ -1,0 +1,274 @@
+"""fsck of the search index: settings, which files are indexed, chunks, the FTS5 tables, vectors.
+
+The rules are written next to each table in ``schema/migrations/0004-search.sql``. An inode in
+ws_index_queue is exempt from them all: it is waiting to be re-indexed, which is a legal state
+(the next write transaction or query drains the queue). That makes every repair the same safe
+move: put the inodes concerned back in the queue (their rows are dropped and rebuilt from the
+file's content when it drains), so a repair never has to guess what the index should say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import apsw
+
+from agentfs.fsck.report import _check, _Finding, _is
+from agentfs.inodes import S_IFREG
+from agentfs.search.vectors import rebuild_vec_table
+
+_SETTINGS = {
+    "search.index": "on",
+    "search.max_bytes": "1048576",
+    "search.embedder": "",
+    "search.dim": "0",
+}
+
+
+def _setting_errors(conn: apsw.Connection) -> list[tuple[str, str]]:
+    values = dict(conn.execute("SELECT key, value FROM ws_config WHERE key LIKE 'search.%'"))
+    errors = []
+    for key in _SETTINGS:
+        value = values.get(key)
+        if value is None:
+            errors.append((key, "is missing"))
+        elif (key == "search.index" and value not in ("on", "off")) or (
+            key in ("search.max_bytes", "search.dim") and not str(value).isdigit()
+        ):
+            errors.append((key, f"has an invalid value {value!r}"))
+    if values.get("search.embedder") and values.get("search.dim") in ("0", None):
+        errors.append(("search.dim", "is 0 while an embedder is set"))
+    return errors
+
+
+@_check
+def check_ws_config_search(conn: apsw.Connection) -> _Finding:
+    """Every search setting is present and valid."""
+    for key, problem in _setting_errors(conn):
+        yield f"ws_config {key} {problem}", True
+
+
+def repair_ws_config_search(conn: apsw.Connection) -> list[str]:
+    """A bad setting goes back to its default; a bad embedder setting forgets the embedder
+    and its vectors (``agentfs index --embedder`` chooses one again)."""
+    done = []
+    for key, _ in _setting_errors(conn):
+        if key in ("search.embedder", "search.dim"):
+            done.extend(_forget_embedder(conn))
+            continue
+        conn.execute(
+            "INSERT OR REPLACE INTO ws_config(key, value) VALUES (?, ?)", (key, _SETTINGS[key])
+        )
+        done.append(f"set ws_config {key} to {_SETTINGS[key]}")
+    return done
+
+
+def _forget_embedder(conn: apsw.Connection) -> list[str]:
+    for key in ("search.embedder", "search.dim"):
+        conn.execute(
+            "INSERT OR REPLACE INTO ws_config(key, value) VALUES (?, ?)", (key, _SETTINGS[key])
+        )
+    conn.execute("DELETE FROM ws_vector")
+    conn.execute("DELETE FROM ws_embed_queue")
+    conn.execute("DROP TABLE IF EXISTS ws_vec")
+    return ["forgot the embedder and its vectors"]
+
+
+_NEVER_ISSUED = (
+    "SELECT ino FROM ws_index_queue WHERE ino > (SELECT coalesce(max(seq), 0)"
+    " FROM sqlite_sequence WHERE name = 'fs_inode')"
+)
+
+
+@_check
+def check_ws_index_queue_issued(conn: apsw.Connection) -> _Finding:
+    """Queued inode numbers were issued (a queued inode may since have gone: that is legal)."""
+    for (ino,) in conn.execute(_NEVER_ISSUED):
+        yield f"queued inode {ino} was never issued", True
+
+
+def repair_ws_index_queue_issued(conn: apsw.Connection) -> list[str]:
+    """Drop the queue rows of never-issued inode numbers."""
+    dropped = conn.execute(
+        f"DELETE FROM ws_index_queue WHERE ino IN ({_NEVER_ISSUED}) RETURNING 1"
+    ).fetchall()
+    return [f"dropped {len(dropped)} never-issued inodes from the index queue"]
+
+
+_LIVE_FILE = f"{_is(S_IFREG, 'i.mode')} AND i.nlink > 0 AND i.ino <> 1"  # root: a directory
+_NOT_QUEUED = "NOT EXISTS (SELECT 1 FROM ws_index_queue q WHERE q.ino = {})"
+
+_BAD_FILES = (
+    # a live file with no row, or a row of the wrong size
+    "SELECT i.ino, 'is not in the index' FROM fs_inode i LEFT JOIN ws_index_file f"
+    f" ON f.ino = i.ino WHERE {_LIVE_FILE} AND f.ino IS NULL AND {_NOT_QUEUED.format('i.ino')}"
+    " UNION ALL SELECT f.ino, 'is indexed at size ' || f.size || ', not ' || i.size"
+    " FROM ws_index_file f JOIN fs_inode i ON i.ino = f.ino"
+    f" WHERE f.size <> i.size AND {_NOT_QUEUED.format('f.ino')}"
+    # a row for something that is not a live regular file
+    " UNION ALL SELECT f.ino, 'is indexed but is no live file' FROM ws_index_file f"
+    f" LEFT JOIN fs_inode i ON i.ino = f.ino WHERE (i.ino IS NULL OR NOT ({_LIVE_FILE}))"
+    f" AND {_NOT_QUEUED.format('f.ino')}"
+)
+
+
+@_check
+def check_ws_index_file_live(conn: apsw.Connection) -> _Finding:
+    """Outside the queue, the index has a row for exactly the live regular files, at their size."""
+    for ino, problem in conn.execute(_BAD_FILES):
+        yield f"inode {ino} {problem}", True
+
+
+_BAD_CHUNKS = (
+    "SELECT c.ino, 'has chunks but is not indexed as text' FROM ws_chunk c"
+    " LEFT JOIN ws_index_file f ON f.ino = c.ino WHERE f.state IS NOT 'text'"
+    " UNION ALL SELECT f.ino, 'has ' || (SELECT count(*) FROM ws_chunk c WHERE c.ino = f.ino)"
+    " || ' chunks numbered ' || coalesce((SELECT min(seq) || '..' || max(seq) FROM ws_chunk c"
+    " WHERE c.ino = f.ino), 'nothing') || ', not ' || f.chunks FROM ws_index_file f"
+    " WHERE f.chunks <> (SELECT count(*) FROM ws_chunk c WHERE c.ino = f.ino)"
+    " OR (f.chunks > 0 AND (SELECT max(seq) FROM ws_chunk c WHERE c.ino = f.ino) <> f.chunks - 1)"
+    " UNION ALL SELECT ino, 'has a chunk with lines ' || start_line || '..' || end_line"
+    " FROM ws_chunk WHERE start_line < 1 OR end_line < start_line"
+)
+
+
+@_check
+def check_ws_chunk_layout(conn: apsw.Connection) -> _Finding:
+    """Chunks belong to files indexed as text, numbered 0..chunks-1, with valid line ranges."""
+    seen = set()
+    for ino, problem in conn.execute(_BAD_CHUNKS):
+        if ino not in seen:
+            seen.add(ino)
+            yield f"inode {ino} {problem}", True
+
+
+_BAD_FTS = (
+    "SELECT c.ino, 'chunk ' || c.id || ' is missing from ws_fts_chunk' FROM ws_chunk c"
+    " WHERE c.id NOT IN (SELECT rowid FROM ws_fts_chunk)"
+    " UNION ALL SELECT NULL, 'ws_fts_chunk row ' || rowid || ' has no chunk' FROM ws_fts_chunk"
+    " WHERE rowid NOT IN (SELECT id FROM ws_chunk)"
+    " UNION ALL SELECT f.ino, 'text file is missing from ws_fts_trigram' FROM ws_index_file f"
+    " WHERE f.state = 'text' AND f.ino NOT IN (SELECT rowid FROM ws_fts_trigram)"
+    " UNION ALL SELECT rowid, 'ws_fts_trigram row is no text file' FROM ws_fts_trigram"
+    " WHERE rowid NOT IN (SELECT ino FROM ws_index_file WHERE state = 'text')"
+)
+
+
+@_check
+def check_ws_chunk_fts(conn: apsw.Connection) -> _Finding:
+    """Each chunk is in the BM25 table and each text file in the trigram table, and no more
+    (the FTS5 structures themselves are checked by ``PRAGMA integrity_check``)."""
+    for ino, problem in conn.execute(_BAD_FTS):
+        yield (f"inode {ino}: {problem}" if ino is not None else problem), True
+
+
+@_check
+def check_ws_embed_queue_chunk(conn: apsw.Connection) -> _Finding:
+    """With an embedder chosen, each chunk has a vector or is queued for one, never both."""
+    embedder = conn.execute("SELECT value FROM ws_config WHERE key = 'search.embedder'").get
+    for (chunk_id,) in conn.execute(
+        "SELECT chunk_id FROM ws_embed_queue WHERE chunk_id NOT IN (SELECT id FROM ws_chunk)"
+        " OR chunk_id IN (SELECT chunk_id FROM ws_vector)"
+    ):
+        yield f"queued chunk {chunk_id} has no chunk or already a vector", True
+    if embedder:
+        for (chunk_id,) in conn.execute(
+            "SELECT id FROM ws_chunk WHERE id NOT IN (SELECT chunk_id FROM ws_vector)"
+            " AND id NOT IN (SELECT chunk_id FROM ws_embed_queue)"
+        ):
+            yield f"chunk {chunk_id} has no vector and is not queued", True
+
+
+@_check
+def check_ws_vector_chunk(conn: apsw.Connection) -> _Finding:
+    """Each vector belongs to a chunk, has the model's dimension and is in the vec0 table."""
+    dim = int(conn.execute("SELECT value FROM ws_config WHERE key = 'search.dim'").get or 0)
+    for chunk_id, size in conn.execute(
+        "SELECT chunk_id, length(embedding) FROM ws_vector WHERE chunk_id NOT IN"
+        " (SELECT id FROM ws_chunk) OR length(embedding) <> ?",
+        (dim * 4,),
+    ):
+        yield f"vector of chunk {chunk_id} ({size} bytes) has no chunk or a wrong size", True
+    if conn.table_exists("main", "ws_vec"):
+        missing = conn.execute(
+            "SELECT count(*) FROM ws_vector WHERE chunk_id NOT IN (SELECT rowid FROM ws_vec)"
+        ).get
+        extra = conn.execute(
+            "SELECT count(*) FROM ws_vec WHERE rowid NOT IN (SELECT chunk_id FROM ws_vector)"
+        ).get
+        if missing or extra:
+            yield f"ws_vec misses {missing} vectors and has {extra} too many", True
+    elif conn.execute("SELECT 1 FROM ws_vector LIMIT 1").get is not None:
+        yield "vectors are stored but the vec0 table ws_vec is missing", True
+
+
+def _rebuild(conn: apsw.Connection) -> list[str]:
+    """Drop every index row and queue every live file: the next write transaction or query
+    rebuilds the index from the files' content. Vectors go too (their chunks are renumbered);
+    the next ``agentfs index`` embeds the chunks again."""
+    conn.execute("DELETE FROM ws_index_file")
+    conn.execute("DELETE FROM ws_chunk")
+    for table in ("ws_fts_chunk", "ws_fts_trigram"):
+        conn.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")
+    conn.execute("DELETE FROM ws_embed_queue")
+    conn.execute("DELETE FROM ws_vector")
+    if conn.table_exists("main", "ws_vec"):
+        conn.execute("DELETE FROM ws_vec")
+    queued = conn.execute(
+        "INSERT OR IGNORE INTO ws_index_queue(ino) SELECT ino FROM fs_inode i"
+        f" WHERE {_LIVE_FILE} RETURNING 1"
+    ).fetchall()
+    return [f"queued {len(queued)} files to re-index"]
+
+
+def repair_ws_index_file_live(conn: apsw.Connection) -> list[str]:
+    """Rebuild the index (``_rebuild``)."""
+    return _rebuild(conn)
+
+
+def repair_ws_chunk_layout(conn: apsw.Connection) -> list[str]:
+    """Rebuild the index (``_rebuild``)."""
+    return _rebuild(conn)
+
+
+def repair_ws_chunk_fts(conn: apsw.Connection) -> list[str]:
+    """Rebuild the index (``_rebuild``)."""
+    return _rebuild(conn)
+
+
+def repair_ws_embed_queue_chunk(conn: apsw.Connection) -> list[str]:
+    """Drop queue rows of missing or embedded chunks; queue every chunk without a vector."""
+    dropped = conn.execute(
+        "DELETE FROM ws_embed_queue WHERE chunk_id NOT IN (SELECT id FROM ws_chunk)"
+        " OR chunk_id IN (SELECT chunk_id FROM ws_vector) RETURNING 1"
+    ).fetchall()
+    added: Sequence[object] = []
+    if conn.execute("SELECT value FROM ws_config WHERE key = 'search.embedder'").get:
+        added = conn.execute(
+            "INSERT INTO ws_embed_queue(chunk_id) SELECT id FROM ws_chunk WHERE id NOT IN"
+            " (SELECT chunk_id FROM ws_vector) AND id NOT IN (SELECT chunk_id FROM ws_embed_queue)"
+            " RETURNING 1"
+        ).fetchall()
+    return [f"dropped {len(dropped)} and queued {len(added)} chunks for embedding"]
+
+
+def repair_ws_vector_chunk(conn: apsw.Connection) -> list[str]:
+    """Drop vectors of missing chunks or of the wrong size (their chunks are queued again),
+    and rebuild the vec0 table from ws_vector."""
+    dim = int(conn.execute("SELECT value FROM ws_config WHERE key = 'search.dim'").get or 0)
+    bad = [
+        chunk_id
+        for (chunk_id,) in conn.execute(
+            "DELETE FROM ws_vector WHERE chunk_id NOT IN (SELECT id FROM ws_chunk)"
+            " OR length(embedding) <> ? RETURNING chunk_id",
+            (dim * 4,),
+        ).fetchall()
+    ]
+    conn.execute(
+        "INSERT OR IGNORE INTO ws_embed_queue(chunk_id) SELECT id FROM ws_chunk WHERE id IN"
+        f" ({','.join('?' * len(bad))})",
+        bad,
+    )
+    if dim:
+        rebuild_vec_table(conn, dim)
+    return [f"dropped {len(bad)} bad vectors and rebuilt ws_vec"]

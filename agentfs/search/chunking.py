@@ -1,0 +1,72 @@
+"""Cutting a text file into overlapping runs of whole lines, the unit BM25 and vectors rank.
+
+A chunk is at most ``MAX_LINES`` lines and about ``MAX_CHARS`` characters (one very long line
+is a chunk of its own), so each fits an embedding model's window (MiniLM reads 256 tokens,
+about 1,000 characters of code) and a snippet of it makes sense on its own. Consecutive chunks
+share ``OVERLAP`` lines, so a passage cut at a boundary is still whole in one of them.
+
+Code-aware where it is cheap: when a chunk must end, it ends before the last line in its second
+half that starts a top-level block (no indentation: ``def``, ``class``, a heading, a key) or
+after a blank line, so functions and paragraphs tend to stay in one piece.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+MAX_LINES = 40
+MAX_CHARS = 1500
+OVERLAP = 5
+
+
+class Chunk(NamedTuple):
+    """Lines ``start_line``..``end_line`` (1-based, inclusive) of a file, and their text."""
+
+    start_line: int
+    end_line: int
+    text: str
+
+
+def decode_text(data: bytes) -> str | None:
+    """The file's text, or None when it is binary: a NUL byte, or not valid UTF-8."""
+    if b"\0" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _is_boundary(line: str) -> bool:
+    """A good place to start a chunk: a blank line, or a line that opens a top-level block."""
+    return not line.strip() or not line[0].isspace()
+
+
+def chunk_text(text: str) -> list[Chunk]:
+    """The chunks of ``text`` in order; an empty text has none."""
+    lines = text.splitlines(keepends=True)
+    chunks: list[Chunk] = []
+    start = 0
+    while start < len(lines):
+        end, size = start, 0
+        while end < len(lines) and end - start < MAX_LINES:
+            if end > start and size + len(lines[end]) > MAX_CHARS:
+                break
+            size += len(lines[end])
+            end += 1
+        if end < len(lines):
+            end = _cut(lines, start, end)
+        chunks.append(Chunk(start + 1, end, "".join(lines[start:end])))
+        if end >= len(lines):
+            break
+        start = max(end - OVERLAP, start + 1)
+    return chunks
+
+
+def _cut(lines: list[str], start: int, end: int) -> int:
+    """Where a chunk spanning ``lines[start:end]`` should end: before the last boundary line
+    in its second half, or at ``end`` when there is none."""
+    for i in range(end - 1, start + (end - start) // 2, -1):
+        if _is_boundary(lines[i]):
+            return i
+    return end

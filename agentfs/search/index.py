@@ -1,0 +1,276 @@
+"""The search index of a workspace: what is indexed, keeping it right, and asking it questions.
+
+Triggers (schema/migrations/0004-search.sql) queue every regular file whose content, size,
+link count or existence changed; ``flush`` drains that queue inside the same transaction, just
+before it commits (``FileSystem`` passes it to every write transaction it opens), so a write
+and its index rows commit together or not at all. Queries ``flush`` first too, which covers a
+transaction that committed without draining (one opened on the raw connection).
+
+Per file, ``flush`` drops the old rows and re-reads the whole file: files over
+``search.max_bytes`` are not indexed (and grep scans them), so this is bounded. Chunks whose
+text is unchanged keep their embedding (it is copied by digest, never recomputed).
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import apsw
+
+from agentfs.inodes import S_IFMT, S_IFREG
+from agentfs.search.chunking import chunk_text, decode_text
+from agentfs.versions import digest
+
+if TYPE_CHECKING:
+    from agentfs.chunks import Chunks
+
+#: ws_index_file.state values.
+TEXT, BINARY, TOO_LARGE, OFF = "text", "binary", "too_large", "off"
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """The ``search.*`` rows of ws_config.
+
+    Attributes:
+        enabled: index text files as they are written.
+        max_bytes: larger files are left out of the index (grep scans them).
+        embedder: the model id of the stored vectors ('' when none was chosen yet).
+        dim: their dimension (0 when none).
+    """
+
+    enabled: bool
+    max_bytes: int
+    embedder: str
+    dim: int
+
+
+def load_settings(conn: apsw.Connection) -> IndexSettings:
+    values = dict(conn.execute("SELECT key, value FROM ws_config WHERE key LIKE 'search.%'"))
+    return IndexSettings(
+        enabled=values["search.index"] == "on",
+        max_bytes=int(values["search.max_bytes"]),
+        embedder=values["search.embedder"],
+        dim=int(values["search.dim"]),
+    )
+
+
+@dataclass(frozen=True)
+class IndexStatus:
+    """What ``agentfs index --status`` shows.
+
+    Attributes:
+        enabled: indexing on write is on.
+        max_bytes: the size limit for indexed files.
+        files: live regular files by state ('text', 'binary', 'too_large', 'off').
+        chunks: BM25 chunks.
+        queued: files changed but not indexed yet (0 after any write through the API).
+        embedder: model id of the stored vectors, or ''.
+        dim: their dimension.
+        embedded: chunks with a vector.
+        pending: chunks waiting for one (``agentfs index`` embeds them).
+        skipped: paths of files not indexed, with why ('binary', 'too_large', 'off').
+    """
+
+    enabled: bool
+    max_bytes: int
+    files: dict[str, int]
+    chunks: int
+    queued: int
+    embedder: str
+    dim: int
+    embedded: int
+    pending: int
+    skipped: list[tuple[str, str]]
+
+
+class SearchIndex:
+    """Index maintenance for one connection (the query side lives in the sibling modules)."""
+
+    def __init__(self, conn: apsw.Connection, chunks: Chunks) -> None:
+        self.conn = conn
+        self.chunks = chunks
+
+    @property
+    def settings(self) -> IndexSettings:
+        return load_settings(self.conn)
+
+    # --- keeping it right ---------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Index every queued inode as it is now. Runs inside the caller's write transaction;
+        one probe when nothing is queued."""
+        conn = self.conn
+        if conn.execute("SELECT 1 FROM ws_index_queue LIMIT 1").get is None:
+            return
+        settings = self.settings
+        queued = [ino for (ino,) in conn.execute("SELECT ino FROM ws_index_queue")]
+        for ino in queued:
+            self._reindex(ino, settings)
+        conn.execute("DELETE FROM ws_index_queue")
+
+    def _reindex(self, ino: int, settings: IndexSettings) -> None:
+        old = self._drop(ino)
+        self._index(ino, settings, old)
+        if settings.embedder:
+            self._forget_vectors(old.values())
+
+    def _index(self, ino: int, settings: IndexSettings, old: dict[bytes, int]) -> None:
+        """Index ``ino`` as it is now; chunks with text found in ``old`` take its vectors."""
+        conn = self.conn
+        row = conn.execute("SELECT mode, nlink, size FROM fs_inode WHERE ino = ?", (ino,)).get
+        if row is None:
+            return
+        mode, nlink, size = row
+        if (mode & S_IFMT) != S_IFREG or nlink == 0:
+            return  # gone from the live tree (history may still hold it)
+        if not settings.enabled:
+            self._file(ino, OFF, size, 0)
+            return
+        if size > settings.max_bytes:
+            self._file(ino, TOO_LARGE, size, 0)
+            return
+        text = decode_text(self.chunks.read(ino, size))
+        if text is None:
+            self._file(ino, BINARY, size, 0)
+            return
+        pieces = chunk_text(text)
+        self._file(ino, TEXT, size, len(pieces))
+        conn.execute("INSERT INTO ws_fts_trigram(rowid, text) VALUES (?, ?)", (ino, text))
+        embedding = bool(settings.embedder)
+        for seq, piece in enumerate(pieces):
+            key = digest(piece.text.encode())
+            chunk_id = conn.execute(
+                "INSERT INTO ws_chunk(ino, seq, start_line, end_line, digest)"
+                " VALUES (?, ?, ?, ?, ?) RETURNING id",
+                (ino, seq, piece.start_line, piece.end_line, key),
+            ).get
+            conn.execute(
+                "INSERT INTO ws_fts_chunk(rowid, text) VALUES (?, ?)", (chunk_id, piece.text)
+            )
+            if embedding:
+                self._vector_for(chunk_id, key, old)
+
+    def _file(self, ino: int, state: str, size: int, chunks: int) -> None:
+        self.conn.execute(
+            "INSERT INTO ws_index_file(ino, state, size, chunks) VALUES (?, ?, ?, ?)",
+            (ino, state, size, chunks),
+        )
+
+    def _drop(self, ino: int) -> dict[bytes, int]:
+        """Remove ``ino``'s index rows except its vectors; returns its old chunks by digest,
+        whose vectors a new chunk with the same text takes over (the rest are forgotten)."""
+        conn = self.conn
+        old: dict[bytes, int] = {}
+        had = conn.execute("SELECT state FROM ws_index_file WHERE ino = ?", (ino,)).get
+        if had is None:
+            return old
+        for chunk_id, key in conn.execute(
+            "DELETE FROM ws_chunk WHERE ino = ? RETURNING id, digest", (ino,)
+        ).fetchall():
+            conn.execute("DELETE FROM ws_fts_chunk WHERE rowid = ?", (chunk_id,))
+            old[key] = chunk_id  # type: ignore[index,assignment]
+        if had == TEXT:
+            conn.execute("DELETE FROM ws_fts_trigram WHERE rowid = ?", (ino,))
+        conn.execute("DELETE FROM ws_index_file WHERE ino = ?", (ino,))
+        return old
+
+    def _vector_for(self, chunk_id: int, key: bytes, old: dict[bytes, int]) -> None:
+        """Give a new chunk the vector of a chunk with the same text (this file's previous
+        chunk, or any other), or queue it for embedding."""
+        conn = self.conn
+        source = old.pop(key, None)
+        if source is not None and self._has_vector(source):
+            self._move_vector(source, chunk_id)
+            return
+        other = conn.execute(
+            "SELECT v.chunk_id FROM ws_chunk c JOIN ws_vector v ON v.chunk_id = c.id"
+            " WHERE c.digest = ? AND c.id <> ? LIMIT 1",
+            (key, chunk_id),
+        ).get
+        if other is not None:
+            self._copy_vector(other, chunk_id)  # type: ignore[arg-type]
+        else:
+            conn.execute("INSERT INTO ws_embed_queue(chunk_id) VALUES (?)", (chunk_id,))
+        if source is not None:
+            old[key] = source  # its vector (if any) is forgotten with the rest
+
+    def _has_vector(self, chunk_id: int) -> bool:
+        return (
+            self.conn.execute("SELECT 1 FROM ws_vector WHERE chunk_id = ?", (chunk_id,)).get
+            is not None
+        )
+
+    def _move_vector(self, source: int, target: int) -> None:
+        self._copy_vector(source, target)
+        self._forget_vectors([source])
+
+    def _copy_vector(self, source: int, target: int) -> None:
+        conn = self.conn
+        conn.execute(
+            "INSERT INTO ws_vector(chunk_id, embedding) SELECT ?, embedding FROM ws_vector"
+            " WHERE chunk_id = ?",
+            (target, source),
+        )
+        conn.execute(
+            "INSERT INTO ws_vec(rowid, embedding) SELECT ?, vec_quantize_int8(embedding, 'unit')"
+            " FROM ws_vector WHERE chunk_id = ?",
+            (target, source),
+        )
+
+    def _forget_vectors(self, chunk_ids: Iterable[int]) -> None:
+        conn = self.conn
+        for chunk_id in chunk_ids:
+            conn.execute("DELETE FROM ws_embed_queue WHERE chunk_id = ?", (chunk_id,))
+            if conn.execute(
+                "DELETE FROM ws_vector WHERE chunk_id = ? RETURNING 1", (chunk_id,)
+            ).get:
+                conn.execute("DELETE FROM ws_vec WHERE rowid = ?", (chunk_id,))
+
+    # --- on demand ----------------------------------------------------------------------------
+
+    def queue(self, inos: Iterable[int]) -> int:
+        """Queue ``inos`` for re-indexing (``rebuild``); returns how many."""
+        count = 0
+        for ino in inos:
+            self.conn.execute("INSERT OR IGNORE INTO ws_index_queue(ino) VALUES (?)", (ino,))
+            count += 1
+        return count
+
+    def set_enabled(self, enabled: bool) -> None:
+        self._set("search.index", "on" if enabled else "off")
+
+    def set_max_bytes(self, max_bytes: int) -> None:
+        if max_bytes < 0:
+            raise OSError(errno.EINVAL, f"search.max_bytes must be >= 0, not {max_bytes}")
+        self._set("search.max_bytes", str(max_bytes))
+
+    def _set(self, key: str, value: str) -> None:
+        self.conn.execute("UPDATE ws_config SET value = ? WHERE key = ?", (value, key))
+
+    def status(self, path_of: dict[int, str]) -> IndexStatus:
+        """Counts for ``agentfs index --status``; ``path_of`` names the skipped inodes."""
+        conn = self.conn
+        settings = self.settings
+        files = dict(conn.execute("SELECT state, count(*) FROM ws_index_file GROUP BY state"))
+        skipped = sorted(
+            (path_of.get(ino, f"<inode {ino}>"), state)  # type: ignore[arg-type]
+            for ino, state in conn.execute(
+                "SELECT ino, state FROM ws_index_file WHERE state <> 'text'"
+            )
+        )
+        return IndexStatus(
+            enabled=settings.enabled,
+            max_bytes=settings.max_bytes,
+            files={k: int(v) for k, v in files.items()},  # type: ignore[call-overload]
+            chunks=conn.execute("SELECT count(*) FROM ws_chunk").get,  # type: ignore[arg-type]
+            queued=conn.execute("SELECT count(*) FROM ws_index_queue").get,  # type: ignore[arg-type]
+            embedder=settings.embedder,
+            dim=settings.dim,
+            embedded=conn.execute("SELECT count(*) FROM ws_vector").get,  # type: ignore[arg-type]
+            pending=conn.execute("SELECT count(*) FROM ws_embed_queue").get,  # type: ignore[arg-type]
+            skipped=skipped,
+        )

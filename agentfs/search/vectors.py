@@ -1,0 +1,215 @@
+"""Vectors: choosing the workspace's embedder, embedding the queue, and the k-NN scan.
+
+Each embedded chunk has its float32 vector in ws_vector (exact, what scores are computed from)
+and an int8 copy in the sqlite-vec table ws_vec. A k-NN query scans ws_vec (int8 is 1.6x
+faster than float32 in vec0 here), takes a shortlist several times longer than asked, and
+rescores it exactly from ws_vector, so the order and the scores are the float ones.
+
+Embedding is slow (a transformer does tens of chunks a second on two cores), so it never runs
+inside a write: the index queues chunks (ws_embed_queue) and ``embed_pending`` drains the
+queue in batches, embedding outside any transaction and storing each batch in a short one that
+first checks the chunks are still there with the same text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+import apsw
+import numpy as np
+
+from agentfs.errors import EmbedderMismatchError
+
+if TYPE_CHECKING:
+    from agentfs.fs import FileSystem
+    from agentfs.search.embedders import Embedder
+
+#: A k-NN shortlist is this many times k before exact rescoring.
+SHORTLIST = 8
+
+
+def rebuild_vec_table(conn: apsw.Connection, dim: int) -> None:
+    """(Re)make ws_vec for vectors of ``dim`` and fill it from ws_vector."""
+    conn.execute("DROP TABLE IF EXISTS ws_vec")
+    conn.execute(f"CREATE VIRTUAL TABLE ws_vec USING vec0(embedding int8[{int(dim)}])")
+    conn.execute(
+        "INSERT INTO ws_vec(rowid, embedding)"
+        " SELECT chunk_id, vec_quantize_int8(embedding, 'unit') FROM ws_vector"
+    )
+
+
+def stored_model(conn: apsw.Connection) -> tuple[str, int]:
+    """(model id, dim) of the workspace's vectors; ('', 0) before an embedder is chosen."""
+    values = dict(
+        conn.execute(
+            "SELECT key, value FROM ws_config WHERE key IN ('search.embedder', 'search.dim')"
+        )
+    )
+    return str(values["search.embedder"]), int(values["search.dim"])
+
+
+def choose(conn: apsw.Connection, embedder: Embedder, *, replace: bool = False) -> bool:
+    """Make ``embedder`` the workspace's; returns True when that changed anything.
+
+    The first embedder is simply recorded, and every chunk queued. Another model is refused
+    with ``EmbedderMismatchError`` unless ``replace``: then every vector is dropped and every
+    chunk queued again. Runs inside the caller's write transaction.
+    """
+    model, dim = stored_model(conn)
+    if model == embedder.model_id and dim == embedder.dim:
+        return False
+    if model and not replace:
+        raise EmbedderMismatchError(
+            f"this workspace's vectors were made by {model!r} (dimension {dim}), not by"
+            f" {embedder.model_id!r} (dimension {embedder.dim}); vectors of different models"
+            " cannot be compared. Re-embed everything with the new model: agentfs index WS"
+            " --rebuild --embedder NAME (Python: ws.index(embedder, replace=True))"
+        )
+    for key, value in (("search.embedder", embedder.model_id), ("search.dim", str(embedder.dim))):
+        conn.execute("UPDATE ws_config SET value = ? WHERE key = ?", (value, key))
+    conn.execute("DELETE FROM ws_vector")
+    rebuild_vec_table(conn, embedder.dim)
+    conn.execute("DELETE FROM ws_embed_queue")
+    conn.execute("INSERT INTO ws_embed_queue(chunk_id) SELECT id FROM ws_chunk")
+    return True
+
+
+def check_model(conn: apsw.Connection, embedder: Embedder) -> None:
+    """Refuse to compare ``embedder``'s vectors with stored ones of another model."""
+    model, dim = stored_model(conn)
+    if (model, dim) != (embedder.model_id, embedder.dim):
+        stored = f"{model!r} (dimension {dim})" if model else "no model (nothing is embedded)"
+        raise EmbedderMismatchError(
+            f"the workspace's vectors were made by {stored}; the query embedder is"
+            f" {embedder.model_id!r} (dimension {embedder.dim})"
+        )
+
+
+class PendingChunk(NamedTuple):
+    chunk_id: int
+    ino: int
+    start_line: int
+    end_line: int
+    digest: bytes
+
+
+def embed_pending(
+    fs: FileSystem,
+    embedder: Embedder,
+    *,
+    batch_size: int = 64,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Embed every queued chunk with ``embedder`` (which must be the workspace's); returns how
+    many were stored. ``progress(done, total)`` is called after each batch."""
+    conn = fs.conn
+    with fs._write():
+        check_model(conn, embedder)
+        total = conn.execute("SELECT count(*) FROM ws_embed_queue").get
+    done = 0
+    after = 0
+    while True:
+        with fs._read():
+            batch = [
+                PendingChunk(*row)  # type: ignore[arg-type]
+                for row in conn.execute(
+                    "SELECT c.id, c.ino, c.start_line, c.end_line, c.digest FROM ws_embed_queue q"
+                    " JOIN ws_chunk c ON c.id = q.chunk_id WHERE q.chunk_id > ?"
+                    " ORDER BY q.chunk_id LIMIT ?",
+                    (after, batch_size),
+                )
+            ]
+            texts = chunk_texts(fs, batch)
+        if not batch:
+            break
+        after = batch[-1].chunk_id
+        vectors = embedder.embed(texts)
+        with fs._write():
+            check_model(conn, embedder)
+            done += _store(conn, batch, vectors)
+        if progress is not None:
+            progress(min(done, int(total)), int(total))  # type: ignore[arg-type]
+    return done
+
+
+def _store(conn: apsw.Connection, batch: Sequence[PendingChunk], vectors: np.ndarray) -> int:
+    """Store the vectors of the chunks still queued with the same text; returns how many."""
+    stored = 0
+    for chunk, vector in zip(batch, vectors, strict=True):
+        still = conn.execute(
+            "SELECT 1 FROM ws_embed_queue q JOIN ws_chunk c ON c.id = q.chunk_id"
+            " WHERE q.chunk_id = ? AND c.digest = ?",
+            (chunk.chunk_id, chunk.digest),
+        ).get
+        if still is None:
+            continue  # re-chunked or deleted meanwhile: its replacement is queued
+        blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+        conn.execute(
+            "INSERT INTO ws_vector(chunk_id, embedding) VALUES (?, ?)", (chunk.chunk_id, blob)
+        )
+        conn.execute(
+            "INSERT INTO ws_vec(rowid, embedding) VALUES (?, vec_quantize_int8(?, 'unit'))",
+            (chunk.chunk_id, blob),
+        )
+        conn.execute("DELETE FROM ws_embed_queue WHERE chunk_id = ?", (chunk.chunk_id,))
+        stored += 1
+    return stored
+
+
+def chunk_texts(fs: FileSystem, chunks: Sequence[PendingChunk]) -> list[str]:
+    """The text of each chunk, read from its file (each file read once)."""
+    lines_of: dict[int, list[str]] = {}
+    texts = []
+    for chunk in chunks:
+        lines = lines_of.get(chunk.ino)
+        if lines is None:
+            lines = lines_of[chunk.ino] = file_lines(fs, chunk.ino)
+        texts.append("".join(lines[chunk.start_line - 1 : chunk.end_line]))
+    return texts
+
+
+def file_lines(fs: FileSystem, ino: int) -> list[str]:
+    """The lines of an indexed text file, ends kept (as the chunker cut them)."""
+    size = fs.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (ino,)).get
+    data = fs.chunks.read(ino, int(size or 0))  # type: ignore[call-overload]
+    return data.decode("utf-8", errors="replace").splitlines(keepends=True)
+
+
+def nearest(
+    conn: apsw.Connection, query: np.ndarray, k: int, among: Sequence[int] | None = None
+) -> list[tuple[int, float]]:
+    """The ``k`` chunks closest to the unit vector ``query``, as (chunk id, cosine similarity),
+    best first. ``among`` restricts the answer to those chunk ids (scored exactly, no scan)."""
+    blob = np.ascontiguousarray(query, dtype=np.float32).tobytes()
+    if among is None:
+        shortlist = [
+            chunk_id
+            for (chunk_id,) in conn.execute(
+                "SELECT rowid FROM ws_vec WHERE embedding MATCH vec_quantize_int8(?, 'unit')"
+                " AND k = ?",
+                (blob, k * SHORTLIST),
+            )
+        ]
+    else:
+        shortlist = list(among)
+    return similarities(conn, blob, shortlist)[:k]
+
+
+def similarities(
+    conn: apsw.Connection, query: bytes, chunk_ids: Sequence[int]
+) -> list[tuple[int, float]]:
+    """Exact cosine similarity of ``query`` to each chunk that has a vector, best first."""
+    scored: list[tuple[int, float]] = []
+    for start in range(0, len(chunk_ids), 500):
+        part = chunk_ids[start : start + 500]
+        scored.extend(
+            (int(chunk_id), 1.0 - float(distance))  # type: ignore[arg-type]
+            for chunk_id, distance in conn.execute(
+                "SELECT chunk_id, vec_distance_cosine(embedding, ?) FROM ws_vector"
+                f" WHERE chunk_id IN ({','.join('?' * len(part))})",
+                (query, *part),
+            )
+        )
+    scored.sort(key=lambda pair: -pair[1])
+    return scored
