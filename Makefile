@@ -17,7 +17,7 @@ APT_PACKAGES := rsync ripgrep
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,embed]'
 	touch $@
 
 $(PEER)/.installed: tests/peer/requirements.txt

@@ -1,12 +1,17 @@
-"""The search commands of the CLI: glob (grep and search come with their indexes). Thin like
-the rest of ``agentfs.cli``: parse, call the core, print."""
+"""The search commands of the CLI: glob, grep, search and index. Thin like the rest of
+``agentfs.cli``: parse, call the core, print."""
 
 from __future__ import annotations
+
+import sys
+from dataclasses import asdict
+from typing import Any
 
 import click
 
 import agentfs
-from agentfs.cli import cli, json_option, render, workspace_argument
+from agentfs.cli import _size, cli, json_option, render, workspace_argument
+from agentfs.search.embedders import BUILTIN
 
 
 @cli.command("glob")
@@ -115,3 +120,145 @@ def grep_(
         render([ln._asdict() for ln in result.lines], as_json, _grep_lines)
     if not result.files:
         click.get_current_context().exit(1)
+
+
+@cli.command("search")
+@workspace_argument
+@click.argument("query")
+@click.option(
+    "--mode",
+    type=click.Choice(["bm25", "vector", "hybrid"]),
+    help="Ranking (default: hybrid when the workspace has vectors, else bm25).",
+)
+@click.option("-k", "--top-k", type=click.IntRange(min=1), default=5, show_default=True)
+@click.option("--path", default="/", help="Only files at or below this path.")
+@click.option("--glob", "name_glob", metavar="GLOB", help="Only files matching GLOB.")
+@click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, help="Drop weaker hits.")
+@click.option(
+    "--weight",
+    "vector_weight",
+    type=click.FloatRange(0, 1),
+    default=0.6,
+    show_default=True,
+    help="Hybrid: the share of the vector score.",
+)
+@click.option("--content", "include_content", is_flag=True, help="Print each hit's whole chunk.")
+@click.option("--snippet-length", type=click.IntRange(min=1), default=200, show_default=True)
+@json_option
+def search_(
+    ws: agentfs.Workspace,
+    query: str,
+    mode: str | None,
+    top_k: int,
+    path: str,
+    name_glob: str | None,
+    min_score: float,
+    vector_weight: float,
+    include_content: bool,
+    snippet_length: int,
+    as_json: bool,
+) -> None:
+    """Find the files that best answer QUERY (words, or a question), best first, each with
+    the line range and a snippet of its best chunk. Exits 1 when nothing is found.
+
+    \b
+    Example:
+      agentfs search ws.db 'retry with exponential backoff'
+      agentfs search ws.db 'parse the config file' --mode bm25 --glob '**/*.py' --json
+    """
+    found = ws.search(
+        query,
+        mode=mode,  # type: ignore[arg-type]
+        top_k=top_k,
+        min_score=min_score,
+        path=path,
+        glob=name_glob,
+        include_content=include_content,
+        snippet_length=snippet_length,
+        vector_weight=vector_weight,
+    )
+    render(asdict(found), as_json, _search_lines)
+    if not found.hits:
+        click.get_current_context().exit(1)
+
+
+def _search_lines(found: dict[str, Any]) -> list[str]:
+    out = []
+    for hit in found["hits"]:
+        first, last = hit["line_range"]
+        details = " ".join(f"{k} {v:.3f}" for k, v in hit["score_details"].items() if v is not None)
+        out.append(f"{hit['path']}:{first}-{last}  score {hit['score']:.3f} ({details})")
+        body = hit["content"] if hit["content"] is not None else hit["snippet"]
+        out.extend(f"    {line}" for line in body.splitlines())
+    if found["pending"]:
+        out.append(f"({found['pending']} chunks wait for a vector: run agentfs index WS)")
+    return out
+
+
+@cli.command("index")
+@workspace_argument
+@click.option("--status", "status_only", is_flag=True, help="Only show what is indexed.")
+@click.option("--rebuild", is_flag=True, help="Re-index every file from its content first.")
+@click.option("--path", default="/", help="With --rebuild: only files at or below this path.")
+@click.option(
+    "--embedder",
+    help=f"Embed chunks with this model ({', '.join(BUILTIN)}); chosen once per workspace.",
+)
+@click.option("--replace", is_flag=True, help="Switch to another embedder: re-embed everything.")
+@click.option("--on/--off", "enabled", default=None, help="Index text files as they are written.")
+@click.option("--max-size", type=click.IntRange(min=0), help="Leave out files larger (bytes).")
+@json_option
+def index_(
+    ws: agentfs.Workspace,
+    status_only: bool,
+    rebuild: bool,
+    path: str,
+    embedder: str | None,
+    replace: bool,
+    enabled: bool | None,
+    max_size: int | None,
+    as_json: bool,
+) -> None:
+    """Bring the search index up to date and embed the chunks that wait for a vector (with a
+    progress bar), then show its status. BM25 and trigram indexes are kept on every write;
+    vectors are made here.
+
+    \b
+    Example:
+      agentfs index ws.db --embedder minilm     # choose the model, embed everything
+      agentfs index ws.db                       # embed what changed since
+      agentfs index ws.db --status --json
+      agentfs index ws.db --rebuild --path /src
+    """
+    if enabled is not None or max_size is not None:
+        ws.configure_index(enabled=enabled, max_bytes=max_size)
+    if status_only:
+        status = ws.index_status()
+    else:
+        bar: Any
+        with click.progressbar(length=0, label="embedding", file=sys.stderr, show_pos=True) as bar:
+
+            def progress(done: int, total: int) -> None:
+                bar.length = total
+                bar.update(done - bar.pos)
+
+            status = ws.index(
+                embedder, rebuild=rebuild, path=path, replace=replace, progress=progress
+            )
+    render(asdict(status), as_json, _status_lines)
+
+
+def _status_lines(status: dict[str, Any]) -> list[str]:
+    files = status["files"]
+    lines = [
+        f"indexing:  {'on' if status['enabled'] else 'off'},"
+        f" files up to {_size(status['max_bytes'])}",
+        f"files:     {files.get('text', 0)} text, {files.get('binary', 0)} binary,"
+        f" {files.get('too_large', 0)} too large, {files.get('off', 0)} not indexed (off)",
+        f"chunks:    {status['chunks']}",
+        f"embedder:  {status['embedder'] or '(none: bm25 only)'}"
+        + (f", dimension {status['dim']}" if status["dim"] else ""),
+        f"vectors:   {status['embedded']}, {status['pending']} pending",
+    ]
+    lines.extend(f"skipped:   {path} ({why.replace('_', ' ')})" for path, why in status["skipped"])
+    return lines

@@ -121,7 +121,7 @@ class FileSystem:
         self.cow = CopyOnWrite(conn)
         self.versions = Versions(conn, self.cow)
         self.reads = Reads(conn)
-        self.index = SearchIndex(conn, self.chunks)
+        self.search_index = SearchIndex(conn, self.chunks)
         self._dirs: dict[str, int] = {"/": ROOT_INO}
         #: Symlink-free path of each directory path seen (history is kept by real path).
         self._real_dirs: dict[str, str] = {"/": "/"}
@@ -164,7 +164,7 @@ class FileSystem:
             write=True,
             on_begin=self._check_cache,
             on_rollback=self.drop_caches,
-            before_commit=self.index.flush,
+            before_commit=self.search_index.flush,
         )
 
     def _read(self) -> Transaction:

@@ -20,8 +20,10 @@ from agentfs import db, paths
 from agentfs.errors import fs_error
 from agentfs.history import HistoryMixin
 from agentfs.kv import KVStore
+from agentfs.search.api import SearchMixin
 from agentfs.search.glob import glob as glob_files
 from agentfs.search.grep import grep as grep_files
+from agentfs.search.ranking import search as search_files
 from agentfs.snapshots import Snapshots
 from agentfs.toolcalls import ToolCallLog
 
@@ -57,7 +59,7 @@ class WorkspaceInfo:
         return asdict(self)
 
 
-class Workspace(HistoryMixin):
+class Workspace(HistoryMixin, SearchMixin):
     """A workspace file, open for reading and writing (or read-only).
 
     Attributes:
@@ -183,6 +185,7 @@ class Workspace(HistoryMixin):
 
     glob = glob_files
     grep = grep_files
+    search = search_files
 
     # --- summary -------------------------------------------------------------------------------
 

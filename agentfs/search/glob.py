@@ -35,7 +35,7 @@ _WALK = (
     " i.mtime * 1000000000 + i.mtime_nsec, i.size, w.depth + 1"
     " FROM walk w JOIN fs_dentry d ON d.parent_ino = w.ino JOIN fs_inode i ON i.ino = d.ino"
     f" WHERE (w.mode & {S_IFMT}) = {S_IFDIR} AND (:depth < 0 OR w.depth < :depth))"
-    " SELECT path, mode, mtime_ns, size FROM walk"
+    " SELECT path, mode, mtime_ns, size, ino FROM walk"
 )
 
 
@@ -48,6 +48,16 @@ class GlobMatch(NamedTuple):
     mtime_ns: int
 
 
+class Entry(NamedTuple):
+    """One path the walk found, as the tables hold it (``walk``)."""
+
+    path: str
+    mode: int
+    mtime_ns: int
+    size: int
+    ino: int
+
+
 def glob(
     fs: FileSystem,
     pattern: str,
@@ -58,10 +68,24 @@ def glob(
 ) -> list[GlobMatch]:
     """Entries matching ``pattern`` at or below directory ``path`` (see the module docstring);
     directories only with ``include_dirs``."""
-    if not pattern or "\0" in pattern:
-        raise fs_error(errno.EINVAL, str(pattern), "a glob pattern is a non-empty string")
     if sort not in ("mtime", "name"):
         raise fs_error(errno.EINVAL, str(sort), "sort is 'mtime' or 'name'")
+    found = [
+        GlobMatch(e.path, type_name(e.mode), e.size, e.mtime_ns)
+        for e in walk(fs, pattern, path)
+        if include_dirs or e.mode & S_IFMT != S_IFDIR
+    ]
+    if sort == "name":
+        found.sort(key=lambda m: m.path)
+    else:
+        found.sort(key=lambda m: (-m.mtime_ns, m.path))
+    return found
+
+
+def walk(fs: FileSystem, pattern: str, path: str = "/") -> list[Entry]:
+    """Every entry at or below directory ``path`` whose path matches ``pattern``, unsorted."""
+    if not pattern or "\0" in pattern:
+        raise fs_error(errno.EINVAL, str(pattern), "a glob pattern is a non-empty string")
     base = paths.normalize(path)
     full = pattern if pattern.startswith("/") else paths.join(base, pattern)
     try:
@@ -79,21 +103,10 @@ def glob(
             return []
         prefix = "/" if start == "/" else start + "/"
         rows = cast(
-            "list[tuple[str, int, int, int]]",
+            "list[tuple[str, int, int, int, int]]",
             fs.conn.execute(_WALK, {"base": prefix, "top": top, "depth": depth}).fetchall(),
         )
-    found = [
-        GlobMatch(p, type_name(mode), size, mtime)
-        for p, mode, mtime, size in rows
-        if (include_dirs or mode & S_IFMT != S_IFDIR)
-        and paths.is_within(p, base)
-        and regex.match(p)
-    ]
-    if sort == "name":
-        found.sort(key=lambda m: m.path)
-    else:
-        found.sort(key=lambda m: (-m.mtime_ns, m.path))
-    return found
+    return [Entry(*row) for row in rows if paths.is_within(row[0], base) and regex.match(row[0])]
 
 
 def _literal_start(pattern: str) -> tuple[str, int]:

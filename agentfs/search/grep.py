@@ -1,9 +1,11 @@
 """``grep``: lines matching a Python regular expression in the text files under a directory.
 
-This is the scanning engine: it reads every candidate file (those ``glob`` lists under
-``path``, filtered by an optional name glob) and confirms matches with ``re``. A trigram index
-will narrow the candidates before this runs (issue 4); a pattern the index cannot narrow will
-still come here, so this path is the reference for correctness. Like ``rg --hidden
+The files under ``path`` (filtered by an optional name glob) are narrowed by the trigram index
+first: the pattern's required literals (``agentfs.search.literals``) become a query on
+ws_fts_trigram, and only the files it returns, plus every file the index does not cover (too
+large, indexing off, not indexed yet on a read-only handle), are read and confirmed with
+``re``. The index is a superset filter, so this never loses a match; a pattern with no
+required literal reads every file. Like ``rg --hidden
 --no-ignore``, hidden files are searched and nothing is ignored; binary files (a NUL byte) and
 files that are not UTF-8 text are skipped, as ripgrep skips binary files on a recursive
 search. Results are sorted by path, lines numbered from 1.
@@ -18,7 +20,10 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from agentfs import paths
 from agentfs.errors import fs_error
-from agentfs.search.glob import glob as find
+from agentfs.inodes import S_IFMT, S_IFREG
+from agentfs.search.chunking import decode_text
+from agentfs.search.glob import walk
+from agentfs.search.literals import trigram_query
 
 if TYPE_CHECKING:
     from agentfs.fs import FileSystem
@@ -59,6 +64,15 @@ def compile_pattern(
         raise fs_error(errno.EINVAL, pattern, f"not a regular expression: {exc}") from None
 
 
+class Candidate(NamedTuple):
+    """A file grep must look at, and whether the index knows it is not text."""
+
+    path: str
+    ino: int
+    size: int
+    binary: bool
+
+
 def grep(
     fs: FileSystem,
     pattern: str,
@@ -87,16 +101,16 @@ def grep(
     result = GrepResult()
     if max_results == 0:
         return result
+    refresh(fs)
     with fs._read():
-        for path_found in _candidates(fs, path, glob):
-            st = fs._stat(path_found, False)  # not fs.read: a search is not a tracked read
-            data = fs.chunks.read(st.st_ino, st.st_size)
-            if b"\0" in data:
+        query = trigram_query(regex.pattern, regex.flags)
+        for path_found, ino, size, binary in _candidates(fs, path, glob, query):
+            if binary:
                 result.skipped.append(path_found)
                 continue
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
+            # not fs.read: a search is not a tracked read
+            text = decode_text(fs.chunks.read(ino, size))
+            if text is None:
                 result.skipped.append(path_found)
                 continue
             lines = text.split("\n")
@@ -111,13 +125,45 @@ def grep(
     return result
 
 
-def _candidates(fs: FileSystem, path: str, name_glob: str | None) -> list[str]:
-    """Regular files to search, sorted by path: ``path`` itself if it is a file."""
+def refresh(fs: FileSystem) -> None:
+    """Index what a transaction left queued (one opened on the raw connection) before a
+    query trusts the index; a read-only handle cannot, and treats queued files as unindexed."""
+    if fs._readonly or fs.conn.execute("SELECT 1 FROM ws_index_queue LIMIT 1").get is None:
+        return
+    with fs._write():
+        pass  # the commit drains the queue (FileSystem passes it SearchIndex.flush)
+
+
+def _candidates(
+    fs: FileSystem, path: str, name_glob: str | None, query: str | None
+) -> list[Candidate]:
+    """Regular files to search, sorted by path: ``path`` itself if it is a file. With a
+    trigram ``query``, only the files it returns and those the index does not cover."""
     st = fs.stat(path)
     if not st.is_dir():
-        return [paths.normalize(path)] if st.type == "file" else []
-    found = find(fs, name_glob or "**", path, sort="name")
-    return [m.path for m in found if m.type == "file"]
+        if st.type != "file":
+            return []
+        return [Candidate(paths.normalize(path), st.st_ino, st.st_size, False)]
+    entries = [e for e in walk(fs, name_glob or "**", path) if e.mode & S_IFMT == S_IFREG]
+    conn = fs.conn
+    state = dict(conn.execute("SELECT ino, state FROM ws_index_file WHERE state <> 'text'"))
+    wanted: set[int] | None = None
+    if query is not None:
+        wanted = {
+            ino
+            for (ino,) in conn.execute(
+                "SELECT rowid FROM ws_fts_trigram WHERE ws_fts_trigram MATCH ?", (query,)
+            )
+        }
+        wanted.update(ino for (ino,) in conn.execute("SELECT ino FROM ws_index_queue"))
+        wanted.update(ino for ino, s in state.items() if s != "binary")  # type: ignore[misc]
+    found = [
+        Candidate(e.path, e.ino, e.size, state.get(e.ino) == "binary")
+        for e in entries
+        if wanted is None or e.ino in wanted or state.get(e.ino) == "binary"
+    ]
+    found.sort(key=lambda c: c.path)
+    return found
 
 
 def _matching_lines(

@@ -19,6 +19,10 @@
 --   * ws_chunk rows belong to a 'text' ws_index_file row, numbered seq 0..chunks-1;
 --   * every ws_chunk has a row in each FTS5 table of the same rowid (id / ino).
 
+-- ws_dentry_ino: the names of an inode. The index answers in inodes; this turns them into
+-- paths (walking up the parents) without scanning fs_dentry.
+CREATE INDEX ws_dentry_ino ON fs_dentry(ino);
+
 -- ws_index_queue: inodes changed since the index last looked at them.
 CREATE TABLE ws_index_queue (
   ino INTEGER PRIMARY KEY

@@ -1,0 +1,105 @@
+"""The index as ``Workspace`` methods: choosing an embedder, embedding, rebuilding, status.
+
+A mixin over ``FileSystem`` (like ``agentfs.history.HistoryMixin``), so the workspace class
+stays a list of what it offers. Keeping the index right on every write needs none of this:
+that happens in the core (``agentfs.search.index``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agentfs.fs import FileSystem
+from agentfs.inodes import S_IFMT, S_IFREG
+from agentfs.search import vectors
+from agentfs.search.embedders import Embedder, builtin
+from agentfs.search.glob import walk
+from agentfs.search.grep import refresh
+from agentfs.search.index import IndexStatus
+
+
+class SearchMixin(FileSystem):
+    """``index``, ``index_status`` and ``configure_index`` (``search``, ``grep`` and ``glob``
+    are the functions of ``agentfs.search`` assigned on ``Workspace``)."""
+
+    _embedder: Embedder | None = None
+
+    def embedder(self) -> Embedder | None:
+        """The workspace's embedder (built in, loaded once per handle), or None before one
+        was chosen."""
+        model, _dim = vectors.stored_model(self.conn)
+        if not model:
+            return None
+        if self._embedder is None or self._embedder.model_id != model:
+            self._embedder = builtin(model)
+        return self._embedder
+
+    def index(
+        self,
+        embedder: Embedder | str | None = None,
+        *,
+        rebuild: bool = False,
+        path: str = "/",
+        replace: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> IndexStatus:
+        """Bring the index up to date and embed what waits for a vector.
+
+        ``embedder`` (an ``Embedder``, or a built-in name: 'minilm', 'hashing') becomes the
+        workspace's on first use; a different model than the stored one is refused unless
+        ``replace`` (which drops every vector and embeds all chunks again). ``rebuild``
+        re-indexes every file at or below ``path`` from its content first. Without an
+        embedder given or stored, only BM25 and trigram indexes are brought up to date.
+        ``progress(done, total)`` follows the embedding.
+        """
+        if isinstance(embedder, str):
+            embedder = builtin(embedder)
+        if rebuild:
+            with self._write():
+                self.search_index.queue(self._files_under(path))
+        else:
+            refresh(self)
+        if embedder is not None:
+            with self._write():
+                vectors.choose(self.conn, embedder, replace=replace)
+            self._embedder = embedder
+        chosen = self.embedder()
+        if chosen is not None:
+            vectors.embed_pending(self, chosen, progress=progress)
+        return self.index_status()
+
+    def _files_under(self, path: str) -> list[int]:
+        st = self.stat(path)
+        if not st.is_dir():
+            return [st.st_ino] if st.type == "file" else []
+        return [e.ino for e in walk(self, "**", path) if e.mode & S_IFMT == S_IFREG]
+
+    def index_status(self) -> IndexStatus:
+        """What is indexed, what was skipped and why, what waits for a vector."""
+        with self._read():
+            skipped = {
+                ino
+                for (ino,) in self.conn.execute(
+                    "SELECT ino FROM ws_index_file WHERE state <> 'text'"
+                )
+            }
+            names = {e.ino: e.path for e in walk(self, "**", "/") if e.ino in skipped}
+            return self.search_index.status(names)
+
+    def configure_index(
+        self, *, enabled: bool | None = None, max_bytes: int | None = None
+    ) -> IndexStatus:
+        """Turn indexing on write on or off, or change the size limit; files already there
+        are re-indexed under the new rules in the same transaction."""
+        with self._write():
+            if enabled is not None:
+                self.search_index.set_enabled(enabled)
+            if max_bytes is not None:
+                self.search_index.set_max_bytes(max_bytes)
+            self.search_index.queue(
+                ino
+                for (ino,) in self.conn.execute(
+                    "SELECT ino FROM fs_inode WHERE (mode & 61440) = 32768 AND nlink > 0"
+                )
+            )
+        return self.index_status()

@@ -1,0 +1,322 @@
+"""``search``: the files that best answer a query, by BM25, by vector similarity, or both.
+
+Both rankings work on chunks (``agentfs.search.chunking``) and a file is as good as its best
+chunk, so each result is one file with the line range and a snippet of that chunk.
+
+Scores are in 0..1:
+
+- ``bm25``: FTS5's BM25 of the chunk (porter-stemmed words, OR-ed), divided by the best BM25
+  among this query's candidates, so the best lexical match scores 1.0.
+- ``vector``: the cosine similarity of the chunk's vector to the query's, clamped at 0.
+- ``hybrid`` (the default when the workspace has vectors): ``vector_weight * vector +
+  (1 - vector_weight) * bm25`` over the union of both candidate lists, each candidate scored
+  exactly on both sides (a chunk that does not contain a query word scores 0 for BM25).
+  docs/search.md gives the measurements behind this choice over reciprocal-rank fusion.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+import numpy as np
+
+from agentfs.errors import fs_error
+from agentfs.inodes import S_IFMT, S_IFREG
+from agentfs.search.glob import walk
+from agentfs.search.grep import refresh
+from agentfs.search.vectors import check_model, file_lines, nearest, similarities, stored_model
+
+if TYPE_CHECKING:
+    from agentfs.fs import FileSystem
+    from agentfs.search.embedders import Embedder
+
+Mode = Literal["bm25", "vector", "hybrid"]
+MODES = ("bm25", "vector", "hybrid")
+#: Chunks each ranking proposes per result asked for (files repeat among chunks).
+CANDIDATES_PER_RESULT = 10
+MIN_CANDIDATES = 50
+_WORD = re.compile(r"\w+")
+
+
+@dataclass
+class SearchHit:
+    """One file that answers the query.
+
+    Attributes:
+        path: the file (one of its names, for a hard-linked file: the first by path).
+        score: 0..1, see the module docstring.
+        score_details: the parts of the score, {'bm25': ..., 'vector': ...} (None: not used).
+        line_range: (first, last) line of the best chunk, 1-based, inclusive.
+        snippet: at most ``snippet_length`` characters of that chunk around the query's words.
+        content: the whole chunk, when asked for.
+    """
+
+    path: str
+    score: float
+    score_details: dict[str, float | None]
+    line_range: tuple[int, int]
+    snippet: str
+    content: str | None = None
+
+
+@dataclass
+class SearchResults:
+    """The hits, best first, with the mode used and how many chunks still wait for a vector
+    (they are invisible to vector search until ``agentfs index`` embeds them)."""
+
+    mode: str
+    hits: list[SearchHit] = field(default_factory=list)
+    pending: int = 0
+
+
+def search(
+    fs: FileSystem,
+    query: str,
+    *,
+    mode: Mode | None = None,
+    top_k: int = 5,
+    min_score: float = 0.0,
+    path: str = "/",
+    glob: str | None = None,
+    include_content: bool = False,
+    snippet_length: int = 200,
+    vector_weight: float = 0.6,
+    embedder: Embedder | None = None,
+) -> SearchResults:
+    """The ``top_k`` files at or below ``path`` (matching ``glob``) that best answer ``query``.
+    ``mode`` None picks hybrid when the workspace has an embedder, else bm25. ``embedder``
+    embeds the query (default: the built-in model the workspace's vectors were made with)."""
+    _validate(query, mode, top_k, min_score, snippet_length, vector_weight)
+    refresh(fs)
+    model, _dim = stored_model(fs.conn)
+    mode = mode or ("hybrid" if model else "bm25")
+    if mode != "bm25":
+        embedder = embedder or _builtin_for(model)
+    with fs._read():
+        scope = _scope(fs, path, glob)
+        pending = int(fs.conn.execute("SELECT count(*) FROM ws_embed_queue").get)  # type: ignore[arg-type]
+        limit = max(MIN_CANDIDATES, top_k * CANDIDATES_PER_RESULT)
+        scores = _score(fs, query, mode, scope, limit, vector_weight, embedder)
+        hits = _hits(fs, scores, scope, top_k, min_score, query, snippet_length, include_content)
+    return SearchResults(mode, hits, pending)
+
+
+def _validate(
+    query: str, mode: str | None, top_k: int, min_score: float, snippet: int, weight: float
+) -> None:
+    if not isinstance(query, str) or not query.strip() or "\0" in query:
+        raise fs_error(errno.EINVAL, str(query), "a search query is a non-empty string")
+    if mode is not None and mode not in MODES:
+        raise fs_error(errno.EINVAL, str(mode), "mode is 'bm25', 'vector' or 'hybrid'")
+    if top_k < 1 or snippet < 1:
+        raise fs_error(errno.EINVAL, query, "top_k and snippet_length must be >= 1")
+    if not 0.0 <= min_score <= 1.0 or not 0.0 <= weight <= 1.0:
+        raise fs_error(errno.EINVAL, query, "min_score and vector_weight are between 0 and 1")
+
+
+def _builtin_for(model: str) -> Embedder:
+    if not model:
+        raise fs_error(
+            errno.ENOENT,
+            "search",
+            "this workspace has no vectors: choose an embedder first"
+            " (agentfs index WS --embedder minilm), or search with mode='bm25'",
+        )
+    from agentfs.search.embedders import builtin  # the model's packages load only if needed
+
+    return builtin(model)
+
+
+class Scope:
+    """Which files a query may return: all (``names`` None), or the regular files under a
+    path/glob, with their paths."""
+
+    def __init__(self, names: dict[int, str] | None) -> None:
+        self.names = names
+        self.inos_json = None if names is None else json.dumps(list(names))
+
+
+def _scope(fs: FileSystem, path: str, glob: str | None) -> Scope:
+    if paths_root(path) and glob is None:
+        return Scope(None)
+    names: dict[int, str] = {}
+    for entry in sorted(walk(fs, glob or "**", path), key=lambda e: e.path):
+        if entry.mode & S_IFMT == S_IFREG:
+            names.setdefault(entry.ino, entry.path)
+    return Scope(names)
+
+
+def paths_root(path: str) -> bool:
+    return path.strip("/") == ""
+
+
+def _score(
+    fs: FileSystem,
+    query: str,
+    mode: str,
+    scope: Scope,
+    limit: int,
+    weight: float,
+    embedder: Embedder | None,
+) -> dict[int, tuple[float, float | None, float | None]]:
+    """chunk id -> (score, bm25 part, vector part) for the candidate chunks."""
+    conn = fs.conn
+    lexical: dict[int, float] = {}
+    semantic: dict[int, float] = {}
+    match = _fts_query(query)
+    if mode in ("bm25", "hybrid") and match:
+        lexical = dict(_bm25(fs, match, scope, limit))
+    if mode in ("vector", "hybrid"):
+        assert embedder is not None
+        check_model(conn, embedder)
+        vector = embedder.embed([query])[0]
+        among = None
+        if scope.names is not None:
+            among = [
+                cid
+                for (cid,) in conn.execute(
+                    "SELECT id FROM ws_chunk WHERE ino IN (SELECT value FROM json_each(?))",
+                    (scope.inos_json,),
+                )
+            ]
+        semantic = dict(nearest(conn, vector, limit, among))
+        if mode == "hybrid":
+            missing = [cid for cid in lexical if cid not in semantic]
+            blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
+            semantic.update(similarities(conn, blob, missing))
+            absent = [cid for cid in semantic if cid not in lexical]
+            if match and absent:
+                lexical.update(_bm25_of(fs, match, absent))
+    best = max(lexical.values(), default=0.0) or 1.0
+    scores: dict[int, tuple[float, float | None, float | None]] = {}
+    for cid in lexical.keys() | semantic.keys():
+        b = lexical.get(cid, 0.0) / best if mode != "vector" else None
+        v = max(0.0, semantic.get(cid, 0.0)) if mode != "bm25" else None
+        if mode == "bm25":
+            total = b or 0.0
+        elif mode == "vector":
+            total = v or 0.0
+        else:
+            total = weight * (v or 0.0) + (1.0 - weight) * (b or 0.0)
+        scores[cid] = (total, b, v)
+    return scores
+
+
+def _fts_query(query: str) -> str:
+    """Every word of ``query`` quoted and OR-ed (a word is letters, digits, underscore)."""
+    return " OR ".join(f'"{w}"' for w in dict.fromkeys(_WORD.findall(query.lower())))
+
+
+def _bm25(fs: FileSystem, match: str, scope: Scope, limit: int) -> list[tuple[int, float]]:
+    if scope.names is None:
+        sql = (
+            "SELECT rowid, -bm25(ws_fts_chunk) FROM ws_fts_chunk WHERE ws_fts_chunk MATCH ?"
+            " ORDER BY rank LIMIT ?"
+        )
+        return fs.conn.execute(sql, (match, limit)).fetchall()  # type: ignore[return-value]
+    sql = (
+        "SELECT f.rowid, -bm25(ws_fts_chunk) FROM ws_fts_chunk f JOIN ws_chunk c"
+        " ON c.id = f.rowid WHERE ws_fts_chunk MATCH ? AND c.ino IN"
+        " (SELECT value FROM json_each(?)) ORDER BY rank LIMIT ?"
+    )
+    return fs.conn.execute(sql, (match, scope.inos_json, limit)).fetchall()  # type: ignore[return-value]
+
+
+def _bm25_of(fs: FileSystem, match: str, chunk_ids: Sequence[int]) -> list[tuple[int, float]]:
+    """Exact BM25 of the given chunks (those without the query's words are left out: 0)."""
+    sql = (
+        "SELECT rowid, -bm25(ws_fts_chunk) FROM ws_fts_chunk WHERE ws_fts_chunk MATCH ?"
+        " AND rowid IN (SELECT value FROM json_each(?))"
+    )
+    return fs.conn.execute(sql, (match, json.dumps(list(chunk_ids)))).fetchall()  # type: ignore[return-value]
+
+
+def _hits(
+    fs: FileSystem,
+    scores: dict[int, tuple[float, float | None, float | None]],
+    scope: Scope,
+    top_k: int,
+    min_score: float,
+    query: str,
+    snippet_length: int,
+    include_content: bool,
+) -> list[SearchHit]:
+    """The best chunk of each file, best files first, as hits."""
+    conn = fs.conn
+    ranked = sorted(scores.items(), key=lambda item: (-item[1][0], item[0]))
+    hits: list[SearchHit] = []
+    seen: set[int] = set()
+    for chunk_id, (score, b, v) in ranked:
+        if score < min_score or len(hits) >= top_k:
+            break
+        row = conn.execute(
+            "SELECT ino, start_line, end_line FROM ws_chunk WHERE id = ?", (chunk_id,)
+        ).get
+        if row is None:
+            continue
+        ino, start, end = row  # type: ignore[misc]
+        if ino in seen:
+            continue
+        name = scope.names.get(ino) if scope.names is not None else _name_of(fs, ino)
+        if name is None:
+            continue
+        seen.add(ino)
+        text = "".join(file_lines(fs, ino)[start - 1 : end])
+        hits.append(
+            SearchHit(
+                path=name,
+                score=round(score, 6),
+                score_details={"bm25": _round(b), "vector": _round(v)},
+                line_range=(start, end),
+                snippet=snippet(text, query, snippet_length),
+                content=text if include_content else None,
+            )
+        )
+    return hits
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _name_of(fs: FileSystem, ino: int) -> str | None:
+    """A path of ``ino`` (the first by path when it has several), found upwards from its
+    dentries; None if it has none."""
+    names = []
+    for parent, name in fs.conn.execute(
+        "SELECT parent_ino, name FROM fs_dentry WHERE ino = ?", (ino,)
+    ).fetchall():
+        parts = [str(name)]
+        while parent != 1:
+            parent, up = fs.conn.execute(  # type: ignore[misc]
+                "SELECT parent_ino, name FROM fs_dentry WHERE ino = ?", (parent,)
+            ).get
+            parts.append(str(up))
+        names.append("/" + "/".join(reversed(parts)))
+    return min(names, default=None)
+
+
+def snippet(text: str, query: str, length: int) -> str:
+    """About ``length`` characters of ``text``: the line with most of the query's words
+    (compared by their first five letters, a cheap stand-in for the stemmer), then the lines
+    after and before it in turn."""
+    stems = {w[:5] for w in _WORD.findall(query.lower()) if len(w) > 2}
+    lines = text.splitlines()
+    if not lines:
+        return ""
+    counts = [sum(line.lower().count(s) for s in stems) for line in lines]
+    best = max(range(len(lines)), key=lambda i: (counts[i], -i))
+    lo, hi = best, best + 1
+    size = len(lines[best])
+    while size < length and hi < len(lines):  # what follows the best line first
+        size += len(lines[hi]) + 1
+        hi += 1
+    while size < length and lo > 0:  # then what leads up to it, if room is left
+        lo -= 1
+        size += len(lines[lo]) + 1
+    return "\n".join(lines[lo:hi])[:length]
