@@ -119,16 +119,16 @@ def check_ws_index_file_live(conn: apsw.Connection) -> _Finding:
         yield f"inode {ino} {problem}", True
 
 
+_CHUNKS = "(SELECT id >> 20 AS ino, id & 1048575 AS seq, start_line, end_line FROM ws_chunk)"
 _BAD_CHUNKS = (
-    "SELECT c.ino, 'has chunks but is not indexed as text' FROM ws_chunk c"
+    f"SELECT c.ino, 'has chunks but is not indexed as text' FROM {_CHUNKS} c"
     " LEFT JOIN ws_index_file f ON f.ino = c.ino WHERE f.state IS NOT 'text'"
-    " UNION ALL SELECT f.ino, 'has ' || (SELECT count(*) FROM ws_chunk c WHERE c.ino = f.ino)"
-    " || ' chunks numbered ' || coalesce((SELECT min(seq) || '..' || max(seq) FROM ws_chunk c"
-    " WHERE c.ino = f.ino), 'nothing') || ', not ' || f.chunks FROM ws_index_file f"
-    " WHERE f.chunks <> (SELECT count(*) FROM ws_chunk c WHERE c.ino = f.ino)"
-    " OR (f.chunks > 0 AND (SELECT max(seq) FROM ws_chunk c WHERE c.ino = f.ino) <> f.chunks - 1)"
+    " UNION ALL SELECT f.ino, 'has ' || count(c.seq) || ' chunks numbered '"
+    " || coalesce(min(c.seq) || '..' || max(c.seq), 'nothing') || ', not 0..' || (f.chunks - 1)"
+    f" FROM ws_index_file f LEFT JOIN {_CHUNKS} c ON c.ino = f.ino GROUP BY f.ino"
+    " HAVING count(c.seq) <> f.chunks OR (f.chunks > 0 AND max(c.seq) <> f.chunks - 1)"
     " UNION ALL SELECT ino, 'has a chunk with lines ' || start_line || '..' || end_line"
-    " FROM ws_chunk WHERE start_line < 1 OR end_line < start_line"
+    f" FROM {_CHUNKS} WHERE start_line < 1 OR end_line < start_line"
 )
 
 
@@ -143,7 +143,7 @@ def check_ws_chunk_layout(conn: apsw.Connection) -> _Finding:
 
 
 _BAD_FTS = (
-    "SELECT c.ino, 'chunk ' || c.id || ' is missing from ws_fts_chunk' FROM ws_chunk c"
+    "SELECT c.id >> 20, 'chunk ' || c.id || ' is missing from ws_fts_chunk' FROM ws_chunk c"
     " WHERE c.id NOT IN (SELECT rowid FROM ws_fts_chunk)"
     " UNION ALL SELECT NULL, 'ws_fts_chunk row ' || rowid || ' has no chunk' FROM ws_fts_chunk"
     " WHERE rowid NOT IN (SELECT id FROM ws_chunk)"

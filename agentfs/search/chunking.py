@@ -12,6 +12,8 @@ after a blank line, so functions and paragraphs tend to stay in one piece.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from itertools import accumulate
 from typing import NamedTuple
 
 MAX_LINES = 40
@@ -45,18 +47,16 @@ def _is_boundary(line: str) -> bool:
 def chunk_text(text: str) -> list[Chunk]:
     """The chunks of ``text`` in order; an empty text has none."""
     lines = text.splitlines(keepends=True)
+    ends = list(accumulate(map(len, lines), initial=0))  # ends[i]: characters before line i
     chunks: list[Chunk] = []
     start = 0
     while start < len(lines):
-        end, size = start, 0
-        while end < len(lines) and end - start < MAX_LINES:
-            if end > start and size + len(lines[end]) > MAX_CHARS:
-                break
-            size += len(lines[end])
-            end += 1
+        # as many lines as fit MAX_CHARS (at least one) and MAX_LINES
+        fit = bisect_right(ends, ends[start] + MAX_CHARS) - 1
+        end = max(start + 1, min(fit, start + MAX_LINES, len(lines)))
         if end < len(lines):
             end = _cut(lines, start, end)
-        chunks.append(Chunk(start + 1, end, "".join(lines[start:end])))
+        chunks.append(Chunk(start + 1, end, text[ends[start] : ends[end]]))
         if end >= len(lines):
             break
         start = max(end - OVERLAP, start + 1)

@@ -14,6 +14,7 @@ below a directory, not the directory itself (as in git and Python's glob).
 from __future__ import annotations
 
 import errno
+import re
 from typing import TYPE_CHECKING, Literal, NamedTuple, cast
 
 from agentfs import paths
@@ -84,14 +85,9 @@ def glob(
 
 def walk(fs: FileSystem, pattern: str, path: str = "/") -> list[Entry]:
     """Every entry at or below directory ``path`` whose path matches ``pattern``, unsorted."""
-    if not pattern or "\0" in pattern:
-        raise fs_error(errno.EINVAL, str(pattern), "a glob pattern is a non-empty string")
     base = paths.normalize(path)
     full = pattern if pattern.startswith("/") else paths.join(base, pattern)
-    try:
-        regex = compile_glob(full)
-    except ValueError as exc:
-        raise fs_error(errno.EINVAL, pattern, str(exc)) from None
+    regex = glob_regex(pattern, base)
     start, depth = _literal_start(full)
     if not paths.is_within(start, base) and not paths.is_within(base, start):
         return []  # an absolute pattern outside ``path``
@@ -107,6 +103,18 @@ def walk(fs: FileSystem, pattern: str, path: str = "/") -> list[Entry]:
             fs.conn.execute(_WALK, {"base": prefix, "top": top, "depth": depth}).fetchall(),
         )
     return [Entry(*row) for row in rows if paths.is_within(row[0], base) and regex.match(row[0])]
+
+
+def glob_regex(pattern: str, base: str) -> re.Pattern[str]:
+    """The regex of ``pattern`` read relative to directory ``base`` (absolute if it starts
+    with ``/``); a malformed pattern is EINVAL."""
+    if not pattern or "\0" in pattern:
+        raise fs_error(errno.EINVAL, str(pattern), "a glob pattern is a non-empty string")
+    full = pattern if pattern.startswith("/") else paths.join(base, pattern)
+    try:
+        return compile_glob(full)
+    except ValueError as exc:
+        raise fs_error(errno.EINVAL, pattern, str(exc)) from None
 
 
 def _literal_start(pattern: str) -> tuple[str, int]:

@@ -22,8 +22,11 @@ from agentfs import paths
 from agentfs.errors import fs_error
 from agentfs.inodes import S_IFMT, S_IFREG
 from agentfs.search.chunking import decode_text
-from agentfs.search.glob import walk
+from agentfs.search.glob import glob_regex, walk
+from agentfs.search.index import BINARY
+from agentfs.search.lines import Hit, ascii_literal, matching_lines, split_lines, whole_text_form
 from agentfs.search.literals import trigram_query
+from agentfs.search.names import names_below
 
 if TYPE_CHECKING:
     from agentfs.fs import FileSystem
@@ -65,12 +68,14 @@ def compile_pattern(
 
 
 class Candidate(NamedTuple):
-    """A file grep must look at, and whether the index knows it is not text."""
+    """A file grep must look at, and what the index knows of it: binary (skip it), or text
+    (valid UTF-8 as it is now)."""
 
     path: str
     ino: int
     size: int
     binary: bool
+    text: bool
 
 
 def grep(
@@ -101,25 +106,32 @@ def grep(
     result = GrepResult()
     if max_results == 0:
         return result
+    whole = None if multiline else whole_text_form(regex)
+    literal = None if multiline else ascii_literal(regex)
     refresh(fs)
     with fs._read():
         query = trigram_query(regex.pattern, regex.flags)
-        for path_found, ino, size, binary in _candidates(fs, path, glob, query):
-            if binary:
-                result.skipped.append(path_found)
+        for found in _candidates(fs, path, glob, query):
+            if found.binary:
+                result.skipped.append(found.path)
                 continue
             # not fs.read: a search is not a tracked read
-            text = decode_text(fs.chunks.read(ino, size))
-            if text is None:
-                result.skipped.append(path_found)
-                continue
-            lines = text.split("\n")
-            if lines and lines[-1] == "":
-                lines.pop()  # a final newline ends the last line; it starts no new one
-            hits = _matching_lines(regex, text, lines, multiline)
+            data = fs.chunks.read(found.ino, found.size)
+            if literal is not None and found.text:
+                hits = matching_lines(literal, literal, data)  # UTF-8 already: no decoding
+                text: str | bytes = data
+            else:
+                decoded = decode_text(data)
+                if decoded is None:
+                    result.skipped.append(found.path)
+                    continue
+                text = decoded
+                hits = (
+                    _spanned_lines(regex, text) if multiline else matching_lines(regex, whole, text)
+                )
             if not hits:
                 continue
-            if _add(result, path_found, lines, hits, output, before, after, max_results):
+            if _add(result, found.path, text, hits, output, before, after, max_results):
                 result.truncated = True
                 break
     return result
@@ -138,40 +150,46 @@ def _candidates(
     fs: FileSystem, path: str, name_glob: str | None, query: str | None
 ) -> list[Candidate]:
     """Regular files to search, sorted by path: ``path`` itself if it is a file. With a
-    trigram ``query``, only the files it returns and those the index does not cover."""
+    trigram ``query``, only the files it returns and those the index does not cover, named
+    by walking up from them; without, every file below ``path`` (walking down)."""
     st = fs.stat(path)
-    if not st.is_dir():
-        if st.type != "file":
-            return []
-        return [Candidate(paths.normalize(path), st.st_ino, st.st_size, False)]
-    entries = [e for e in walk(fs, name_glob or "**", path) if e.mode & S_IFMT == S_IFREG]
+    base = paths.normalize(path)
     conn = fs.conn
     state = dict(conn.execute("SELECT ino, state FROM ws_index_file WHERE state <> 'text'"))
-    wanted: set[int] | None = None
-    if query is not None:
-        wanted = {
-            ino
-            for (ino,) in conn.execute(
-                "SELECT rowid FROM ws_fts_trigram WHERE ws_fts_trigram MATCH ?", (query,)
-            )
-        }
-        wanted.update(ino for (ino,) in conn.execute("SELECT ino FROM ws_index_queue"))
-        wanted.update(ino for ino, s in state.items() if s != "binary")  # type: ignore[misc]
-    found = [
-        Candidate(e.path, e.ino, e.size, state.get(e.ino) == "binary")
-        for e in entries
-        if wanted is None or e.ino in wanted or state.get(e.ino) == "binary"
-    ]
+    queued = {ino for (ino,) in conn.execute("SELECT ino FROM ws_index_queue")}
+
+    def candidate(p: str, ino: int, size: int) -> Candidate:
+        kind = state.get(ino)
+        return Candidate(p, ino, size, kind == BINARY, kind is None and ino not in queued)
+
+    if not st.is_dir():
+        return [candidate(base, st.st_ino, st.st_size)] if st.type == "file" else []
+    if query is None:
+        found = [
+            candidate(e.path, e.ino, e.size)
+            for e in walk(fs, name_glob or "**", path)
+            if e.mode & S_IFMT == S_IFREG
+        ]
+    else:
+        wanted = {ino for (ino,) in conn.execute(_TRIGRAM_MATCH, (query,))}
+        wanted |= queued
+        wanted.update(state)  # type: ignore[arg-type]  # not indexed: scanned, or skipped
+        keep = glob_regex(name_glob, base) if name_glob else None
+        found = [
+            candidate(p, ino, size)
+            for p, ino, size in names_below(fs, wanted, st.st_ino, base)
+            if keep is None or keep.match(p)
+        ]
     found.sort(key=lambda c: c.path)
     return found
 
 
-def _matching_lines(
-    regex: re.Pattern[str], text: str, lines: list[str], multiline: bool
-) -> list[int]:
-    """0-based indexes of the lines holding a match (every line a multiline match spans)."""
-    if not multiline:
-        return [i for i, line in enumerate(lines) if regex.search(line)]
+_TRIGRAM_MATCH = "SELECT rowid FROM ws_fts_trigram WHERE ws_fts_trigram MATCH ?"
+
+
+def _spanned_lines(regex: re.Pattern[str], text: str) -> list[Hit]:
+    """Every line a multiline match spans."""
+    lines = split_lines(text)
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
@@ -180,7 +198,7 @@ def _matching_lines(
         first = _line_of(starts, m.start())
         last = _line_of(starts, max(m.start(), m.end() - 1))
         hit.update(range(first, min(last, len(lines) - 1) + 1))
-    return sorted(hit)
+    return [Hit(i, starts[i], starts[i] + len(lines[i])) for i in sorted(hit)]
 
 
 def _line_of(starts: list[int], offset: int) -> int:
@@ -198,8 +216,8 @@ def _line_of(starts: list[int], offset: int) -> int:
 def _add(
     result: GrepResult,
     path: str,
-    lines: list[str],
-    hits: list[int],
+    text: str | bytes,
+    hits: list[Hit],
     output: Output,
     before: int,
     after: int,
@@ -212,13 +230,23 @@ def _add(
         return max_results is not None and len(result.files) >= max_results
     if max_results is not None:
         hits = hits[: max(0, max_results - result.matches)]
-    wanted: dict[int, bool] = {}
-    for i in hits:
-        for j in range(max(0, i - before), min(len(lines), i + after + 1)):
-            wanted.setdefault(j, False)
-        wanted[i] = True
-    result.lines.extend(GrepLine(path, j + 1, lines[j], wanted[j]) for j in sorted(wanted))
+    if before == after == 0:
+        result.lines.extend(
+            GrepLine(path, h.line + 1, _str(text[h.start : h.end]), True) for h in hits
+        )
+    else:
+        lines = split_lines(_str(text))
+        wanted: dict[int, bool] = {}
+        for h in hits:
+            for j in range(max(0, h.line - before), min(len(lines), h.line + after + 1)):
+                wanted.setdefault(j, False)
+            wanted[h.line] = True
+        result.lines.extend(GrepLine(path, j + 1, lines[j], wanted[j]) for j in sorted(wanted))
     result.files.append(path)
     result.counts[path] = len(hits)
     result.matches += len(hits)
     return max_results is not None and result.matches >= max_results
+
+
+def _str(text: str | bytes) -> str:
+    return text if isinstance(text, str) else text.decode("utf-8")

@@ -29,6 +29,18 @@ if TYPE_CHECKING:
 
 #: ws_index_file.state values.
 TEXT, BINARY, TOO_LARGE, OFF = "text", "binary", "too_large", "off"
+#: A chunk id is (ino << CHUNK_BITS) | seq (schema/migrations/0004-search.sql).
+CHUNK_BITS = 20
+MAX_CHUNKS = 1 << CHUNK_BITS
+
+
+def chunk_range(ino: int) -> tuple[int, int]:
+    """The first and last possible chunk id of ``ino``."""
+    return ino << CHUNK_BITS, ((ino + 1) << CHUNK_BITS) - 1
+
+
+def chunk_ino(chunk_id: int) -> int:
+    return chunk_id >> CHUNK_BITS
 
 
 @dataclass(frozen=True)
@@ -102,24 +114,27 @@ class SearchIndex:
 
     def flush(self) -> None:
         """Index every queued inode as it is now. Runs inside the caller's write transaction;
-        one probe when nothing is queued."""
+        one probe when nothing is queued.
+
+        All queued inodes are dropped first and indexed after, so the chunks of an inode
+        that a write replaced (a copy-up, a rename over a file, a restore) are in the pool
+        whose vectors the new chunks take over when their text is unchanged."""
         conn = self.conn
         if conn.execute("SELECT 1 FROM ws_index_queue LIMIT 1").get is None:
             return
         settings = self.settings
         queued = [ino for (ino,) in conn.execute("SELECT ino FROM ws_index_queue")]
+        pool: dict[bytes, int] = {}
         for ino in queued:
-            self._reindex(ino, settings)
+            pool.update(self._drop(ino))
+        for ino in queued:
+            self._index(ino, settings, pool)
+        if settings.embedder:
+            self._forget_vectors(pool.values())
         conn.execute("DELETE FROM ws_index_queue")
 
-    def _reindex(self, ino: int, settings: IndexSettings) -> None:
-        old = self._drop(ino)
-        self._index(ino, settings, old)
-        if settings.embedder:
-            self._forget_vectors(old.values())
-
-    def _index(self, ino: int, settings: IndexSettings, old: dict[bytes, int]) -> None:
-        """Index ``ino`` as it is now; chunks with text found in ``old`` take its vectors."""
+    def _index(self, ino: int, settings: IndexSettings, pool: dict[bytes, int]) -> None:
+        """Index ``ino`` as it is now; chunks whose text is in ``pool`` take its vectors."""
         conn = self.conn
         row = conn.execute("SELECT mode, nlink, size FROM fs_inode WHERE ino = ?", (ino,)).get
         if row is None:
@@ -138,21 +153,26 @@ class SearchIndex:
             self._file(ino, BINARY, size, 0)
             return
         pieces = chunk_text(text)
+        if len(pieces) > MAX_CHUNKS:
+            self._file(ino, TOO_LARGE, size, 0)
+            return
         self._file(ino, TEXT, size, len(pieces))
         conn.execute("INSERT INTO ws_fts_trigram(rowid, text) VALUES (?, ?)", (ino, text))
-        embedding = bool(settings.embedder)
-        for seq, piece in enumerate(pieces):
-            key = digest(piece.text.encode())
-            chunk_id = conn.execute(
-                "INSERT INTO ws_chunk(ino, seq, start_line, end_line, digest)"
-                " VALUES (?, ?, ?, ?, ?) RETURNING id",
-                (ino, seq, piece.start_line, piece.end_line, key),
-            ).get
-            conn.execute(
-                "INSERT INTO ws_fts_chunk(rowid, text) VALUES (?, ?)", (chunk_id, piece.text)
-            )
-            if embedding:
-                self._vector_for(chunk_id, key, old)
+        first = ino << CHUNK_BITS
+        rows = [
+            (first + seq, piece.start_line, piece.end_line, digest(piece.text.encode()))
+            for seq, piece in enumerate(pieces)
+        ]
+        conn.executemany(
+            "INSERT INTO ws_chunk(id, start_line, end_line, digest) VALUES (?, ?, ?, ?)", rows
+        )
+        conn.executemany(
+            "INSERT INTO ws_fts_chunk(rowid, text) VALUES (?, ?)",
+            [(first + seq, piece.text) for seq, piece in enumerate(pieces)],
+        )
+        if settings.embedder:
+            for chunk_id, _start, _end, key in rows:
+                self._vector_for(chunk_id, key, pool)
 
     def _file(self, ino: int, state: str, size: int, chunks: int) -> None:
         self.conn.execute(
@@ -161,42 +181,33 @@ class SearchIndex:
         )
 
     def _drop(self, ino: int) -> dict[bytes, int]:
-        """Remove ``ino``'s index rows except its vectors; returns its old chunks by digest,
-        whose vectors a new chunk with the same text takes over (the rest are forgotten)."""
+        """Remove ``ino``'s index rows except its vectors; returns its old chunks by digest."""
         conn = self.conn
-        old: dict[bytes, int] = {}
-        had = conn.execute("SELECT state FROM ws_index_file WHERE ino = ?", (ino,)).get
-        if had is None:
-            return old
-        for chunk_id, key in conn.execute(
-            "DELETE FROM ws_chunk WHERE ino = ? RETURNING id, digest", (ino,)
-        ).fetchall():
-            conn.execute("DELETE FROM ws_fts_chunk WHERE rowid = ?", (chunk_id,))
-            old[key] = chunk_id  # type: ignore[index,assignment]
-        if had == TEXT:
-            conn.execute("DELETE FROM ws_fts_trigram WHERE rowid = ?", (ino,))
-        conn.execute("DELETE FROM ws_index_file WHERE ino = ?", (ino,))
-        return old
+        had = conn.execute("DELETE FROM ws_index_file WHERE ino = ? RETURNING state", (ino,)).get
+        if had != TEXT:
+            return {}
+        low, high = chunk_range(ino)
+        old = {
+            key: chunk_id
+            for chunk_id, key in conn.execute(
+                "DELETE FROM ws_chunk WHERE id BETWEEN ? AND ? RETURNING id, digest", (low, high)
+            ).fetchall()
+        }
+        conn.executemany(
+            "DELETE FROM ws_fts_chunk WHERE rowid = ?", [(chunk_id,) for chunk_id in old.values()]
+        )
+        conn.execute("DELETE FROM ws_fts_trigram WHERE rowid = ?", (ino,))
+        return old  # type: ignore[return-value]
 
-    def _vector_for(self, chunk_id: int, key: bytes, old: dict[bytes, int]) -> None:
-        """Give a new chunk the vector of a chunk with the same text (this file's previous
-        chunk, or any other), or queue it for embedding."""
-        conn = self.conn
-        source = old.pop(key, None)
+    def _vector_for(self, chunk_id: int, key: bytes, pool: dict[bytes, int]) -> None:
+        """Give a new chunk the vector of a dropped chunk with the same text, or queue it."""
+        source = pool.pop(key, None)
         if source is not None and self._has_vector(source):
             self._move_vector(source, chunk_id)
             return
-        other = conn.execute(
-            "SELECT v.chunk_id FROM ws_chunk c JOIN ws_vector v ON v.chunk_id = c.id"
-            " WHERE c.digest = ? AND c.id <> ? LIMIT 1",
-            (key, chunk_id),
-        ).get
-        if other is not None:
-            self._copy_vector(other, chunk_id)  # type: ignore[arg-type]
-        else:
-            conn.execute("INSERT INTO ws_embed_queue(chunk_id) VALUES (?)", (chunk_id,))
+        self.conn.execute("INSERT INTO ws_embed_queue(chunk_id) VALUES (?)", (chunk_id,))
         if source is not None:
-            old[key] = source  # its vector (if any) is forgotten with the rest
+            pool[key] = source  # queued, not embedded: forgotten with the rest
 
     def _has_vector(self, chunk_id: int) -> bool:
         return (
@@ -205,29 +216,23 @@ class SearchIndex:
         )
 
     def _move_vector(self, source: int, target: int) -> None:
-        self._copy_vector(source, target)
-        self._forget_vectors([source])
-
-    def _copy_vector(self, source: int, target: int) -> None:
         conn = self.conn
+        conn.execute("UPDATE ws_vector SET chunk_id = ? WHERE chunk_id = ?", (target, source))
+        conn.execute("DELETE FROM ws_vec WHERE rowid = ?", (source,))
         conn.execute(
-            "INSERT INTO ws_vector(chunk_id, embedding) SELECT ?, embedding FROM ws_vector"
-            " WHERE chunk_id = ?",
-            (target, source),
-        )
-        conn.execute(
-            "INSERT INTO ws_vec(rowid, embedding) SELECT ?, vec_quantize_int8(embedding, 'unit')"
-            " FROM ws_vector WHERE chunk_id = ?",
-            (target, source),
+            "INSERT INTO ws_vec(rowid, embedding) SELECT chunk_id,"
+            " vec_quantize_int8(embedding, 'unit') FROM ws_vector WHERE chunk_id = ?",
+            (target,),
         )
 
     def _forget_vectors(self, chunk_ids: Iterable[int]) -> None:
         conn = self.conn
         for chunk_id in chunk_ids:
             conn.execute("DELETE FROM ws_embed_queue WHERE chunk_id = ?", (chunk_id,))
-            if conn.execute(
+            gone = conn.execute(
                 "DELETE FROM ws_vector WHERE chunk_id = ? RETURNING 1", (chunk_id,)
-            ).get:
+            ).get
+            if gone:
                 conn.execute("DELETE FROM ws_vec WHERE rowid = ?", (chunk_id,))
 
     # --- on demand ----------------------------------------------------------------------------

@@ -17,18 +17,21 @@ Scores are in 0..1:
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+import apsw
 import numpy as np
 
 from agentfs.errors import fs_error
 from agentfs.inodes import S_IFMT, S_IFREG
 from agentfs.search.glob import walk
 from agentfs.search.grep import refresh
+from agentfs.search.names import first_name
 from agentfs.search.vectors import check_model, file_lines, nearest, similarities, stored_model
 
 if TYPE_CHECKING:
@@ -41,6 +44,15 @@ MODES = ("bm25", "vector", "hybrid")
 CANDIDATES_PER_RESULT = 10
 MIN_CANDIDATES = 50
 _WORD = re.compile(r"\w+")
+#: Matching chunks a BM25 query may touch before its more common words are left out.
+POSTINGS = 5000
+#: Words too common in English to tell chunks apart (left out of BM25 queries).
+STOPWORDS = frozenset(
+    """a about an and any are as at be but by can could do does for from has have how i if in
+    into is it its me my no not of on or our should so some than that the their them then there
+    these this those to was we what when where which while who why will with would you your
+    """.split()  # noqa: SIM905 (a word list reads better as text)
+)
 
 
 @dataclass
@@ -168,7 +180,7 @@ def _score(
     conn = fs.conn
     lexical: dict[int, float] = {}
     semantic: dict[int, float] = {}
-    match = _fts_query(query)
+    match = _fts_query(fs, query)
     if mode in ("bm25", "hybrid") and match:
         lexical = dict(_bm25(fs, match, scope, limit))
     if mode in ("vector", "hybrid"):
@@ -180,7 +192,7 @@ def _score(
             among = [
                 cid
                 for (cid,) in conn.execute(
-                    "SELECT id FROM ws_chunk WHERE ino IN (SELECT value FROM json_each(?))",
+                    "SELECT id FROM ws_chunk WHERE (id >> 20) IN (SELECT value FROM json_each(?))",
                     (scope.inos_json,),
                 )
             ]
@@ -207,9 +219,49 @@ def _score(
     return scores
 
 
-def _fts_query(query: str) -> str:
-    """Every word of ``query`` quoted and OR-ed (a word is letters, digits, underscore)."""
-    return " OR ".join(f'"{w}"' for w in dict.fromkeys(_WORD.findall(query.lower())))
+def _fts_query(fs: FileSystem, query: str) -> str:
+    """The FTS5 query for ``query``: its words OR-ed, leaving out English stopwords, words no
+    chunk has, and, beyond a budget of POSTINGS chunks, the most common words.
+
+    BM25 in FTS5 costs about a microsecond per matching chunk and word, so a common word
+    ("file", "data" in a code base) makes every query slow while adding almost nothing to the
+    ranking (its IDF is near 0). The rarest words are kept first, each word's chunk count
+    read from the FTS5 vocabulary; the first is always kept."""
+    conn = fs.conn
+    words: dict[str, str] = {}  # stem -> the word as typed (FTS5 stems it the same way again)
+    stem = _tokenizer(conn)
+    for word in _WORD.findall(query.lower()):
+        if word in STOPWORDS:
+            continue
+        for token in stem(word.encode(), apsw.FTS5_TOKENIZE_QUERY, None):
+            words.setdefault(str(token[2]), word)  # type: ignore[misc]  # (start, end, stem)
+    if not words:
+        return ""
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.ws_fts_chunk_terms"
+        " USING fts5vocab(main, ws_fts_chunk, row)"
+    )
+    counts = dict(
+        conn.execute(
+            f"SELECT term, doc FROM temp.ws_fts_chunk_terms WHERE term IN"
+            f" ({','.join('?' * len(words))})",
+            list(words),
+        )
+    )
+    kept: list[str] = []
+    total = 0
+    for stem in sorted(counts, key=lambda t: counts[t]):  # type: ignore[arg-type,return-value]
+        if kept and total + counts[stem] > POSTINGS:  # type: ignore[operator]
+            break
+        kept.append(words[str(stem)])
+        total += counts[stem]  # type: ignore[operator]
+    return " OR ".join(f'"{w}"' for w in kept)
+
+
+@functools.cache
+def _tokenizer(conn: apsw.Connection) -> apsw.FTS5Tokenizer:
+    """ws_fts_chunk's tokenizer (schema/migrations/0004-search.sql), to stem query words."""
+    return conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
 
 
 def _bm25(fs: FileSystem, match: str, scope: Scope, limit: int) -> list[tuple[int, float]]:
@@ -220,9 +272,8 @@ def _bm25(fs: FileSystem, match: str, scope: Scope, limit: int) -> list[tuple[in
         )
         return fs.conn.execute(sql, (match, limit)).fetchall()  # type: ignore[return-value]
     sql = (
-        "SELECT f.rowid, -bm25(ws_fts_chunk) FROM ws_fts_chunk f JOIN ws_chunk c"
-        " ON c.id = f.rowid WHERE ws_fts_chunk MATCH ? AND c.ino IN"
-        " (SELECT value FROM json_each(?)) ORDER BY rank LIMIT ?"
+        "SELECT rowid, -bm25(ws_fts_chunk) FROM ws_fts_chunk WHERE ws_fts_chunk MATCH ?"
+        " AND (rowid >> 20) IN (SELECT value FROM json_each(?)) ORDER BY rank LIMIT ?"
     )
     return fs.conn.execute(sql, (match, scope.inos_json, limit)).fetchall()  # type: ignore[return-value]
 
@@ -255,14 +306,14 @@ def _hits(
         if score < min_score or len(hits) >= top_k:
             break
         row = conn.execute(
-            "SELECT ino, start_line, end_line FROM ws_chunk WHERE id = ?", (chunk_id,)
+            "SELECT id >> 20, start_line, end_line FROM ws_chunk WHERE id = ?", (chunk_id,)
         ).get
         if row is None:
             continue
         ino, start, end = row  # type: ignore[misc]
         if ino in seen:
             continue
-        name = scope.names.get(ino) if scope.names is not None else _name_of(fs, ino)
+        name = scope.names.get(ino) if scope.names is not None else first_name(fs, ino)
         if name is None:
             continue
         seen.add(ino)
@@ -282,23 +333,6 @@ def _hits(
 
 def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
-
-
-def _name_of(fs: FileSystem, ino: int) -> str | None:
-    """A path of ``ino`` (the first by path when it has several), found upwards from its
-    dentries; None if it has none."""
-    names = []
-    for parent, name in fs.conn.execute(
-        "SELECT parent_ino, name FROM fs_dentry WHERE ino = ?", (ino,)
-    ).fetchall():
-        parts = [str(name)]
-        while parent != 1:
-            parent, up = fs.conn.execute(  # type: ignore[misc]
-                "SELECT parent_ino, name FROM fs_dentry WHERE ino = ?", (parent,)
-            ).get
-            parts.append(str(up))
-        names.append("/" + "/".join(reversed(parts)))
-    return min(names, default=None)
 
 
 def snippet(text: str, query: str, length: int) -> str:

@@ -114,7 +114,8 @@ def embed_pending(
             batch = [
                 PendingChunk(*row)  # type: ignore[arg-type]
                 for row in conn.execute(
-                    "SELECT c.id, c.ino, c.start_line, c.end_line, c.digest FROM ws_embed_queue q"
+                    "SELECT c.id, c.id >> 20, c.start_line, c.end_line, c.digest"
+                    " FROM ws_embed_queue q"
                     " JOIN ws_chunk c ON c.id = q.chunk_id WHERE q.chunk_id > ?"
                     " ORDER BY q.chunk_id LIMIT ?",
                     (after, batch_size),

@@ -43,21 +43,20 @@ CREATE TABLE ws_index_file (
 CREATE INDEX ws_index_file_state ON ws_index_file(state) WHERE state <> 'text';
 
 -- ws_chunk: one retrieval unit, a run of whole lines of a file. Chunks overlap by a few lines.
---   id                    shared with ws_fts_chunk.rowid and the vector tables' rowid.
---   seq                   0, 1, ... in file order.
+--   id                    (ino << 20) | seq, where seq is 0, 1, ... in file order: a file's
+--                         chunks are one key range, found and dropped with no second index
+--                         (a file has at most 2^20 chunks; search.max_bytes keeps it far below).
+--                         Shared with ws_fts_chunk.rowid and the vector tables.
 --   start_line, end_line  1-based, inclusive.
---   digest                blake2b-128 of the chunk's text: an embedding is reused for a chunk
---                         whose text some existing chunk already has (a copy, an edit elsewhere).
+--   digest                blake2b-128 of the chunk's text: when a file is re-indexed, a chunk
+--                         whose text an old chunk had (of this file, or of one the same write
+--                         replaced) takes over its vector instead of being embedded again.
 CREATE TABLE ws_chunk (
   id INTEGER PRIMARY KEY,
-  ino INTEGER NOT NULL,
-  seq INTEGER NOT NULL,
   start_line INTEGER NOT NULL,
   end_line INTEGER NOT NULL,
   digest BLOB NOT NULL
 );
-CREATE UNIQUE INDEX ws_chunk_ino ON ws_chunk(ino, seq);
-CREATE INDEX ws_chunk_digest ON ws_chunk(digest);
 
 -- ws_fts_chunk: BM25 over chunk text (rowid = ws_chunk.id). Contentless: the text is the file's,
 -- read back from fs_data for snippets, so it is not stored twice.
