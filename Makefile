@@ -48,6 +48,7 @@ lint: $(VENV)/.installed
 bench: system-deps $(VENV)/.installed $(PEER)/.installed
 	$(PY) benchmarks/small_files.py
 	$(PY) benchmarks/history.py
+	$(PY) benchmarks/search.py
 
 clean:
 	rm -rf $(VENV) $(PEER) .pytest_cache .ruff_cache .hypothesis

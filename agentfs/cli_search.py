@@ -42,14 +42,15 @@ def glob_(
     render([m._asdict() for m in found], as_json, lambda ms: [m["path"] for m in ms])
 
 
-def _grep_lines(lines: list[dict]) -> list[str]:
-    """ripgrep's layout: ``path:line:text`` for a match, ``path-line-text`` for context, and
-    ``--`` between groups of lines that are not adjacent."""
+def _grep_lines(lines: list[dict], context: bool) -> list[str]:
+    """ripgrep's layout: ``path:line:text`` for a match, ``path-line-text`` for context, and,
+    when context was asked for, ``--`` between groups of lines that are not adjacent."""
     out: list[str] = []
     previous: tuple[str, int] | None = None
     for ln in lines:
         here = (ln["path"], ln["line"])
-        if previous is not None and (previous[0] != here[0] or previous[1] + 1 != here[1]):
+        apart = previous is not None and (previous[0] != here[0] or previous[1] + 1 != here[1])
+        if context and apart:
             out.append("--")
         out.append(
             f"{ln['path']}{':' if ln['is_match'] else '-'}{ln['line']}"
@@ -117,7 +118,12 @@ def grep_(
     elif output == "count":
         render(result.counts, as_json, lambda cs: [f"{p}:{n}" for p, n in cs.items()])
     else:
-        render([ln._asdict() for ln in result.lines], as_json, _grep_lines)
+        context = bool(before or after or context)
+        render(
+            [ln._asdict() for ln in result.lines],
+            as_json,
+            lambda lines: _grep_lines(lines, context),
+        )
     if not result.files:
         click.get_current_context().exit(1)
 

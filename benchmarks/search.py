@@ -124,6 +124,23 @@ def build_corpus(workdir: Path, copies: int) -> tuple[agentfs.Workspace, Path, d
     return ws, tree, rows
 
 
+def index_sizes(ws: agentfs.Workspace) -> list[list[object]]:
+    """Bytes of each index against the bytes of the text it indexes (dbstat pages)."""
+    conn = ws.conn
+    text = conn.execute("SELECT sum(size) FROM ws_index_file WHERE state = 'text'").get
+    pages = dict(
+        conn.execute(
+            "SELECT CASE WHEN name LIKE 'ws_fts_trigram%' THEN 'trigram (ws_fts_trigram)'"
+            " WHEN name LIKE 'ws_fts_chunk%' THEN 'BM25 (ws_fts_chunk)'"
+            " WHEN name LIKE 'ws_chunk%' THEN 'chunk rows (ws_chunk)' END AS part, sum(pgsize)"
+            " FROM dbstat GROUP BY part HAVING part IS NOT NULL"
+        )
+    )
+    return [
+        [part, f"{size / 2**20:,.1f} MiB", f"{size / text:.2f}x"] for part, size in pages.items()
+    ]  # type: ignore[operator]
+
+
 def _rg(tree: Path, pattern: str, fixed: bool) -> subprocess.CompletedProcess[bytes]:
     cmd = ["rg", "-n", "--hidden", "--no-ignore", "--no-config", "--no-messages"]
     cmd += ["-F"] if fixed else []
@@ -318,6 +335,7 @@ def main() -> int:
                     [[k, v] for k, v in imported.items() if k != "files"],
                 )
             )
+            out.append(_table(["index", "size", "of the text"], index_sizes(ws)))
             if "grep" not in skip:
                 rows = bench_grep(ws, tree)
                 out.append("## grep vs rg (median of 5, warm)")

@@ -65,6 +65,13 @@ $AGENTFS snapshot diff "$WS" "$before"
 $AGENTFS snapshot restore "$WS" "$before"
 $AGENTFS cat "$WS" /tour/notes/plan.md
 
+step "find things: by name (glob), by text (grep, narrowed by a trigram index), by meaning"
+$AGENTFS glob "$WS" '**/search/*.py' --path /tour/src --sort name
+$AGENTFS grep "$WS" 'def (glob|grep|search)\(' /tour/src
+$AGENTFS search "$WS" "turn a regular expression into trigrams" --path /tour/src -k 3 --mode bm25
+$AGENTFS index "$WS" --embedder minilm   # a real offline model (the embed extra); once per workspace
+$AGENTFS search "$WS" "which files hold a literal string" --path /tour/src -k 3
+
 step "export back to the host, byte for byte"
 $AGENTFS export "$WS" /tour/src "$scratch/src"
 diff -r agentfs "$scratch/src" --exclude=__pycache__ && echo "identical to ./agentfs"

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from agentfs.fs import FileSystem
 from agentfs.inodes import S_IFMT, S_IFREG
 from agentfs.search import vectors
+from agentfs.search.background import BackgroundEmbedder
 from agentfs.search.embedders import Embedder, builtin
 from agentfs.search.glob import walk
 from agentfs.search.grep import refresh
@@ -65,8 +66,28 @@ class SearchMixin(FileSystem):
             self._embedder = embedder
         chosen = self.embedder()
         if chosen is not None:
-            vectors.embed_pending(self, chosen, progress=progress)
+            self.embed_pending(chosen, progress=progress)
         return self.index_status()
+
+    def embed_pending(
+        self,
+        embedder: Embedder | None = None,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Embed the chunks waiting for a vector (with the workspace's embedder unless one is
+        given; it must be of the same model); returns how many were stored."""
+        embedder = embedder or self.embedder()
+        if embedder is None:
+            return 0
+        return vectors.embed_pending(self, embedder, progress=progress)
+
+    def embed_in_background(
+        self, *, interval: float = 5.0, embedder: Embedder | None = None
+    ) -> BackgroundEmbedder:
+        """The opt-in background step: a thread with its own connection that embeds queued
+        chunks every ``interval`` seconds until stopped (use it as a context manager)."""
+        return BackgroundEmbedder(self.conn.filename, embedder, interval)
 
     def _files_under(self, path: str) -> list[int]:
         st = self.stat(path)

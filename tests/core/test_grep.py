@@ -109,16 +109,20 @@ def test_context_lines_surround_matches(corpus: agentfs.Workspace) -> None:
 
 
 @needs_rg
-def test_context_output_is_ripgreps(corpus: agentfs.Workspace, exported: Path) -> None:
-    """The CLI prints what ``rg -C 1`` prints, separators included."""
+@pytest.mark.parametrize("flags", [("-C", "1"), ("-A", "2"), ()], ids=["-C 1", "-A 2", "none"])
+def test_cli_output_is_ripgreps(
+    corpus: agentfs.Workspace, exported: Path, flags: tuple[str, ...]
+) -> None:
+    """The CLI prints what ``rg`` prints: ``--`` between groups only when context was asked
+    for (it printed one between any two distant matches once)."""
     from click.testing import CliRunner
 
     from agentfs.cli import cli
 
     ws_path = corpus.path
-    result = CliRunner().invoke(cli, ["grep", str(ws_path), "def", "-C", "1"])
+    result = CliRunner().invoke(cli, ["grep", str(ws_path), "def", *flags])
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines() == rg(exported, "def", "-C", "1")
+    assert result.stdout.splitlines() == rg(exported, "def", *flags)
 
 
 def test_multiline_matches_report_every_line_they_span(corpus: agentfs.Workspace) -> None:

@@ -1,0 +1,92 @@
+"""The opt-in background step: a thread that embeds queued chunks while the agent works.
+
+It has a connection of its own (a ``Workspace`` on the same file), so its short transactions
+interleave with the caller's like any second writer's (WAL, ``BEGIN IMMEDIATE``): embedding
+runs outside any transaction, and each batch is stored in one that checks the chunks are
+still there with the same text. onnxruntime and SQLite both release the GIL, so the caller
+keeps most of its speed. Without this, ``agentfs index`` / ``Workspace.index`` drain the
+queue on demand.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from agentfs.search.embedders import Embedder
+
+
+class BackgroundEmbedder:
+    """Embed what waits for a vector every ``interval`` seconds until ``stop`` (or the end
+    of a ``with`` block); ``drain`` asks for a pass now and waits for it. ``error`` holds what
+    stopped the thread early, if anything; ``embedded`` counts the vectors it stored."""
+
+    def __init__(self, path: str | Path, embedder: Embedder | None, interval: float) -> None:
+        self.path = Path(path)
+        self.embedder = embedder
+        self.interval = interval
+        self.embedded = 0
+        self.error: BaseException | None = None
+        self._passes = 0
+        self._busy = False
+        self._done = False
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name="agentfs-embedder", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        from agentfs.workspace import Workspace  # a module-level import would be circular
+
+        try:
+            with Workspace(self.path) as ws:
+                while not self._stop.is_set():
+                    self._wake.clear()
+                    with self._changed:
+                        self._busy = True
+                    embedder = self.embedder or ws.embedder()
+                    if embedder is not None:
+                        self.embedded += ws.embed_pending(embedder)
+                    with self._changed:
+                        self._busy = False
+                        self._passes += 1
+                        self._changed.notify_all()
+                    self._wake.wait(self.interval)
+        except BaseException as exc:  # the owner sees it in ``error``
+            self.error = exc
+        finally:
+            with self._changed:
+                self._done = True
+                self._changed.notify_all()
+
+    def drain(self, timeout: float | None = None) -> bool:
+        """Start a pass now and wait until it ends (True), or ``timeout`` (False); what was
+        queued before the call is embedded by then."""
+        with self._changed:
+            target = self._passes + (2 if self._busy else 1)
+            self._wake.set()
+            return (
+                self._changed.wait_for(lambda: self._passes >= target or self._done, timeout)
+                and self.error is None
+            )
+
+    def stop(self) -> None:
+        """Finish the current batch and end the thread."""
+        self._stop.set()
+        self._wake.set()
+        self._thread.join()
+
+    def __enter__(self) -> BackgroundEmbedder:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
