@@ -23,17 +23,14 @@ class SearchMixin(FileSystem):
     """``index``, ``index_status`` and ``configure_index`` (``search``, ``grep`` and ``glob``
     are the functions of ``agentfs.search`` assigned on ``Workspace``)."""
 
-    _embedder: Embedder | None = None
-
     def embedder(self) -> Embedder | None:
-        """The workspace's embedder (built in, loaded once per handle), or None before one
-        was chosen."""
+        """The built-in embedder of the workspace's model (loaded once per process), or None
+        before one was chosen. A workspace embedded by a model of your own has none: pass
+        that embedder to ``search`` and ``index``."""
         model, _dim = vectors.stored_model(self.conn)
         if not model:
             return None
-        if self._embedder is None or self._embedder.model_id != model:
-            self._embedder = builtin(model)
-        return self._embedder
+        return builtin(model)
 
     def index(
         self,
@@ -63,8 +60,7 @@ class SearchMixin(FileSystem):
         if embedder is not None:
             with self._write():
                 vectors.choose(self.conn, embedder, replace=replace)
-            self._embedder = embedder
-        chosen = self.embedder()
+        chosen = embedder or self.embedder()
         if chosen is not None:
             self.embed_pending(chosen, progress=progress)
         return self.index_status()

@@ -11,6 +11,7 @@ instance to ``Workspace.index`` / ``Workspace.search``; docs/search.md shows one
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import re
@@ -79,8 +80,10 @@ _BY_MODEL_ID: dict[str, Callable[[], Embedder]] = {
 }
 
 
+@functools.lru_cache(maxsize=4)
 def builtin(name: str) -> Embedder:
-    """The built-in embedder called ``name`` ('minilm', 'hashing') or with that model id."""
+    """The built-in embedder called ``name`` ('minilm', 'hashing') or with that model id;
+    one instance per process (loading MiniLM takes about half a second and 250 MB)."""
     factory = BUILTIN.get(name) or _BY_MODEL_ID.get(name)
     if factory is None:
         known = ", ".join(BUILTIN)
