@@ -22,7 +22,11 @@ _SETTINGS = {
     "search.max_bytes": "1048576",
     "search.embedder": "",
     "search.dim": "0",
+    "search.vectors": "0",
 }
+
+
+_COUNTS = ("search.max_bytes", "search.dim", "search.vectors")
 
 
 def _setting_errors(conn: apsw.Connection) -> list[tuple[str, str]]:
@@ -33,7 +37,7 @@ def _setting_errors(conn: apsw.Connection) -> list[tuple[str, str]]:
         if value is None:
             errors.append((key, "is missing"))
         elif (key == "search.index" and value not in ("on", "off")) or (
-            key in ("search.max_bytes", "search.dim") and not str(value).isdigit()
+            key in _COUNTS and not str(value).isdigit()
         ):
             errors.append((key, f"has an invalid value {value!r}"))
     if values.get("search.embedder") and values.get("search.dim") in ("0", None):

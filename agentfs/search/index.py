@@ -22,6 +22,7 @@ import apsw
 
 from agentfs.inodes import S_IFMT, S_IFREG
 from agentfs.search.chunking import chunk_text, decode_text
+from agentfs.search.vectors import VectorCache
 from agentfs.versions import digest
 
 if TYPE_CHECKING:
@@ -105,6 +106,8 @@ class SearchIndex:
     def __init__(self, conn: apsw.Connection, chunks: Chunks) -> None:
         self.conn = conn
         self.chunks = chunks
+        #: This connection's in-memory copy of the vectors (``vectors.VectorCache``).
+        self.vectors = VectorCache()
 
     @property
     def settings(self) -> IndexSettings:

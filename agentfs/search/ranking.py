@@ -226,7 +226,7 @@ def _nearest(
                 (scope.inos_json,),
             )
         ]
-    return dict(nearest(conn, vector, limit, among))
+    return dict(nearest(conn, vector, limit, among, fs.search_index.vectors))
 
 
 def _fts_query(fs: FileSystem, query: str) -> str:

@@ -94,11 +94,30 @@ CREATE TABLE ws_vector (
 --   search.max_bytes  files larger than this are not indexed (default 1 MiB); grep scans them.
 --   search.embedder   the model id whose vectors ws_vector holds ('' until one is chosen).
 --   search.dim        their dimension (0 until then).
+--   search.vectors    a counter bumped by every change to ws_vector (the triggers below): a
+--                     process that holds the vectors in memory for exact k-NN by one matrix
+--                     product knows from it, in one probe, whether its copy is still right.
 INSERT INTO ws_config(key, value) VALUES
   ('search.index', 'on'),
   ('search.max_bytes', '1048576'),
   ('search.embedder', ''),
-  ('search.dim', '0');
+  ('search.dim', '0'),
+  ('search.vectors', '0');
+
+CREATE TRIGGER ws_vector_added AFTER INSERT ON ws_vector
+BEGIN
+  UPDATE ws_config SET value = value + 1 WHERE key = 'search.vectors';
+END;
+
+CREATE TRIGGER ws_vector_changed AFTER UPDATE ON ws_vector
+BEGIN
+  UPDATE ws_config SET value = value + 1 WHERE key = 'search.vectors';
+END;
+
+CREATE TRIGGER ws_vector_removed AFTER DELETE ON ws_vector
+BEGIN
+  UPDATE ws_config SET value = value + 1 WHERE key = 'search.vectors';
+END;
 
 CREATE TRIGGER ws_index_inode_new AFTER INSERT ON fs_inode
 WHEN (new.mode & 61440) = 32768
