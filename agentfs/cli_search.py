@@ -241,16 +241,22 @@ def index_(
     if status_only:
         status = ws.index_status()
     else:
-        bar: Any
-        with click.progressbar(length=0, label="embedding", file=sys.stderr, show_pos=True) as bar:
+        bar: Any = None
 
-            def progress(done: int, total: int) -> None:
-                bar.length = total
-                bar.update(done - bar.pos)
+        def progress(done: int, total: int) -> None:
+            nonlocal bar
+            if bar is None:  # made at the first batch: nothing is printed if none comes
+                bar = click.progressbar(length=total, label="embedding", file=sys.stderr)
+                bar.__enter__()
+            bar.update(done - bar.pos)
 
+        try:
             status = ws.index(
                 embedder, rebuild=rebuild, path=path, replace=replace, progress=progress
             )
+        finally:
+            if bar is not None:
+                bar.__exit__(None, None, None)
     render(asdict(status), as_json, _status_lines)
 
 

@@ -39,6 +39,16 @@ def decode_text(data: bytes) -> str | None:
         return None
 
 
+def lines_of(text: str) -> list[str]:
+    """The lines of ``text``, each with its ``\n``: lines end at ``\n`` only, as grep counts
+    them (``str.splitlines`` also ends one at ``\r``, ``\f``, ``\x85``, ...)."""
+    lines = [line + "\n" for line in text.split("\n")]
+    lines[-1] = lines[-1][:-1]  # the text after the last newline has none
+    if not lines[-1]:
+        lines.pop()
+    return lines
+
+
 def _is_boundary(line: str) -> bool:
     """A good place to start a chunk: a blank line, or a line that opens a top-level block."""
     return not line.strip() or not line[0].isspace()
@@ -46,7 +56,7 @@ def _is_boundary(line: str) -> bool:
 
 def chunk_text(text: str) -> list[Chunk]:
     """The chunks of ``text`` in order; an empty text has none."""
-    lines = text.splitlines(keepends=True)
+    lines = lines_of(text)
     ends = list(accumulate(map(len, lines), initial=0))  # ends[i]: characters before line i
     chunks: list[Chunk] = []
     start = 0

@@ -20,6 +20,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from agentfs.errors import InvalidValueError
 from agentfs.search.minilm import MODEL_ID as MINILM_ID
 from agentfs.search.minilm import MiniLMEmbedder
 
@@ -87,5 +88,8 @@ def builtin(name: str) -> Embedder:
     factory = BUILTIN.get(name) or _BY_MODEL_ID.get(name)
     if factory is None:
         known = ", ".join(BUILTIN)
-        raise ValueError(f"no built-in embedder {name!r} (built in: {known})")
+        raise InvalidValueError(
+            f"no built-in embedder {name!r} (built in: {known}); pass an Embedder of your own"
+            " to use another model"
+        )
     return factory()

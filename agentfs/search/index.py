@@ -119,25 +119,25 @@ class SearchIndex:
         """Index every queued inode as it is now. Runs inside the caller's write transaction;
         one probe when nothing is queued.
 
-        All queued inodes are dropped first and indexed after, so the chunks of an inode
-        that a write replaced (a copy-up, a rename over a file, a restore) are in the pool
-        whose vectors the new chunks take over when their text is unchanged."""
+        All queued inodes are dropped first and indexed after. Their old vectors are set
+        aside by the digest of their chunk's text, so a new chunk with the same text (an
+        unchanged part of an edited file, or of a file a copy-up or a restore replaced) takes
+        one over instead of waiting to be embedded again."""
         conn = self.conn
         if conn.execute("SELECT 1 FROM ws_index_queue LIMIT 1").get is None:
             return
         settings = self.settings
         queued = [ino for (ino,) in conn.execute("SELECT ino FROM ws_index_queue")]
-        pool: dict[bytes, int] = {}
+        old: list[tuple[int, bytes]] = []
         for ino in queued:
-            pool.update(self._drop(ino))
+            old.extend(self._drop(ino))
+        pool = self._set_vectors_aside(old) if settings.embedder else {}
         for ino in queued:
             self._index(ino, settings, pool)
-        if settings.embedder:
-            self._forget_vectors(pool.values())
         conn.execute("DELETE FROM ws_index_queue")
 
-    def _index(self, ino: int, settings: IndexSettings, pool: dict[bytes, int]) -> None:
-        """Index ``ino`` as it is now; chunks whose text is in ``pool`` take its vectors."""
+    def _index(self, ino: int, settings: IndexSettings, pool: dict[bytes, list[bytes]]) -> None:
+        """Index ``ino`` as it is now; chunks whose text is in ``pool`` take a vector from it."""
         conn = self.conn
         row = conn.execute("SELECT mode, nlink, size FROM fs_inode WHERE ino = ?", (ino,)).get
         if row is None:
@@ -183,60 +183,48 @@ class SearchIndex:
             (ino, state, size, chunks),
         )
 
-    def _drop(self, ino: int) -> dict[bytes, int]:
-        """Remove ``ino``'s index rows except its vectors; returns its old chunks by digest."""
+    def _drop(self, ino: int) -> list[tuple[int, bytes]]:
+        """Remove every index row of ``ino`` but its vectors; returns its old chunks as (id,
+        digest). Goes by the chunk rows themselves, not by ws_index_file, so a damaged
+        index is cleaned up too."""
         conn = self.conn
-        had = conn.execute("DELETE FROM ws_index_file WHERE ino = ? RETURNING state", (ino,)).get
-        if had != TEXT:
-            return {}
+        conn.execute("DELETE FROM ws_index_file WHERE ino = ?", (ino,))
         low, high = chunk_range(ino)
-        old = {
-            key: chunk_id
-            for chunk_id, key in conn.execute(
-                "DELETE FROM ws_chunk WHERE id BETWEEN ? AND ? RETURNING id, digest", (low, high)
-            ).fetchall()
-        }
-        conn.executemany(
-            "DELETE FROM ws_fts_chunk WHERE rowid = ?", [(chunk_id,) for chunk_id in old.values()]
-        )
+        old: list[tuple[int, bytes]] = conn.execute(  # type: ignore[assignment]
+            "DELETE FROM ws_chunk WHERE id BETWEEN ? AND ? RETURNING id, digest", (low, high)
+        ).fetchall()
+        conn.executemany("DELETE FROM ws_fts_chunk WHERE rowid = ?", [(cid,) for cid, _ in old])
         conn.execute("DELETE FROM ws_fts_trigram WHERE rowid = ?", (ino,))
-        return old  # type: ignore[return-value]
+        return old
 
-    def _vector_for(self, chunk_id: int, key: bytes, pool: dict[bytes, int]) -> None:
-        """Give a new chunk the vector of a dropped chunk with the same text, or queue it."""
-        source = pool.pop(key, None)
-        if source is not None and self._has_vector(source):
-            self._move_vector(source, chunk_id)
-            return
-        self.conn.execute("INSERT INTO ws_embed_queue(chunk_id) VALUES (?)", (chunk_id,))
-        if source is not None:
-            pool[key] = source  # queued, not embedded: forgotten with the rest
-
-    def _has_vector(self, chunk_id: int) -> bool:
-        return (
-            self.conn.execute("SELECT 1 FROM ws_vector WHERE chunk_id = ?", (chunk_id,)).get
-            is not None
-        )
-
-    def _move_vector(self, source: int, target: int) -> None:
+    def _set_vectors_aside(self, old: list[tuple[int, bytes]]) -> dict[bytes, list[bytes]]:
+        """Take the vectors (and queue rows) of the dropped chunks out of the tables; returns
+        the vectors by the digest of their chunk's text."""
         conn = self.conn
-        conn.execute("UPDATE ws_vector SET chunk_id = ? WHERE chunk_id = ?", (target, source))
-        conn.execute("DELETE FROM ws_vec WHERE rowid = ?", (source,))
-        conn.execute(
-            "INSERT INTO ws_vec(rowid, embedding) SELECT chunk_id,"
-            " vec_quantize_int8(embedding, 'unit') FROM ws_vector WHERE chunk_id = ?",
-            (target,),
-        )
-
-    def _forget_vectors(self, chunk_ids: Iterable[int]) -> None:
-        conn = self.conn
-        for chunk_id in chunk_ids:
+        pool: dict[bytes, list[bytes]] = {}
+        for chunk_id, key in old:
             conn.execute("DELETE FROM ws_embed_queue WHERE chunk_id = ?", (chunk_id,))
-            gone = conn.execute(
-                "DELETE FROM ws_vector WHERE chunk_id = ? RETURNING 1", (chunk_id,)
+            vector = conn.execute(
+                "DELETE FROM ws_vector WHERE chunk_id = ? RETURNING embedding", (chunk_id,)
             ).get
-            if gone:
+            if vector is not None:
                 conn.execute("DELETE FROM ws_vec WHERE rowid = ?", (chunk_id,))
+                pool.setdefault(key, []).append(vector)  # type: ignore[arg-type]
+        return pool
+
+    def _vector_for(self, chunk_id: int, key: bytes, pool: dict[bytes, list[bytes]]) -> None:
+        """Give a new chunk a set-aside vector of the same text, or queue it for embedding."""
+        conn = self.conn
+        vectors = pool.get(key)
+        if not vectors:
+            conn.execute("INSERT INTO ws_embed_queue(chunk_id) VALUES (?)", (chunk_id,))
+            return
+        vector = vectors.pop()
+        conn.execute("INSERT INTO ws_vector(chunk_id, embedding) VALUES (?, ?)", (chunk_id, vector))
+        conn.execute(
+            "INSERT INTO ws_vec(rowid, embedding) VALUES (?, vec_quantize_int8(?, 'unit'))",
+            (chunk_id, vector),
+        )
 
     # --- on demand ----------------------------------------------------------------------------
 

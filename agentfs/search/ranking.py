@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Literal
 
 import apsw
 
+from agentfs import paths
 from agentfs.errors import fs_error
 from agentfs.inodes import S_IFMT, S_IFREG
 from agentfs.search.glob import walk
@@ -157,6 +158,10 @@ class Scope:
 def _scope(fs: FileSystem, path: str, glob: str | None) -> Scope:
     if paths_root(path) and glob is None:
         return Scope(None)
+    st = fs.stat(path)
+    if not st.is_dir():  # one file (a glob then has nothing below it to match)
+        keep = st.type == "file" and glob is None
+        return Scope({st.st_ino: paths.normalize(path)} if keep else {})
     names: dict[int, str] = {}
     for entry in sorted(walk(fs, glob or "**", path), key=lambda e: e.path):
         if entry.mode & S_IFMT == S_IFREG:
@@ -322,8 +327,8 @@ def _hits(
         hits.append(
             SearchHit(
                 path=name,
-                score=round(score, 6),
-                score_details={"bm25": _round(b), "vector": _round(v)},
+                score=score,
+                score_details={"bm25": b, "vector": v},
                 line_range=(start, end),
                 snippet=snippet(text, query, snippet_length),
                 content=text if include_content else None,
@@ -332,16 +337,12 @@ def _hits(
     return hits
 
 
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
-
-
 def snippet(text: str, query: str, length: int) -> str:
     """About ``length`` characters of ``text``: the line with most of the query's words
     (compared by their first five letters, a cheap stand-in for the stemmer), then the lines
     after and before it in turn."""
     stems = {w[:5] for w in _WORD.findall(query.lower()) if len(w) > 2}
-    lines = text.splitlines()
+    lines = text.rstrip("\n").split("\n")
     if not lines:
         return ""
     counts = [sum(line.lower().count(s) for s in stems) for line in lines]

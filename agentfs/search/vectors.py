@@ -20,6 +20,7 @@ import apsw
 import numpy as np
 
 from agentfs.errors import EmbedderMismatchError
+from agentfs.search.chunking import lines_of
 
 if TYPE_CHECKING:
     from agentfs.fs import FileSystem
@@ -65,8 +66,8 @@ def choose(conn: apsw.Connection, embedder: Embedder, *, replace: bool = False) 
         raise EmbedderMismatchError(
             f"this workspace's vectors were made by {model!r} (dimension {dim}), not by"
             f" {embedder.model_id!r} (dimension {embedder.dim}); vectors of different models"
-            " cannot be compared. Re-embed everything with the new model: agentfs index WS"
-            " --rebuild --embedder NAME (Python: ws.index(embedder, replace=True))"
+            " cannot be compared. To re-embed everything with the new model: agentfs index WS"
+            " --embedder NAME --replace (Python: ws.index(embedder, replace=True))"
         )
     for key, value in (("search.embedder", embedder.model_id), ("search.dim", str(embedder.dim))):
         conn.execute("UPDATE ws_config SET value = ? WHERE key = ?", (value, key))
@@ -176,7 +177,7 @@ def file_lines(fs: FileSystem, ino: int) -> list[str]:
     """The lines of an indexed text file, ends kept (as the chunker cut them)."""
     size = fs.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (ino,)).get
     data = fs.chunks.read(ino, int(size or 0))  # type: ignore[call-overload]
-    return data.decode("utf-8", errors="replace").splitlines(keepends=True)
+    return lines_of(data.decode("utf-8", errors="replace"))
 
 
 class VectorCache:
