@@ -52,6 +52,7 @@ GREPS = [
     ("common word", "import", True),
 ]
 BATCH = 500  # files per import transaction
+BM25_COPIES = 4  # about 126,000 chunks: the BM25 target is stated at 100,000
 
 
 def _median_time(fn: Callable[[], object], runs: int = 5) -> float:
@@ -93,8 +94,8 @@ def _import(ws: agentfs.Workspace, files: Iterable[tuple[str, bytes]]) -> int:
     return count
 
 
-def _copies(files: list[tuple[str, bytes]], copies: int) -> Iterable[tuple[str, bytes]]:
-    for k in range(copies):
+def _copies(files: list[tuple[str, bytes]], first: int, end: int) -> Iterable[tuple[str, bytes]]:
+    for k in range(first, end):
         for rel, data in files:
             yield f"/copy{k:02d}/{rel}", data
 
@@ -102,24 +103,32 @@ def _copies(files: list[tuple[str, bytes]], copies: int) -> Iterable[tuple[str, 
 # --- corpus and grep ---------------------------------------------------------------------------
 
 
-def build_corpus(workdir: Path, copies: int) -> tuple[agentfs.Workspace, Path, dict[str, float]]:
+def build_corpus(
+    workdir: Path, copies: int, midway: int, at_midway: Callable[[agentfs.Workspace], None]
+) -> tuple[agentfs.Workspace, Path, dict[str, float]]:
+    """The corpus workspace with indexing on (``at_midway`` runs once ``midway`` copies are
+    in: BM25 is measured at about 100,000 chunks), the same import with indexing off for the
+    rate, and the tree on disk for rg."""
     files = _stdlib(tests=True)
     rows: dict[str, float] = {}
     for indexing in (False, True):
         ws = agentfs.open(workdir / f"corpus-{indexing}.db")
         ws.configure_history(keep="none")
         ws.configure_index(enabled=indexing)
-        start = time.perf_counter()
-        count = _import(ws, _copies(files, copies))
-        rows[f"import files/s, indexing {'on' if indexing else 'off'}"] = count / (
-            time.perf_counter() - start
-        )
+        elapsed, count = 0.0, 0
+        for part in (range(midway), range(midway, copies)):
+            start = time.perf_counter()
+            count += _import(ws, (item for k in part for item in _copies(files, k, k + 1)))
+            elapsed += time.perf_counter() - start
+            if indexing and part.start == 0:
+                at_midway(ws)
+        rows[f"import files/s, indexing {'on' if indexing else 'off'}"] = count / elapsed
         rows["files"] = count
         if not indexing:
             ws.close()
             (workdir / "corpus-False.db").unlink()
     tree = workdir / "tree"
-    for rel, data in _copies(files, copies):
+    for rel, data in _copies(files, 0, copies):
         target = tree / rel.lstrip("/")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
@@ -371,7 +380,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="agentfs-search-") as tmp:
         workdir = Path(tmp)
         if not {"grep", "bm25"} <= skip:
-            ws, tree, imported = build_corpus(workdir, args.copies)
+            bm25: dict[str, float] = {}
+
+            def midway(ws: agentfs.Workspace) -> None:
+                if "bm25" not in skip:
+                    bm25.update(bench_bm25(ws))
+
+            ws, tree, imported = build_corpus(workdir, args.copies, BM25_COPIES, midway)
             out.append(f"## corpus: {int(imported['files']):,} files (stdlib .py x {args.copies})")
             out.append(
                 _table(
@@ -380,6 +395,17 @@ def main() -> int:
                 )
             )
             out.append(_table(["index", "size", "of the text"], index_sizes(ws)))
+            if bm25:
+                out.append(
+                    f"## BM25 over {int(bm25['chunks']):,} chunks (the first {BM25_COPIES}"
+                    f" copies; {len(QUERIES)} queries)"
+                )
+                out.append(
+                    _table(
+                        ["p50 ms", "p95 ms", "target"],
+                        [[bm25["p50 ms"], bm25["p95 ms"], "<= 10 / 30"]],
+                    )
+                )
             if "grep" not in skip:
                 rows = bench_grep(ws, tree)
                 out.append("## grep vs rg (median of 5, warm)")
@@ -406,18 +432,10 @@ def main() -> int:
                                 r["ours s"],
                                 r["rg s"],
                                 f"{r['rg s'] / r['ours s']:.2f}x",  # type: ignore[operator]
-                                ">= 2x faster" if "selective" in str(r["what"]) else ">= 0.33x",
+                                ">= 2x" if "selective" in str(r["what"]) else ">= 0.33x",
                             ]
                             for r in rows
                         ],
-                    )
-                )
-            if "bm25" not in skip:
-                b = bench_bm25(ws)
-                out.append(f"## BM25 over {int(b['chunks']):,} chunks ({len(QUERIES)} queries)")
-                out.append(
-                    _table(
-                        ["p50 ms", "p95 ms", "target"], [[b["p50 ms"], b["p95 ms"], "<= 10 / 30"]]
                     )
                 )
             ws.close()

@@ -133,12 +133,16 @@ _BAD_CHUNKS = (
     " HAVING count(c.seq) <> f.chunks OR (f.chunks > 0 AND max(c.seq) <> f.chunks - 1)"
     " UNION ALL SELECT ino, 'has a chunk with lines ' || start_line || '..' || end_line"
     f" FROM {_CHUNKS} WHERE start_line < 1 OR end_line < start_line"
+    " UNION ALL SELECT c.id >> 20, 'has a chunk at bytes ' || c.start_byte || '..' || c.end_byte"
+    " || ', outside its ' || f.size FROM ws_chunk c JOIN ws_index_file f ON f.ino = c.id >> 20"
+    " WHERE c.start_byte < 0 OR c.end_byte <= c.start_byte OR c.end_byte > f.size"
 )
 
 
 @_check
 def check_ws_chunk_layout(conn: apsw.Connection) -> _Finding:
-    """Chunks belong to files indexed as text, numbered 0..chunks-1, with valid line ranges."""
+    """Chunks belong to files indexed as text, numbered 0..chunks-1, with valid line and
+    byte ranges."""
     seen = set()
     for ino, problem in conn.execute(_BAD_CHUNKS):
         if ino not in seen:
@@ -151,16 +155,16 @@ _BAD_FTS = (
     " WHERE c.id NOT IN (SELECT rowid FROM ws_fts_chunk)"
     " UNION ALL SELECT NULL, 'ws_fts_chunk row ' || rowid || ' has no chunk' FROM ws_fts_chunk"
     " WHERE rowid NOT IN (SELECT id FROM ws_chunk)"
-    " UNION ALL SELECT f.ino, 'text file is missing from ws_fts_trigram' FROM ws_index_file f"
-    " WHERE f.state = 'text' AND f.ino NOT IN (SELECT rowid FROM ws_fts_trigram)"
-    " UNION ALL SELECT rowid, 'ws_fts_trigram row is no text file' FROM ws_fts_trigram"
-    " WHERE rowid NOT IN (SELECT ino FROM ws_index_file WHERE state = 'text')"
+    " UNION ALL SELECT c.id >> 20, 'chunk ' || c.id || ' is missing from ws_fts_trigram'"
+    " FROM ws_chunk c WHERE c.id NOT IN (SELECT rowid FROM ws_fts_trigram)"
+    " UNION ALL SELECT NULL, 'ws_fts_trigram row ' || rowid || ' has no chunk'"
+    " FROM ws_fts_trigram WHERE rowid NOT IN (SELECT id FROM ws_chunk)"
 )
 
 
 @_check
 def check_ws_chunk_fts(conn: apsw.Connection) -> _Finding:
-    """Each chunk is in the BM25 table and each text file in the trigram table, and no more
+    """Each chunk is in the BM25 table and the trigram table, and nothing else is
     (the FTS5 structures themselves are checked by ``PRAGMA integrity_check``)."""
     for ino, problem in conn.execute(_BAD_FTS):
         yield (f"inode {ino}: {problem}" if ino is not None else problem), True

@@ -22,11 +22,27 @@ OVERLAP = 5
 
 
 class Chunk(NamedTuple):
-    """Lines ``start_line``..``end_line`` (1-based, inclusive) of a file, and their text."""
+    """Lines ``start_line``..``end_line`` (1-based, inclusive) of a file, their text, and
+    where that text starts in the file's (in characters)."""
 
     start_line: int
     end_line: int
     text: str
+    start_char: int
+
+
+def byte_offsets(text: str, chunks: list[Chunk]) -> list[tuple[int, int]]:
+    """Each chunk's (start, end) in the UTF-8 bytes of ``text``, so a reader can fetch just
+    those bytes; for ASCII text they are the character offsets."""
+    if text.isascii():
+        return [(c.start_char, c.start_char + len(c.text)) for c in chunks]
+    spans = []
+    done_chars = done_bytes = 0
+    for c in chunks:
+        done_bytes += len(text[done_chars : c.start_char].encode())
+        done_chars = c.start_char
+        spans.append((done_bytes, done_bytes + len(c.text.encode())))
+    return spans
 
 
 def decode_text(data: bytes) -> str | None:
@@ -66,7 +82,7 @@ def chunk_text(text: str) -> list[Chunk]:
         end = max(start + 1, min(fit, start + MAX_LINES, len(lines)))
         if end < len(lines):
             end = _cut(lines, start, end)
-        chunks.append(Chunk(start + 1, end, text[ends[start] : ends[end]]))
+        chunks.append(Chunk(start + 1, end, text[ends[start] : ends[end]], ends[start]))
         if end >= len(lines):
             break
         start = max(end - OVERLAP, start + 1)

@@ -14,16 +14,20 @@ search. Results are sorted by path, lines numbered from 1.
 from __future__ import annotations
 
 import errno
+import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, NamedTuple
+
+import apsw
 
 from agentfs import paths
 from agentfs.errors import fs_error
 from agentfs.inodes import S_IFMT, S_IFREG
 from agentfs.search.chunking import decode_text
 from agentfs.search.glob import glob_regex, walk
-from agentfs.search.index import BINARY
+from agentfs.search.index import BINARY, chunk_ino
 from agentfs.search.lines import Hit, ascii_literal, matching_lines, split_lines, whole_text_form
 from agentfs.search.literals import trigram_query
 from agentfs.search.names import names_below
@@ -76,6 +80,8 @@ class Candidate(NamedTuple):
     size: int
     binary: bool
     text: bool
+    #: (first line, start byte, end byte) of the chunks to read, or () for the whole file
+    spans: tuple[tuple[int, int, int], ...] = ()
 
 
 def grep(
@@ -108,15 +114,22 @@ def grep(
         return result
     whole = None if multiline else whole_text_form(regex)
     literal = None if multiline else ascii_literal(regex)
+    # a multiline match may span chunks: only the line-bound forms narrow to chunks
+    query = None if multiline else trigram_query(regex.pattern, regex.flags)
+    whole_files = multiline or before > 0 or after > 0  # context needs the lines around
     refresh(fs)
     with fs._read():
-        query = trigram_query(regex.pattern, regex.flags)
-        for found in _candidates(fs, path, glob, query):
+        for found, pieces in _read(fs, _candidates(fs, path, glob, query, whole_files)):
             if found.binary:
                 result.skipped.append(found.path)
                 continue
-            # not fs.read: a search is not a tracked read
-            data = fs.chunks.read(found.ino, found.size)
+            if found.spans:
+                lines = _in_spans(found, pieces, regex, whole, literal)
+                if lines and _add_lines(result, found.path, lines, output, max_results):
+                    result.truncated = True
+                    break
+                continue
+            data = pieces[0]
             if literal is not None and found.text:
                 hits = matching_lines(literal, literal, data)  # UTF-8 already: no decoding
                 text: str | bytes = data
@@ -137,6 +150,65 @@ def grep(
     return result
 
 
+#: grep reads its candidates' bytes this much at a time, in one query per batch.
+READ_BATCH = 8 << 20
+
+
+def _read(fs: FileSystem, found: list[Candidate]) -> Iterator[tuple[Candidate, list[bytes]]]:
+    """Each candidate with its bytes: one piece per span, or the whole file; batched, since a
+    search of thousands of files would otherwise pay a query per piece. Not ``fs.read``: a
+    search is not a tracked read."""
+    batch: list[Candidate] = []
+    size = 0
+    for candidate in found:
+        if candidate.binary or (not candidate.spans and candidate.size > READ_BATCH):
+            yield from _read_batch(fs, batch)  # alone: a large file is read when its turn comes
+            batch, size = [], 0
+            data = [] if candidate.binary else [fs.chunks.read(candidate.ino, candidate.size)]
+            yield candidate, data
+            continue
+        batch.append(candidate)
+        size += sum(e - s for _, s, e in candidate.spans) if candidate.spans else candidate.size
+        if size >= READ_BATCH:
+            yield from _read_batch(fs, batch)
+            batch, size = [], 0
+    yield from _read_batch(fs, batch)
+
+
+def _read_batch(fs: FileSystem, batch: list[Candidate]) -> Iterator[tuple[Candidate, list[bytes]]]:
+    ranges = [
+        (c.ino, start, end) if c.spans else (c.ino, 0, c.size)
+        for c in batch
+        for start, end in ([(s, e) for _, s, e in c.spans] if c.spans else [(0, c.size)])
+    ]
+    pieces = iter(fs.chunks.read_many(ranges))
+    for c in batch:
+        yield c, [next(pieces) for _ in (c.spans or [None])]
+
+
+def _in_spans(
+    found: Candidate,
+    pieces: list[bytes],
+    regex: re.Pattern[str],
+    whole: re.Pattern[str] | None,
+    literal: re.Pattern[bytes] | None,
+) -> list[tuple[int, str]]:
+    """The matching lines of the byte ranges the trigram table named, as (0-based line,
+    text). A range starts and ends at line starts, so it is valid UTF-8 on its own and its
+    lines are the file's lines."""
+    out: list[tuple[int, str]] = []
+    for (first_line, _start, _end), data in zip(found.spans, pieces, strict=True):
+        piece: str | bytes
+        if literal is not None:
+            piece = data
+            hits = matching_lines(literal, literal, data)
+        else:
+            piece = data.decode("utf-8")
+            hits = matching_lines(regex, whole, piece)
+        out.extend((first_line - 1 + h.line, _str(piece[h.start : h.end])) for h in hits)
+    return out
+
+
 def refresh(fs: FileSystem) -> None:
     """Index what a transaction left queued (one opened on the raw connection) before a
     query trusts the index; a read-only handle cannot, and treats queued files as unindexed."""
@@ -147,23 +219,35 @@ def refresh(fs: FileSystem) -> None:
 
 
 def _candidates(
-    fs: FileSystem, path: str, name_glob: str | None, query: str | None
+    fs: FileSystem, path: str, name_glob: str | None, query: str | None, whole_files: bool
 ) -> list[Candidate]:
     """Regular files to search, sorted by path: ``path`` itself if it is a file. With a
-    trigram ``query``, only the files it returns and those the index does not cover, named
-    by walking up from them; without, every file below ``path`` (walking down)."""
+    trigram ``query``, only the files it names and those the index does not cover, named by
+    walking up from them, each with the chunks to read (unless ``whole_files``); without a
+    query, every file below ``path`` (walking down)."""
     st = fs.stat(path)
     base = paths.normalize(path)
     conn = fs.conn
     state = dict(conn.execute("SELECT ino, state FROM ws_index_file WHERE state <> 'text'"))
     queued = {ino for (ino,) in conn.execute("SELECT ino FROM ws_index_queue")}
+    chunks: dict[int, list[int]] = {}
+    if query is not None:
+        for (chunk_id,) in conn.execute(_TRIGRAM_MATCH, (query,)):
+            chunks.setdefault(chunk_ino(chunk_id), []).append(chunk_id)  # type: ignore[arg-type]
+
+    spans = {} if whole_files else _spans(conn, chunks)
 
     def candidate(p: str, ino: int, size: int) -> Candidate:
         kind = state.get(ino)
-        return Candidate(p, ino, size, kind == BINARY, kind is None and ino not in queued)
+        text = kind is None and ino not in queued
+        return Candidate(p, ino, size, kind == BINARY, text, spans.get(ino, ()) if text else ())
 
     if not st.is_dir():
-        return [candidate(base, st.st_ino, st.st_size)] if st.type == "file" else []
+        if st.type != "file" or (
+            query is not None and not _maybe(st.st_ino, chunks, state, queued)
+        ):
+            return []
+        return [candidate(base, st.st_ino, st.st_size)]
     if query is None:
         found = [
             candidate(e.path, e.ino, e.size)
@@ -171,9 +255,7 @@ def _candidates(
             if e.mode & S_IFMT == S_IFREG
         ]
     else:
-        wanted = {ino for (ino,) in conn.execute(_TRIGRAM_MATCH, (query,))}
-        wanted |= queued
-        wanted.update(state)  # type: ignore[arg-type]  # not indexed: scanned, or skipped
+        wanted = set(chunks) | queued | set(state)  # not indexed: read whole, or skipped
         keep = glob_regex(name_glob, base) if name_glob else None
         found = [
             candidate(p, ino, size)
@@ -182,6 +264,31 @@ def _candidates(
         ]
     found.sort(key=lambda c: c.path)
     return found
+
+
+def _maybe(ino: int, chunks: dict[int, list[int]], state: dict, queued: set[int]) -> bool:
+    """Whether the file ``ino`` can hold a match: the index named it or does not cover it."""
+    return ino in chunks or ino in state or ino in queued
+
+
+def _spans(
+    conn: apsw.Connection, chunks: dict[int, list[int]]
+) -> dict[int, tuple[tuple[int, int, int], ...]]:
+    """For each file, (first line, start byte, end byte) of the byte ranges its listed
+    chunks cover, in file order: chunks that overlap or touch make one range."""
+    ids = [chunk_id for listed in chunks.values() for chunk_id in listed]
+    merged: dict[int, list[list[int]]] = {}
+    for chunk_id, first, start, end in conn.execute(
+        "SELECT id, start_line, start_byte, end_byte FROM ws_chunk"
+        " WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+        (json.dumps(ids),),
+    ):
+        ranges = merged.setdefault(chunk_ino(chunk_id), [])  # type: ignore[arg-type]
+        if ranges and start <= ranges[-1][2]:  # type: ignore[operator]
+            ranges[-1][2] = max(ranges[-1][2], end)  # type: ignore[call-overload]
+        else:
+            ranges.append([first, start, end])  # type: ignore[list-item]
+    return {ino: tuple((a, b, c) for a, b, c in r) for ino, r in merged.items()}
 
 
 _TRIGRAM_MATCH = "SELECT rowid FROM ws_fts_trigram WHERE ws_fts_trigram MATCH ?"
@@ -224,27 +331,44 @@ def _add(
     max_results: int | None,
 ) -> bool:
     """Record one file's matches; True when ``max_results`` is reached."""
-    if output != "content":
-        result.files.append(path)
-        result.counts[path] = len(hits)
-        return max_results is not None and len(result.files) >= max_results
+    if output != "content" or before == after == 0:
+        keep = output == "content"
+        lines = [(h.line, _str(text[h.start : h.end]) if keep else "") for h in hits]
+        return _add_lines(result, path, lines, output, max_results)
     if max_results is not None:
         hits = hits[: max(0, max_results - result.matches)]
-    if before == after == 0:
-        result.lines.extend(
-            GrepLine(path, h.line + 1, _str(text[h.start : h.end]), True) for h in hits
-        )
-    else:
-        lines = split_lines(_str(text))
-        wanted: dict[int, bool] = {}
-        for h in hits:
-            for j in range(max(0, h.line - before), min(len(lines), h.line + after + 1)):
-                wanted.setdefault(j, False)
-            wanted[h.line] = True
-        result.lines.extend(GrepLine(path, j + 1, lines[j], wanted[j]) for j in sorted(wanted))
+    lines_of = split_lines(_str(text))
+    wanted: dict[int, bool] = {}
+    for h in hits:
+        for j in range(max(0, h.line - before), min(len(lines_of), h.line + after + 1)):
+            wanted.setdefault(j, False)
+        wanted[h.line] = True
+    result.lines.extend(GrepLine(path, j + 1, lines_of[j], wanted[j]) for j in sorted(wanted))
     result.files.append(path)
     result.counts[path] = len(hits)
     result.matches += len(hits)
+    return max_results is not None and result.matches >= max_results
+
+
+def _add_lines(
+    result: GrepResult,
+    path: str,
+    lines: list[tuple[int, str]],
+    output: Output,
+    max_results: int | None,
+) -> bool:
+    """Record one file's matching lines, as (0-based line, text), with no context; True when
+    ``max_results`` is reached."""
+    if output != "content":
+        result.files.append(path)
+        result.counts[path] = len(lines)
+        return max_results is not None and len(result.files) >= max_results
+    if max_results is not None:
+        lines = lines[: max(0, max_results - result.matches)]
+    result.lines.extend(GrepLine(path, line + 1, text, True) for line, text in lines)
+    result.files.append(path)
+    result.counts[path] = len(lines)
+    result.matches += len(lines)
     return max_results is not None and result.matches >= max_results
 
 

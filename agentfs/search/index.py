@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import apsw
 
 from agentfs.inodes import S_IFMT, S_IFREG
-from agentfs.search.chunking import chunk_text, decode_text
+from agentfs.search.chunking import byte_offsets, chunk_text, decode_text
 from agentfs.search.vectors import VectorCache
 from agentfs.versions import digest
 
@@ -160,22 +160,24 @@ class SearchIndex:
             self._file(ino, TOO_LARGE, size, 0)
             return
         self._file(ino, TEXT, size, len(pieces))
-        conn.execute("INSERT INTO ws_fts_trigram(rowid, text) VALUES (?, ?)", (ino, text))
         first = ino << CHUNK_BITS
         rows = [
-            (first + seq, piece.start_line, piece.end_line, digest(piece.text.encode()))
-            for seq, piece in enumerate(pieces)
+            (first + seq, piece.start_line, piece.end_line, start, end, digest(piece.text.encode()))
+            for seq, (piece, (start, end)) in enumerate(
+                zip(pieces, byte_offsets(text, pieces), strict=True)
+            )
         ]
         conn.executemany(
-            "INSERT INTO ws_chunk(id, start_line, end_line, digest) VALUES (?, ?, ?, ?)", rows
+            "INSERT INTO ws_chunk(id, start_line, end_line, start_byte, end_byte, digest)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            rows,
         )
-        conn.executemany(
-            "INSERT INTO ws_fts_chunk(rowid, text) VALUES (?, ?)",
-            [(first + seq, piece.text) for seq, piece in enumerate(pieces)],
-        )
+        texts = [(first + seq, piece.text) for seq, piece in enumerate(pieces)]
+        conn.executemany("INSERT INTO ws_fts_chunk(rowid, text) VALUES (?, ?)", texts)
+        conn.executemany("INSERT INTO ws_fts_trigram(rowid, text) VALUES (?, ?)", texts)
         if settings.embedder:
-            for chunk_id, _start, _end, key in rows:
-                self._vector_for(chunk_id, key, pool)
+            for row in rows:
+                self._vector_for(row[0], row[5], pool)
 
     def _file(self, ino: int, state: str, size: int, chunks: int) -> None:
         self.conn.execute(
@@ -193,8 +195,9 @@ class SearchIndex:
         old: list[tuple[int, bytes]] = conn.execute(  # type: ignore[assignment]
             "DELETE FROM ws_chunk WHERE id BETWEEN ? AND ? RETURNING id, digest", (low, high)
         ).fetchall()
-        conn.executemany("DELETE FROM ws_fts_chunk WHERE rowid = ?", [(cid,) for cid, _ in old])
-        conn.execute("DELETE FROM ws_fts_trigram WHERE rowid = ?", (ino,))
+        ids = [(chunk_id,) for chunk_id, _ in old]
+        conn.executemany("DELETE FROM ws_fts_chunk WHERE rowid = ?", ids)
+        conn.executemany("DELETE FROM ws_fts_trigram WHERE rowid = ?", ids)
         return old
 
     def _set_vectors_aside(self, old: list[tuple[int, bytes]]) -> dict[bytes, list[bytes]]:

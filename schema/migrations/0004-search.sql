@@ -17,7 +17,7 @@
 --   * ws_index_file has a row for every live regular file once the queue is empty, and none
 --     for anything else;
 --   * ws_chunk rows belong to a 'text' ws_index_file row, numbered seq 0..chunks-1;
---   * every ws_chunk has a row in each FTS5 table of the same rowid (id / ino).
+--   * every ws_chunk has a row in each FTS5 table of the same rowid, and nothing else has.
 
 -- ws_dentry_ino: the names of an inode. The index answers in inodes; this turns them into
 -- paths (walking up the parents) without scanning fs_dentry.
@@ -29,7 +29,7 @@ CREATE TABLE ws_index_queue (
 );
 
 -- ws_index_file: what the index made of each live regular file.
---   state   'text': indexed (chunks rows, one trigram document); 'binary': holds a NUL byte or
+--   state   'text': indexed (ws_chunk rows and their FTS5 rows); 'binary': holds a NUL byte or
 --           is not valid UTF-8; 'too_large': bigger than search.max_bytes (grep scans it);
 --           'off': indexing was off when it changed.
 --   size    its size when indexed.
@@ -48,6 +48,8 @@ CREATE INDEX ws_index_file_state ON ws_index_file(state) WHERE state <> 'text';
 --                         (a file has at most 2^20 chunks; search.max_bytes keeps it far below).
 --                         Shared with ws_fts_chunk.rowid and the vector tables.
 --   start_line, end_line  1-based, inclusive.
+--   start_byte, end_byte  where its text lies in the file's bytes (end exclusive): grep reads
+--                         just the chunks the trigram table names, not whole files.
 --   digest                blake2b-128 of the chunk's text: when a file is re-indexed, a chunk
 --                         whose text an old chunk had (of this file, or of one the same write
 --                         replaced) takes over its vector instead of being embedded again.
@@ -55,6 +57,8 @@ CREATE TABLE ws_chunk (
   id INTEGER PRIMARY KEY,
   start_line INTEGER NOT NULL,
   end_line INTEGER NOT NULL,
+  start_byte INTEGER NOT NULL,
+  end_byte INTEGER NOT NULL,
   digest BLOB NOT NULL
 );
 
@@ -65,9 +69,11 @@ CREATE VIRTUAL TABLE ws_fts_chunk USING fts5(
   tokenize = 'porter unicode61 remove_diacritics 2'
 );
 
--- ws_fts_trigram: one document per text file (rowid = ino), every three-character sequence of it,
--- case-folded. A regex's required literals become an AND of trigrams; files outside the answer
--- cannot match. detail=none keeps it small (no positions), so it narrows, and the regex confirms.
+-- ws_fts_trigram: one document per chunk (rowid = ws_chunk.id), every three-character sequence
+-- of its text, case-folded. A regex's required literals become an AND of trigrams; a grep match
+-- lies within one line, and every line is whole in some chunk, so chunks outside the answer
+-- cannot hold a match, and grep reads only the chunks inside it. detail=none keeps the table
+-- small (no positions): it narrows, and the regex confirms.
 CREATE VIRTUAL TABLE ws_fts_trigram USING fts5(
   text, content = '', contentless_delete = 1, detail = 'none',
   tokenize = 'trigram case_sensitive 0'

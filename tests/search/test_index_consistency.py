@@ -8,7 +8,7 @@ old versions, fails transactions on purpose and changes the index settings. Afte
 - the index holds exactly the live regular files, each in the state its bytes and the settings
   give ('off' / 'too_large' / 'binary' / 'text'), at its size, with the chunks
   ``chunk_text`` makes of its text (line ranges and digests), one BM25 row per chunk, one
-  trigram document per text file, and nothing for any other inode; the BM25 and trigram tables
+  trigram document per chunk, and nothing for any other inode; the BM25 and trigram tables
   answer a few queries exactly like fresh FTS5 tables built from the same texts (no stale or
   missing tokens);
 - ``grep`` finds exactly what a plain ``re`` scan of every text file finds (the trigram
@@ -37,6 +37,7 @@ import agentfs
 from agentfs import fsck
 from agentfs.errors import AgentFSError
 from agentfs.search.chunking import chunk_text, decode_text
+from agentfs.search.chunking import lines_of as chunk_lines
 from agentfs.search.embedders import HashingEmbedder
 from agentfs.versions import digest
 
@@ -374,7 +375,13 @@ class IndexConsistency(RuleBasedStateMachine):
         assert [r[:5] for r in rows_of_chunks] == expected_chunks
         ids = {r[5] for r in rows_of_chunks}
         assert {r for (r,) in conn.execute("SELECT rowid FROM ws_fts_chunk")} == ids
-        assert {r for (r,) in conn.execute("SELECT rowid FROM ws_fts_trigram")} == set(texts)
+        assert {r for (r,) in conn.execute("SELECT rowid FROM ws_fts_trigram")} == ids
+        for chunk_id, start, end in conn.execute("SELECT id, start_byte, end_byte FROM ws_chunk"):
+            ino, _seq, first, last, _digest, _id = next(
+                r for r in rows_of_chunks if r[5] == chunk_id
+            )
+            lines = chunk_lines(texts[ino])[first - 1 : last]
+            assert by_ino[ino][start:end].decode() == "".join(lines), "byte range of a chunk"
         self.fts_tables_answer_like_fresh_ones(rows_of_chunks, texts)
 
     def fts_tables_answer_like_fresh_ones(
@@ -390,10 +397,9 @@ class IndexConsistency(RuleBasedStateMachine):
             " detail = 'none', tokenize = 'trigram case_sensitive 0')"
         )
         for ino, _seq, start, end, _digest, chunk_id in chunk_rows:
-            text = "".join(texts[ino].splitlines(keepends=True)[start - 1 : end])
+            text = "".join(chunk_lines(texts[ino])[start - 1 : end])
             ref.execute("INSERT INTO c(rowid, text) VALUES (?, ?)", (chunk_id, text))
-        for ino, text in texts.items():
-            ref.execute("INSERT INTO t(rowid, text) VALUES (?, ?)", (ino, text))
+            ref.execute("INSERT INTO t(rowid, text) VALUES (?, ?)", (chunk_id, text))
         conn = self.ws.conn
 
         def ask(db: apsw.Connection, table: str, query: str) -> set[int]:
