@@ -32,7 +32,7 @@ from agentfs.inodes import S_IFMT, S_IFREG
 from agentfs.search.glob import walk
 from agentfs.search.grep import refresh
 from agentfs.search.names import first_name
-from agentfs.search.vectors import check_model, file_lines, nearest, stored_model
+from agentfs.search.vectors import check_model, chunk_texts, nearest, stored_model
 
 if TYPE_CHECKING:
     from agentfs.fs import FileSystem
@@ -47,7 +47,7 @@ MIN_CANDIDATES = 100
 RRF_K = 10
 _WORD = re.compile(r"\w+")
 #: Matching chunks a BM25 query may touch before its more common words are left out.
-POSTINGS = 5000
+POSTINGS = 4000
 #: Words too common in English to tell chunks apart (left out of BM25 queries).
 STOPWORDS = frozenset(
     """a about an and any are as at be but by can could do does for from has have how i if in
@@ -312,18 +312,20 @@ def _hits(
         if score < min_score or len(hits) >= top_k:
             break
         row = conn.execute(
-            "SELECT id >> 20, start_line, end_line FROM ws_chunk WHERE id = ?", (chunk_id,)
+            "SELECT id >> 20, start_line, end_line, start_byte, end_byte FROM ws_chunk"
+            " WHERE id = ?",
+            (chunk_id,),
         ).get
         if row is None:
             continue
-        ino, start, end = row  # type: ignore[misc]
+        ino, start, end, first_byte, end_byte = row  # type: ignore[misc]
         if ino in seen:
             continue
         name = scope.names.get(ino) if scope.names is not None else first_name(fs, ino)
         if name is None:
             continue
         seen.add(ino)
-        text = "".join(file_lines(fs, ino)[start - 1 : end])
+        (text,) = chunk_texts(fs, [(ino, first_byte, end_byte)])
         hits.append(
             SearchHit(
                 path=name,

@@ -20,7 +20,6 @@ import apsw
 import numpy as np
 
 from agentfs.errors import EmbedderMismatchError
-from agentfs.search.chunking import lines_of
 
 if TYPE_CHECKING:
     from agentfs.fs import FileSystem
@@ -92,8 +91,8 @@ def check_model(conn: apsw.Connection, embedder: Embedder) -> None:
 class PendingChunk(NamedTuple):
     chunk_id: int
     ino: int
-    start_line: int
-    end_line: int
+    start_byte: int
+    end_byte: int
     digest: bytes
 
 
@@ -117,14 +116,14 @@ def embed_pending(
             batch = [
                 PendingChunk(*row)  # type: ignore[arg-type]
                 for row in conn.execute(
-                    "SELECT c.id, c.id >> 20, c.start_line, c.end_line, c.digest"
+                    "SELECT c.id, c.id >> 20, c.start_byte, c.end_byte, c.digest"
                     " FROM ws_embed_queue q"
                     " JOIN ws_chunk c ON c.id = q.chunk_id WHERE q.chunk_id > ?"
                     " ORDER BY q.chunk_id LIMIT ?",
                     (after, batch_size),
                 )
             ]
-            texts = chunk_texts(fs, batch)
+            texts = chunk_texts(fs, [(c.ino, c.start_byte, c.end_byte) for c in batch])
         if not batch:
             break
         after = batch[-1].chunk_id
@@ -161,23 +160,10 @@ def _store(conn: apsw.Connection, batch: Sequence[PendingChunk], vectors: np.nda
     return stored
 
 
-def chunk_texts(fs: FileSystem, chunks: Sequence[PendingChunk]) -> list[str]:
-    """The text of each chunk, read from its file (each file read once)."""
-    lines_of: dict[int, list[str]] = {}
-    texts = []
-    for chunk in chunks:
-        lines = lines_of.get(chunk.ino)
-        if lines is None:
-            lines = lines_of[chunk.ino] = file_lines(fs, chunk.ino)
-        texts.append("".join(lines[chunk.start_line - 1 : chunk.end_line]))
-    return texts
-
-
-def file_lines(fs: FileSystem, ino: int) -> list[str]:
-    """The lines of an indexed text file, ends kept (as the chunker cut them)."""
-    size = fs.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (ino,)).get
-    data = fs.chunks.read(ino, int(size or 0))  # type: ignore[call-overload]
-    return lines_of(data.decode("utf-8", errors="replace"))
+def chunk_texts(fs: FileSystem, chunks: Sequence[tuple[int, int, int]]) -> list[str]:
+    """The text of each (ino, start byte, end byte) chunk, read in one query. A chunk starts
+    and ends at line starts, so its bytes are valid UTF-8 on their own."""
+    return [piece.decode("utf-8") for piece in fs.chunks.read_many(list(chunks))]
 
 
 class VectorCache:
