@@ -2,7 +2,8 @@
 
 Files with every POSIX detail that tools need, a key-value store and a tool-call log, all in
 the AgentFS v0.4 schema, plus every version of every file, copy-on-write snapshots per
-conversation thread and read tracking, reachable from Python, the CLI and (later) a FUSE mount.
+conversation thread, read tracking and search (glob, grep, BM25, vectors, hybrid), reachable
+from Python, the CLI and (later) a FUSE mount.
 
     >>> import agentfs
     >>> with agentfs.open("work.db") as ws:
@@ -11,12 +12,15 @@ conversation thread and read tracking, reachable from Python, the CLI and (later
 
 from agentfs.errors import (
     AgentFSError,
+    EmbedderMismatchError,
     HistoryNotFoundError,
     InvalidValueError,
     KeyNotFoundError,
     StaleReadError,
 )
 from agentfs.inodes import DirEntry, Stat
+from agentfs.search.embedders import Embedder, HashingEmbedder
+from agentfs.search.ranking import SearchHit, SearchResults
 from agentfs.workspace import DEFAULT_WORKSPACE, Workspace, WorkspaceInfo, open_workspace
 
 open = open_workspace  # agentfs.open(path) reads like the builtin it mirrors
@@ -25,9 +29,14 @@ __all__ = [
     "DEFAULT_WORKSPACE",
     "AgentFSError",
     "DirEntry",
+    "Embedder",
+    "EmbedderMismatchError",
+    "HashingEmbedder",
     "HistoryNotFoundError",
     "InvalidValueError",
     "KeyNotFoundError",
+    "SearchHit",
+    "SearchResults",
     "StaleReadError",
     "Stat",
     "Workspace",
