@@ -1,14 +1,15 @@
 """``grep``: lines matching a Python regular expression in the text files under a directory.
 
-The files under ``path`` (filtered by an optional name glob) are narrowed by the trigram index
-first: the pattern's required literals (``agentfs.search.literals``) become a query on
-ws_fts_trigram, and only the files it returns, plus every file the index does not cover (too
-large, indexing off, not indexed yet on a read-only handle), are read and confirmed with
-``re``. The index is a superset filter, so this never loses a match; a pattern with no
-required literal reads every file. Like ``rg --hidden
---no-ignore``, hidden files are searched and nothing is ignored; binary files (a NUL byte) and
-files that are not UTF-8 text are skipped, as ripgrep skips binary files on a recursive
-search. Results are sorted by path, lines numbered from 1.
+What is read is narrowed by the trigram index first: the pattern's required literals
+(``agentfs.search.literals``) become a query on ws_fts_trigram, which names the chunks that
+hold them all. A match lies within one line and every line is whole in some chunk, so only
+those chunks' byte ranges are read (plus every file the index does not cover: too large,
+indexing off, not indexed yet on a read-only handle) and confirmed with ``re``. The index is a
+superset filter, so this never loses a match; a pattern with no required literal, or a
+multiline one, reads whole files. Like ``rg --hidden --no-ignore``, hidden files are searched
+and nothing is ignored; binary files (a NUL byte) and files that are not UTF-8 text are
+skipped, as ripgrep skips binary files on a recursive search. Results are sorted by path,
+lines numbered from 1.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""From a regular expression to an FTS5 trigram query that every matching file satisfies.
+"""From a regular expression to an FTS5 trigram query that every matching line satisfies.
 
 A match of ``foo(bar|baz)+`` must contain ``foo`` and ``ba``; a match of ``error: \\d+ in
 (parser|lexer)`` must contain ``error: `` and one of ``parser``/``lexer``. Each such required
 literal of three or more characters becomes an AND of its trigrams, alternatives become OR,
-and the trigram table (ws_fts_trigram) answers with the files that have them all: a superset of
-the files that match, which the regex then confirms. Whatever this cannot reason about
+and the trigram table (ws_fts_trigram) answers with the chunks that have them all: a superset of
+the chunks holding a match, which the regex then confirms. Whatever this cannot reason about
 (classes, optional parts, backreferences, lookarounds) it simply does not require, so the query
 only ever gets weaker, never wrong; a pattern with nothing required gets no query at all, and
 grep scans every file.
