@@ -491,6 +491,18 @@ REPEATED = st.builds(
 )
 
 
+#: The variants below run fewer, fixed examples: each covers what the main machine does not.
+VARIANT_SETTINGS = settings(
+    max_examples=15,
+    stateful_step_count=25,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    phases=[Phase.explicit, Phase.generate],  # a failure is reported as found, not shrunk
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+
 class IndexWithRepeatedChunks(IndexConsistency):
     """The machine above, also writing files in which several chunks have the same text."""
 
@@ -500,15 +512,7 @@ class IndexWithRepeatedChunks(IndexConsistency):
 
 
 TestIndexWithRepeatedChunks = IndexWithRepeatedChunks.TestCase
-TestIndexWithRepeatedChunks.settings = settings(
-    max_examples=15,
-    stateful_step_count=25,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    phases=[Phase.explicit, Phase.generate],  # a failure is reported as found, not shrunk
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+TestIndexWithRepeatedChunks.settings = VARIANT_SETTINGS
 
 
 # --- the same with vectors -----------------------------------------------------------------------
@@ -538,18 +542,10 @@ class IndexWithVectors(IndexConsistency):
         where = {r[5]: r for r in chunk_rows(self.ws.conn)}
         for chunk_id, blob in self.ws.conn.execute("SELECT chunk_id, embedding FROM ws_vector"):
             ino, _seq, start, end, _digest, _id = where[chunk_id]
-            text = "".join(texts[ino].splitlines(keepends=True)[start - 1 : end])
+            text = "".join(chunk_lines(texts[ino])[start - 1 : end])
             stored = np.frombuffer(blob, dtype=np.float32)
             assert np.allclose(stored, self.embedder.embed([text])[0], atol=1e-6), chunk_id
 
 
 TestIndexWithVectors = IndexWithVectors.TestCase
-TestIndexWithVectors.settings = settings(
-    max_examples=15,
-    stateful_step_count=25,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    phases=[Phase.explicit, Phase.generate],  # a failure is reported as found, not shrunk
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+TestIndexWithVectors.settings = VARIANT_SETTINGS
