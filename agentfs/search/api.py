@@ -17,6 +17,7 @@ from agentfs.search.embedders import Embedder, builtin
 from agentfs.search.glob import walk
 from agentfs.search.grep import refresh
 from agentfs.search.index import IndexStatus
+from agentfs.search.names import names_below
 
 
 class SearchMixin(FileSystem):
@@ -100,7 +101,9 @@ class SearchMixin(FileSystem):
                     "SELECT ino FROM ws_index_file WHERE state <> 'text'"
                 )
             }
-            names = {e.ino: e.path for e in walk(self, "**", "/") if e.ino in skipped}
+            names: dict[int, str] = {}
+            for path, ino, _size in sorted(names_below(self, skipped, 1, "/")):
+                names.setdefault(ino, path)  # walking up from the few skipped, not down the tree
             return self.search_index.status(names)
 
     def configure_index(
