@@ -108,6 +108,16 @@ class SearchIndex:
         self.chunks = chunks
         #: This connection's in-memory copy of the vectors (``vectors.VectorCache``).
         self.vectors = VectorCache()
+        self._tokenizer: apsw.FTS5Tokenizer | None = None
+
+    def tokenizer(self) -> apsw.FTS5Tokenizer:
+        """ws_fts_chunk's tokenizer (schema/migrations/0004-search.sql): queries stem their
+        words with it to look them up in the FTS5 vocabulary."""
+        if self._tokenizer is None:
+            self._tokenizer = self.conn.fts5_tokenizer(
+                "porter", ["unicode61", "remove_diacritics", "2"]
+            )
+        return self._tokenizer
 
     @property
     def settings(self) -> IndexSettings:

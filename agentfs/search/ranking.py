@@ -18,7 +18,6 @@ Scores are in 0..1:
 from __future__ import annotations
 
 import errno
-import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ import apsw
 from agentfs import paths
 from agentfs.errors import fs_error
 from agentfs.inodes import S_IFMT, S_IFREG
+from agentfs.search.embedders import builtin
 from agentfs.search.glob import walk
 from agentfs.search.grep import refresh
 from agentfs.search.names import first_name
@@ -141,8 +141,6 @@ def _builtin_for(model: str) -> Embedder:
             "this workspace has no vectors: choose an embedder first"
             " (agentfs index WS --embedder minilm), or search with mode='bm25'",
         )
-    from agentfs.search.embedders import builtin  # the model's packages load only if needed
-
     return builtin(model)
 
 
@@ -156,7 +154,7 @@ class Scope:
 
 
 def _scope(fs: FileSystem, path: str, glob: str | None) -> Scope:
-    if paths_root(path) and glob is None:
+    if paths.normalize(path) == "/" and glob is None:
         return Scope(None)
     st = fs.stat(path)
     if not st.is_dir():  # one file (a glob then has nothing below it to match)
@@ -167,10 +165,6 @@ def _scope(fs: FileSystem, path: str, glob: str | None) -> Scope:
         if entry.mode & S_IFMT == S_IFREG:
             names.setdefault(entry.ino, entry.path)
     return Scope(names)
-
-
-def paths_root(path: str) -> bool:
-    return path.strip("/") == ""
 
 
 def _score(
@@ -244,7 +238,7 @@ def _fts_query(fs: FileSystem, query: str) -> str:
     read from the FTS5 vocabulary; the first is always kept."""
     conn = fs.conn
     words: dict[str, str] = {}  # stem -> the word as typed (FTS5 stems it the same way again)
-    stem = _tokenizer(conn)
+    stem = fs.search_index.tokenizer()
     for word in _WORD.findall(query.lower()):
         if word in STOPWORDS:
             continue
@@ -271,12 +265,6 @@ def _fts_query(fs: FileSystem, query: str) -> str:
         kept.append(words[str(stem)])
         total += counts[stem]  # type: ignore[operator]
     return " OR ".join(f'"{w}"' for w in kept)
-
-
-@functools.cache
-def _tokenizer(conn: apsw.Connection) -> apsw.FTS5Tokenizer:
-    """ws_fts_chunk's tokenizer (schema/migrations/0004-search.sql), to stem query words."""
-    return conn.fts5_tokenizer("porter", ["unicode61", "remove_diacritics", "2"])
 
 
 def _bm25(fs: FileSystem, match: str, scope: Scope, limit: int) -> list[tuple[int, float]]:
