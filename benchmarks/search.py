@@ -38,7 +38,7 @@ import agentfs
 from agentfs.search import vectors
 from agentfs.search.embedders import HashingEmbedder
 from agentfs.search.index import chunk_ino
-from agentfs.search.names import first_name
+from agentfs.search.names import first_names
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 HERE = Path(__file__).resolve().parent
@@ -304,7 +304,7 @@ def weighted_sum(ws: agentfs.Workspace, weight: float) -> Callable[[str], list[s
             }
             paths: list[str] = []
             for c in sorted(fused, key=lambda c: -fused[c]):
-                name = first_name(ws, chunk_ino(c))
+                name = first_names(ws, [chunk_ino(c)]).get(chunk_ino(c))
                 if name and name not in paths:
                     paths.append(name)
         return paths

@@ -17,7 +17,7 @@ from agentfs.search.embedders import Embedder, builtin
 from agentfs.search.glob import walk
 from agentfs.search.grep import refresh
 from agentfs.search.index import IndexStatus
-from agentfs.search.names import names_below
+from agentfs.search.names import first_names
 
 
 class SearchMixin(FileSystem):
@@ -101,10 +101,8 @@ class SearchMixin(FileSystem):
                     "SELECT ino FROM ws_index_file WHERE state <> 'text'"
                 )
             }
-            names: dict[int, str] = {}
-            for path, ino, _size in sorted(names_below(self, skipped, 1, "/")):
-                names.setdefault(ino, path)  # walking up from the few skipped, not down the tree
-            return self.search_index.status(names)
+            # walking up from the few skipped files, not down the whole tree
+            return self.search_index.status(first_names(self, skipped))
 
     def configure_index(
         self, *, enabled: bool | None = None, max_bytes: int | None = None

@@ -36,7 +36,10 @@ def names_below(
     return [(prefix + str(rel), int(ino), int(size)) for ino, rel, size in rows]  # type: ignore[arg-type]
 
 
-def first_name(fs: FileSystem, ino: int) -> str | None:
-    """The first path of ``ino`` in sorted order (it may have several), or None."""
-    found = names_below(fs, [ino], 1, "/")
-    return min((p for p, _ino, _size in found), default=None)
+def first_names(fs: FileSystem, inos: Iterable[int]) -> dict[int, str]:
+    """A path for each of ``inos`` that has one (of several, for a hard-linked file: the first
+    in sorted order)."""
+    names: dict[int, str] = {}
+    for path, ino, _size in sorted(names_below(fs, inos, 1, "/")):
+        names.setdefault(ino, path)
+    return names

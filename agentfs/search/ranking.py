@@ -31,7 +31,8 @@ from agentfs.inodes import S_IFMT, S_IFREG
 from agentfs.search.embedders import builtin
 from agentfs.search.glob import walk
 from agentfs.search.grep import refresh
-from agentfs.search.names import first_name
+from agentfs.search.index import chunk_ino
+from agentfs.search.names import first_names
 from agentfs.search.vectors import check_model, chunk_texts, nearest, stored_model
 
 if TYPE_CHECKING:
@@ -291,35 +292,34 @@ def _hits(
     snippet_length: int,
     include_content: bool,
 ) -> list[SearchHit]:
-    """The best chunk of each file, best files first, as hits."""
-    conn = fs.conn
-    ranked = sorted(scores.items(), key=lambda item: (-item[1][0], item[0]))
-    hits: list[SearchHit] = []
-    seen: set[int] = set()
-    for chunk_id, (score, b, v) in ranked:
-        if score < min_score or len(hits) >= top_k:
-            break
-        row = conn.execute(
-            "SELECT id >> 20, start_line, end_line, start_byte, end_byte FROM ws_chunk"
-            " WHERE id = ?",
-            (chunk_id,),
-        ).get
-        if row is None:
-            continue
-        ino, start, end, first_byte, end_byte = row  # type: ignore[misc]
-        if ino in seen:
-            continue
-        name = scope.names.get(ino) if scope.names is not None else first_name(fs, ino)
-        if name is None:
-            continue
-        seen.add(ino)
-        (text,) = chunk_texts(fs, [(ino, first_byte, end_byte)])
+    """The best chunk of each file, best files first, as hits: three queries in all (the
+    files' names, the chunks' ranges, their text), whatever the number of candidates."""
+    best: dict[int, int] = {}  # ino -> its best chunk, in rank order
+    for chunk_id in sorted(scores, key=lambda cid: (-scores[cid][0], cid)):
+        if scores[chunk_id][0] >= min_score:
+            best.setdefault(chunk_ino(chunk_id), chunk_id)
+    names = scope.names if scope.names is not None else first_names(fs, best)
+    chosen = [chunk_id for ino, chunk_id in best.items() if ino in names][:top_k]
+    ranges = {
+        row[0]: row[1:]
+        for row in fs.conn.execute(
+            "SELECT id, start_line, end_line, start_byte, end_byte FROM ws_chunk"
+            " WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(chosen),),
+        )
+    }
+    chosen = [chunk_id for chunk_id in chosen if chunk_id in ranges]
+    texts = chunk_texts(fs, [(chunk_ino(c), ranges[c][2], ranges[c][3]) for c in chosen])  # type: ignore[misc]
+    hits = []
+    for chunk_id, text in zip(chosen, texts, strict=True):
+        score, b, v = scores[chunk_id]
+        first, last = ranges[chunk_id][0], ranges[chunk_id][1]
         hits.append(
             SearchHit(
-                path=name,
+                path=names[chunk_ino(chunk_id)],
                 score=score,
                 score_details={"bm25": b, "vector": v},
-                line_range=(start, end),
+                line_range=(first, last),  # type: ignore[arg-type]
                 snippet=snippet(text, query, snippet_length),
                 content=text if include_content else None,
             )
