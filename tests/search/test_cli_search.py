@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from clirun import assert_user_error, ok, run
 
 import agentfs
-from agentfs.cli import cli
 from agentfs.search.embedders import HashingEmbedder
 
 DOCS = {
@@ -18,16 +17,6 @@ DOCS = {
     "/docs/cache.md": "# Cache\nKeep responses in a cache.\nEvict the oldest entry.\n",
     "/src/net.py": "def fetch(url):\n    # retry on timeout\n    return get(url)\n",
 }
-
-
-def run(*args: object) -> Result:
-    return CliRunner().invoke(cli, [str(a) for a in args], env={"AGENTFS_THREAD": None})
-
-
-def ok(*args: object) -> Result:
-    result = run(*args)
-    assert result.exit_code == 0, (result.stdout, result.stderr, result.exception)
-    return result
 
 
 @pytest.fixture
@@ -101,16 +90,11 @@ def test_bad_options_are_refused_by_click(db: Path, args: tuple[str, ...]) -> No
 
 
 def test_an_empty_query_is_a_one_line_user_error(db: Path) -> None:
-    result = run("search", db, " ")
-    assert result.exit_code == 1
-    assert result.stderr.startswith("agentfs: ") and result.stderr.count("\n") == 1
+    assert_user_error(run("search", db, " "), "query")
 
 
 def test_vector_search_without_an_embedder_is_a_user_error(db: Path) -> None:
-    result = run("search", db, "retry", "--mode", "vector")
-    assert result.exit_code == 1
-    assert result.stderr.startswith("agentfs: ")
-    assert "--embedder" in result.stderr
+    assert_user_error(run("search", db, "retry", "--mode", "vector"), "--embedder")
 
 
 def test_index_status_json(db: Path) -> None:
@@ -155,15 +139,6 @@ def test_index_with_the_hashing_embedder_gives_vector_scores(db: Path) -> None:
     assert status["pending"] == 0 and status["embedded"] == 4
 
 
-def user_error_line(result: Result) -> str:
-    """The ``agentfs: ...`` line of a failed command (after the progress bar's label)."""
-    assert result.exit_code == 1, (result.stdout, result.stderr, result.exception)
-    assert "Traceback" not in result.stderr
-    lines = [line for line in result.stderr.splitlines() if line.startswith("agentfs: ")]
-    assert len(lines) == 1, result.stderr
-    return lines[0]
-
-
 def switch_to_hashing_128(db: Path) -> None:
     ok("index", db, "--embedder", "hashing")
     with agentfs.open(db) as ws:
@@ -172,8 +147,9 @@ def switch_to_hashing_128(db: Path) -> None:
 
 def test_another_embedder_is_refused_unless_replaced(db: Path) -> None:
     switch_to_hashing_128(db)
-    line = user_error_line(run("index", db, "--embedder", "hashing"))
-    assert "hashing-bow-128" in line and "hashing-bow-256" in line
+    assert_user_error(
+        run("index", db, "--embedder", "hashing"), "hashing-bow-128", "hashing-bow-256"
+    )
     with agentfs.open(db) as ws:
         assert ws.index_status().embedder == "hashing-bow-128"
     status = json.loads(ok("index", db, "--embedder", "hashing", "--replace", "--json").stdout)
@@ -185,8 +161,11 @@ def test_another_embedder_is_refused_unless_replaced(db: Path) -> None:
 # --replace does): following the advice fails with the same error
 def test_the_mismatch_advice_works(db: Path) -> None:
     switch_to_hashing_128(db)
-    line = user_error_line(run("index", db, "--embedder", "hashing"))
-    advice = line.split("new model: ", 1)[1].split(" (Python", 1)[0]  # agentfs index WS ...
+    refused = run("index", db, "--embedder", "hashing")
+    assert_user_error(refused, "new model: ")
+    advice = refused.stderr.split("new model: ", 1)[1].split(" (Python", 1)[
+        0
+    ]  # agentfs index WS ...
     args = advice.split()[3:]  # after "agentfs index WS"
     args = ["hashing" if a == "NAME" else a for a in args]
     ok("index", db, *args)
@@ -196,8 +175,7 @@ def test_the_mismatch_advice_works(db: Path) -> None:
 # traceback (embedders.builtin raises ValueError, which the CLI does not turn into an 'agentfs:
 # ...' user error; exit 1 with a traceback instead)
 def test_an_unknown_embedder_is_a_user_error(db: Path) -> None:
-    line = user_error_line(run("index", db, "--embedder", "no-such-model"))
-    assert "no-such-model" in line
+    assert_user_error(run("index", db, "--embedder", "no-such-model"), "no-such-model")
 
 
 def test_rebuild(db: Path) -> None:
