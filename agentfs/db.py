@@ -18,6 +18,8 @@ from pathlib import Path
 import apsw
 import sqlite_vec
 
+from agentfs.search.index import queue_every_file
+
 #: Bytes per fs_data chunk for new workspaces. 64 KiB chunks measured about 2x the write speed
 #: of the spec's default 4 KiB chunks, with 1-3 % space overhead instead of 13-34 %.
 DEFAULT_CHUNK_SIZE = 65536
@@ -287,10 +289,7 @@ def _search(conn: apsw.Connection) -> None:
     """The search tables, then every file already there queued so the first write transaction
     (or query) indexes it."""
     _run_sql("migrations/0004-search.sql")(conn)
-    conn.execute(
-        "INSERT INTO ws_index_queue(ino) SELECT ino FROM fs_inode"
-        " WHERE (mode & 61440) = 32768 AND nlink > 0"
-    )
+    queue_every_file(conn)
 
 
 MIGRATIONS: tuple[Migration, ...] = (

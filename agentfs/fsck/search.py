@@ -15,6 +15,7 @@ import apsw
 
 from agentfs.fsck.report import _check, _Finding, _is
 from agentfs.inodes import S_IFREG
+from agentfs.search.index import queue_every_file
 from agentfs.search.vectors import rebuild_vec_table
 
 _SETTINGS = {
@@ -222,11 +223,7 @@ def _rebuild(conn: apsw.Connection) -> list[str]:
     conn.execute("DELETE FROM ws_vector")
     if conn.table_exists("main", "ws_vec"):
         conn.execute("DELETE FROM ws_vec")
-    queued = conn.execute(
-        "INSERT OR IGNORE INTO ws_index_queue(ino) SELECT ino FROM fs_inode i"
-        f" WHERE {_LIVE_FILE} RETURNING 1"
-    ).fetchall()
-    return [f"queued {len(queued)} files to re-index"]
+    return [f"queued {queue_every_file(conn)} files to re-index"]
 
 
 def repair_ws_index_file_live(conn: apsw.Connection) -> list[str]:

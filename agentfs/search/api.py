@@ -15,8 +15,7 @@ from agentfs.search import vectors
 from agentfs.search.background import BackgroundEmbedder
 from agentfs.search.embedders import Embedder, builtin
 from agentfs.search.glob import walk
-from agentfs.search.grep import refresh
-from agentfs.search.index import IndexStatus
+from agentfs.search.index import IndexStatus, queue_every_file, refresh
 from agentfs.search.names import first_names
 
 
@@ -77,6 +76,7 @@ class SearchMixin(FileSystem):
         embedder = embedder or self.embedder()
         if embedder is None:
             return 0
+        refresh(self)  # files a raw-connection transaction left unindexed get their chunks
         return vectors.embed_pending(self, embedder, progress=progress)
 
     def embed_in_background(
@@ -114,10 +114,5 @@ class SearchMixin(FileSystem):
                 self.search_index.set_enabled(enabled)
             if max_bytes is not None:
                 self.search_index.set_max_bytes(max_bytes)
-            self.search_index.queue(
-                ino
-                for (ino,) in self.conn.execute(
-                    "SELECT ino FROM fs_inode WHERE (mode & 61440) = 32768 AND nlink > 0"
-                )
-            )
+            queue_every_file(self.conn)
         return self.index_status()

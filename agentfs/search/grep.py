@@ -28,7 +28,7 @@ from agentfs.errors import fs_error
 from agentfs.inodes import S_IFMT, S_IFREG
 from agentfs.search.chunking import decode_text
 from agentfs.search.glob import glob_regex, walk
-from agentfs.search.index import BINARY, chunk_ino
+from agentfs.search.index import BINARY, chunk_ino, refresh
 from agentfs.search.lines import Hit, ascii_literal, matching_lines, split_lines, whole_text_form
 from agentfs.search.literals import trigram_query
 from agentfs.search.names import names_below
@@ -210,15 +210,6 @@ def _in_spans(
     return out
 
 
-def refresh(fs: FileSystem) -> None:
-    """Index what a transaction left queued (one opened on the raw connection) before a
-    query trusts the index; a read-only handle cannot, and treats queued files as unindexed."""
-    if fs._readonly or fs.conn.execute("SELECT 1 FROM ws_index_queue LIMIT 1").get is None:
-        return
-    with fs._write():
-        pass  # the commit drains the queue (FileSystem passes it SearchIndex.flush)
-
-
 def _candidates(
     fs: FileSystem, path: str, name_glob: str | None, query: str | None, whole_files: bool
 ) -> list[Candidate]:
@@ -243,20 +234,20 @@ def _candidates(
         text = kind is None and ino not in queued
         return Candidate(p, ino, size, kind == BINARY, text, spans.get(ino, ()) if text else ())
 
+    # what can hold a match: what the index named, and what it does not cover (read whole,
+    # or skipped as binary)
+    wanted = None if query is None else set(chunks) | queued | set(state)
     if not st.is_dir():
-        if st.type != "file" or (
-            query is not None and not _maybe(st.st_ino, chunks, state, queued)
-        ):
+        if st.type != "file" or (wanted is not None and st.st_ino not in wanted):
             return []
         return [candidate(base, st.st_ino, st.st_size)]
-    if query is None:
+    if wanted is None:
         found = [
             candidate(e.path, e.ino, e.size)
             for e in walk(fs, name_glob or "**", path)
             if e.mode & S_IFMT == S_IFREG
         ]
     else:
-        wanted = set(chunks) | queued | set(state)  # not indexed: read whole, or skipped
         keep = glob_regex(name_glob, base) if name_glob else None
         found = [
             candidate(p, ino, size)
@@ -265,11 +256,6 @@ def _candidates(
         ]
     found.sort(key=lambda c: c.path)
     return found
-
-
-def _maybe(ino: int, chunks: dict[int, list[int]], state: dict, queued: set[int]) -> bool:
-    """Whether the file ``ino`` can hold a match: the index named it or does not cover it."""
-    return ino in chunks or ino in state or ino in queued
 
 
 def _spans(

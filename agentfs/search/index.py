@@ -27,6 +27,7 @@ from agentfs.versions import digest
 
 if TYPE_CHECKING:
     from agentfs.chunks import Chunks
+    from agentfs.fs import FileSystem
 
 #: ws_index_file.state values.
 TEXT, BINARY, TOO_LARGE, OFF = "text", "binary", "too_large", "off"
@@ -98,6 +99,26 @@ class IndexStatus:
     embedded: int
     pending: int
     skipped: list[tuple[str, str]]
+
+
+def queue_every_file(conn: apsw.Connection) -> int:
+    """Queue every live regular file (the root, a directory, is never one) for re-indexing:
+    migration 4 on existing files, a settings change, an fsck rebuild. Returns how many."""
+    return len(
+        conn.execute(
+            "INSERT OR IGNORE INTO ws_index_queue(ino) SELECT ino FROM fs_inode"
+            f" WHERE (mode & {S_IFMT}) = {S_IFREG} AND nlink > 0 AND ino <> 1 RETURNING 1"
+        ).fetchall()
+    )
+
+
+def refresh(fs: FileSystem) -> None:
+    """Index what a transaction left queued (one opened on the raw connection) before a
+    query trusts the index; a read-only handle cannot, and treats queued files as unindexed."""
+    if fs._readonly or fs.conn.execute("SELECT 1 FROM ws_index_queue LIMIT 1").get is None:
+        return
+    with fs._write():
+        pass  # the commit drains the queue (FileSystem passes it SearchIndex.flush)
 
 
 class SearchIndex:
@@ -241,13 +262,11 @@ class SearchIndex:
 
     # --- on demand ----------------------------------------------------------------------------
 
-    def queue(self, inos: Iterable[int]) -> int:
-        """Queue ``inos`` for re-indexing (``rebuild``); returns how many."""
-        count = 0
-        for ino in inos:
-            self.conn.execute("INSERT OR IGNORE INTO ws_index_queue(ino) VALUES (?)", (ino,))
-            count += 1
-        return count
+    def queue(self, inos: Iterable[int]) -> None:
+        """Queue ``inos`` for re-indexing (``rebuild``)."""
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO ws_index_queue(ino) VALUES (?)", [(ino,) for ino in inos]
+        )
 
     def set_enabled(self, enabled: bool) -> None:
         self._set("search.index", "on" if enabled else "off")

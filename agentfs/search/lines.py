@@ -85,7 +85,7 @@ def matching_lines(
     searched for an ASCII literal, which needs no decoding."""
     newline = "\n" if isinstance(text, str) else b"\n"
     if whole is None:
-        return _line_by_line(regex, text, newline)  # type: ignore[arg-type]
+        return _line_by_line(regex, text)
     hits: list[Hit] = []
     pos = line = counted = 0
     end_of_text = len(text)
@@ -109,7 +109,7 @@ def matching_lines(
     return hits
 
 
-def _line_by_line(regex: re.Pattern[AnyStr], text: AnyStr, newline: AnyStr) -> list[Hit]:
+def _line_by_line(regex: re.Pattern[AnyStr], text: AnyStr) -> list[Hit]:
     hits = []
     start = 0
     for number, line in enumerate(split_lines(text)):

@@ -30,8 +30,7 @@ from agentfs.errors import fs_error
 from agentfs.inodes import S_IFMT, S_IFREG
 from agentfs.search.embedders import builtin
 from agentfs.search.glob import walk
-from agentfs.search.grep import refresh
-from agentfs.search.index import chunk_ino
+from agentfs.search.index import chunk_ino, refresh
 from agentfs.search.names import first_names
 from agentfs.search.vectors import check_model, chunk_texts, nearest, stored_model
 

@@ -106,7 +106,7 @@ def embed_pending(
     """Embed every queued chunk with ``embedder`` (which must be the workspace's); returns how
     many were stored. ``progress(done, total)`` is called after each batch."""
     conn = fs.conn
-    with fs._write():
+    with fs._read():
         check_model(conn, embedder)
         total = conn.execute("SELECT count(*) FROM ws_embed_queue").get
     done = 0
