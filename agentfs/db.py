@@ -297,6 +297,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "orphan queue", _run_sql("migrations/0002-workspace.sql")),
     Migration(3, "history: versions, snapshots, reads", _history),
     Migration(4, "search: chunks, BM25 and trigram indexes, embedding queue", _search),
+    Migration(
+        5, "tools: what each tool call wrote, active skills", _run_sql("migrations/0005-tools.sql")
+    ),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -44,10 +44,13 @@ class HistoryNotFoundError(AgentFSError, LookupError):
 class StaleReadError(AgentFSError, PermissionError):
     """The read-before-write policy refused a write: this thread never read the file, or the
     file changed since it did. Also a ``PermissionError`` (EACCES), so code that handles
-    ``OSError`` sees it; the message says which version was read and which is current."""
+    ``OSError`` sees it; the message says which version was read and which is current.
+    ``reason`` is ``"unread"`` (never read) or ``"changed"`` (changed since), so a caller
+    such as the agent tools can tell the two apart without parsing the message."""
 
-    def __init__(self, path: str, message: str) -> None:
+    def __init__(self, path: str, message: str, reason: str = "changed") -> None:
         super().__init__(errno.EACCES, message, path)
+        self.reason = reason
 
     def __str__(self) -> str:
         return f"{self.filename}: {self.strerror}"

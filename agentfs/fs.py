@@ -338,12 +338,18 @@ class FileSystem:
             raise
         return True
 
-    def read(self, path: str, offset: int = 0, length: int | None = None) -> bytes:
-        """The file's bytes, or ``length`` bytes from ``offset`` (short at the end of file)."""
+    def read(
+        self, path: str, offset: int = 0, length: int | None = None, *, track: bool = True
+    ) -> bytes:
+        """The file's bytes, or ``length`` bytes from ``offset`` (short at the end of file).
+
+        With a thread on the handle this is a tracked read, unless ``track`` is false: a tool
+        that reads a file only to edit it must not count as its caller having read it."""
         if offset < 0 or (length is not None and length < 0):
             raise fs_error(errno.EINVAL, str(path), "offset and length must be >= 0")
         path = paths.normalize(path)
-        thread = self.versions.thread if not self._readonly else None  # read-only: untracked
+        tracked = track and not self._readonly  # a read-only handle records nothing
+        thread = self.versions.thread if tracked else None
         with self._write() if thread is not None else self._read():
             st = self._stat(path, True)  # inode and size in one query
             if is_dir(st.st_mode):
@@ -690,6 +696,30 @@ class FileSystem:
             if is_symlink(found[2]):
                 target = self._follow(paths.parent_and_name(real)[0], found[1], hops, path)
                 real = self._realpath(target, hops)
+        return real
+
+    def realpath(self, path: str) -> str:
+        """``path`` with every symlink on it resolved, like ``os.path.realpath``: what does
+        not exist is kept as written (a dangling symlink leads to where its target would be),
+        so a policy can judge a path before a write creates it."""
+        path = paths.normalize(path)
+        with self._read():
+            return self._realpath_lenient(path, [0])
+
+    def _realpath_lenient(self, path: str, hops: list[int]) -> str:
+        real = "/"
+        parts = paths.split(path)
+        for i, name in enumerate(parts):
+            try:
+                found = self._lookup(self._resolve_dir(real, hops), name)
+            except (FileNotFoundError, NotADirectoryError):
+                found = None
+            if found is None:  # the rest does not exist: nothing more to follow
+                return paths.normalize("/".join([real, *parts[i:]]))
+            real = paths.join(real, name)
+            if is_symlink(found[2]):
+                target = self._follow(paths.parent_and_name(real)[0], found[1], hops, path)
+                real = self._realpath_lenient(target, hops)
         return real
 
     def _realpath_nofollow(self, path: str) -> str:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import difflib
 import errno
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import EllipsisType
@@ -125,6 +126,19 @@ class HistoryMixin(FileSystem):
             return self.reads.list(thread)
 
     # --- versions -----------------------------------------------------------------------------
+
+    @contextmanager
+    def recording_versions(self) -> Iterator[list[tuple[str, int]]]:
+        """Collect ``(path, n)`` of every version this handle records inside the block, so a
+        caller can say exactly which versions one operation made (the agent tools' audit
+        links each tool call to them). Several writes of a path in one transaction make
+        one version and one entry; nesting is not supported."""
+        journal: list[tuple[str, int]] = []
+        self.versions.journal = journal
+        try:
+            yield journal
+        finally:
+            self.versions.journal = None
 
     def history(self, path: str) -> list[Version]:
         """Every event of ``path`` (symlink-free), oldest first; deleted files too."""

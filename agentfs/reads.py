@@ -116,11 +116,13 @@ class Reads:
         """Raise ``StaleReadError`` unless ``thread`` read ``path`` in the state it is in now.
         ``current_hash`` is the file's digest now, or None when it would cost a full read."""
         if thread is None:
-            raise StaleReadError(path, "read_before_write needs a thread on the handle")
+            raise StaleReadError(path, "read_before_write needs a thread on the handle", "unread")
         seen = self.last(thread, path)
         if seen is None:
             raise StaleReadError(
-                path, f"thread {thread!r} has not read this file; read it before writing it"
+                path,
+                f"thread {thread!r} has not read this file; read it before writing it",
+                "unread",
             )
         if (seen.ino, seen.ctime_ns) == (now.ino, now.ctime_ns):
             return

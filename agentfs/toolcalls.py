@@ -5,8 +5,9 @@ from __future__ import annotations
 import builtins
 import json
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import apsw
 
@@ -14,6 +15,7 @@ from agentfs.db import write_transaction
 from agentfs.errors import InvalidValueError
 
 _COLUMNS = "id, name, parameters, result, error, started_at, completed_at, duration_ms"
+_PREFIXED = ", ".join(f"t.{column}" for column in _COLUMNS.split(", "))
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +38,17 @@ class ToolCall:
 
     def as_dict(self) -> dict[str, Any]:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
+
+
+class CallRecord(NamedTuple):
+    """A finished call to log (times in epoch seconds)."""
+
+    name: str
+    parameters: Any
+    result: Any
+    error: str | None
+    started_at: float
+    completed_at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,34 +84,76 @@ class ToolCallLog:
         error: str | None = None,
         started_at: float,
         completed_at: float | None = None,
+        writes: Iterable[tuple[str, int]] = (),
     ) -> int:
         """Log a finished call (times in epoch seconds, floats welcome); returns its id.
 
         Exactly one of ``result`` and ``error`` describes the outcome (the spec's rule 1): a
         call with an error stores no result. ``duration_ms`` is measured from the float times,
         so it agrees with the whole-second columns to within their rounding (rule 3).
+        ``writes``: the ``(path, version)`` pairs the call made, linked to it in
+        ``ws_tool_write`` (call it inside the call's own transaction so both commit together).
         """
         completed_at = time.time() if completed_at is None else completed_at
-        if completed_at < started_at:
-            raise InvalidValueError("completed_at is before started_at")
-        values: tuple[object, ...] = (
-            name,
-            _dumps(parameters),
-            None if error is not None else _dumps(result),
-            error,
-            int(started_at),
-            int(completed_at),
-            round((completed_at - started_at) * 1000),
-        )
+        call = CallRecord(name, parameters, result, error, started_at, completed_at)
+        values = self._values(call)
+        with write_transaction(self.conn):
+            call_id: int = self.conn.execute(self._insert + " RETURNING id", values).get
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO ws_tool_write(call_id, path, n) VALUES (?, ?, ?)",
+                [(call_id, path, n) for path, n in writes],
+            )
+            return call_id
+
+    def record_many(self, calls: Iterable[CallRecord]) -> None:
+        """Log several finished calls that wrote nothing, in one statement (a toolset logs
+        its read-only calls in batches)."""
+        rows = [self._values(call) for call in calls]
+        with write_transaction(self.conn):
+            self.conn.executemany(self._insert, rows)
+
+    @property
+    def _insert(self) -> str:
         columns = "name, parameters, result, error, started_at, completed_at, duration_ms"
+        count = 7
         if self._status_column:
             columns += ", status"
-            values += ("error" if error is not None else "success",)
-        marks = ", ".join("?" * len(values))
-        with write_transaction(self.conn):
-            return self.conn.execute(
-                f"INSERT INTO tool_calls({columns}) VALUES ({marks}) RETURNING id", values
-            ).get
+            count += 1
+        return f"INSERT INTO tool_calls({columns}) VALUES ({', '.join('?' * count)})"
+
+    def _values(self, call: CallRecord) -> tuple[object, ...]:
+        if call.completed_at < call.started_at:
+            raise InvalidValueError("completed_at is before started_at")
+        values: tuple[object, ...] = (
+            call.name,
+            _dumps(call.parameters),
+            None if call.error is not None else _dumps(call.result),
+            call.error,
+            int(call.started_at),
+            int(call.completed_at),
+            round((call.completed_at - call.started_at) * 1000),
+        )
+        if self._status_column:
+            values += ("error" if call.error is not None else "success",)
+        return values
+
+    def writes(self, call_id: int) -> builtins.list[tuple[str, int]]:
+        """The ``(path, version)`` pairs call ``call_id`` wrote, by path."""
+        return [
+            (path, n)
+            for path, n in self.conn.execute(
+                "SELECT path, n FROM ws_tool_write WHERE call_id = ? ORDER BY path, n", (call_id,)
+            )
+        ]
+
+    def writer(self, path: str, n: int) -> ToolCall | None:
+        """The tool call that wrote version ``n`` of ``path`` (None: not a tool's write)."""
+        row = self.conn.execute(
+            f"SELECT {_PREFIXED} FROM tool_calls t JOIN ws_tool_write w ON w.call_id = t.id"
+            " WHERE w.path = ? AND w.n = ?",
+            (path, n),
+        ).get
+        return None if row is None else ToolCall.from_row(row)
 
     def list(
         self, *, name: str | None = None, since: int | None = None, limit: int | None = None

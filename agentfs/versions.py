@@ -66,6 +66,8 @@ class Versions:
 
     Attributes:
         actor, thread: who writes, recorded with every event (set on the workspace handle).
+        journal: when a list, every (path, n) recorded is appended to it, so a caller can
+            tell which versions one operation made (the agent tools' audit links them).
     """
 
     def __init__(self, conn: apsw.Connection, cow: CopyOnWrite) -> None:
@@ -73,6 +75,7 @@ class Versions:
         self.cow = cow
         self.actor: str | None = None
         self.thread: str | None = None
+        self.journal: list[tuple[str, int]] | None = None
 
     def latest(self, path: str) -> Version | None:
         row = self.conn.execute(_LATEST, (path,)).get
@@ -109,11 +112,13 @@ class Versions:
                 "UPDATE ws_version SET size = ?, hash = ?, at_ns = ? WHERE path = ? AND n = ?",
                 (size, hash_, now, path, latest.n),
             )
-            return []
+            return []  # already in the journal
         n = 1 if latest is None else latest.n + 1
         self.conn.execute(
             _INSERT, (path, n, op, ino, size, hash_, now, self.actor, self.thread, other)
         )
+        if self.journal is not None:
+            self.journal.append((path, n))
         return self._prune(path, n)
 
     def forget(self, version: Version) -> None:
@@ -121,6 +126,8 @@ class Versions:
         self.conn.execute(
             "DELETE FROM ws_version WHERE path = ? AND n = ?", (version.path, version.n)
         )
+        if self.journal is not None and (version.path, version.n) in self.journal:
+            self.journal.remove((version.path, version.n))
 
     def _prune(self, path: str, newest: int) -> list[int]:
         keep = self.cow.settings.keep

@@ -115,6 +115,18 @@ class Workspace(HistoryMixin, SearchMixin):
             return
         self.conn.close()
 
+    @property
+    def readonly(self) -> bool:
+        """Opened with ``readonly=True``: nothing can be written through this handle."""
+        return self._readonly
+
+    def database_bytes(self) -> int:
+        """The size of the database (pages in use times page size), as this transaction sees
+        it: what a tool-call limit on the workspace's size compares with."""
+        return int(self.conn.execute("PRAGMA page_count").get) * int(
+            self.conn.execute("PRAGMA page_size").get
+        )
+
     def sync(self) -> None:
         """Make every committed operation survive a power cut, not only a crash.
 

@@ -1,0 +1,94 @@
+"""Small pieces several tools share: how times, types and versions are shown to a model, the
+optimistic-concurrency check, and reading a file's text to change it."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import Field
+
+from agentfs.errors import HistoryNotFoundError
+from agentfs.inodes import Stat
+from agentfs.tools.errors import ToolError
+
+if TYPE_CHECKING:
+    from agentfs.workspace import Workspace
+
+EntryType = Literal["file", "directory", "symlink", "other"]
+
+_TYPES: dict[str, EntryType] = {"file": "file", "dir": "directory", "symlink": "symlink"}
+
+PATH_DOC = "workspace path: absolute (/src/app.py) or from the root (src/app.py)"
+
+
+EXPECTED_VERSION = Field(
+    None,
+    ge=0,
+    description="the version of the file you last saw (read_file and stat report it); if the"
+    " file has changed since, the call fails with stale_read and changes nothing",
+)
+
+
+def entry_type(st: Stat) -> EntryType:
+    return _TYPES.get(st.type, "other")
+
+
+def iso(ns: int) -> str:
+    """``2026-11-24T09:30:12Z``: seconds are enough for a model, and UTC is unambiguous."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ns // 1_000_000_000))
+
+
+def version_of(ws: Workspace, path: str, st: Stat) -> int:
+    """The version number a caller should pass back as ``expected_version``: the newest
+    version of ``path`` if it describes the file as it is, else 0 (no version yet, or history
+    off when it was last written)."""
+    try:
+        latest = ws.version(path)
+    except HistoryNotFoundError:
+        return 0
+    return latest.n if latest.ino == st.st_ino else 0
+
+
+def check_expected(ws: Workspace, path: str, expected: int | None) -> None:
+    """Fail with ``stale_read`` if ``path`` has moved on from version ``expected``."""
+    if expected is None:
+        return
+    try:
+        st = ws.stat(path)
+    except FileNotFoundError:
+        raise ToolError(
+            "stale_read",
+            f"{path} was deleted since you saw version {expected}; call ls or glob to see"
+            " what is there now",
+        ) from None
+    current = version_of(ws, path, st)
+    if current == expected:
+        return
+    by = ""
+    if current:
+        latest = ws.version(path)
+        who = "/".join(x for x in (latest.actor, latest.thread) if x)
+        by = f" by {who}" if who else ""
+    raise ToolError(
+        "stale_read",
+        f"{path} changed since you read it (version {expected}, now {current}{by}): call"
+        " read_file again, then redo your change",
+        expected_version=expected,
+        current_version=current,
+    )
+
+
+def text_to_change(ws: Workspace, path: str) -> str:
+    """The current text of ``path`` for an edit: an untracked read (the tool reading a file
+    to change it is not the caller reading it), refused for binary content."""
+    data = ws.read(path, track=False)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(
+            "invalid_argument", f"{path} is not UTF-8 text; it cannot be edited as text"
+        ) from None
+    if "\0" in text:
+        raise ToolError("invalid_argument", f"{path} is binary; it cannot be edited as text")
+    return text

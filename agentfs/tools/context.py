@@ -1,0 +1,110 @@
+"""What a running tool may use: the workspace, and the policy applied to every path it touches.
+
+Every path a tool reads or writes goes through ``Context.path`` (or ``check_tree`` for a
+whole subtree), so the allow and deny globs hold for every tool, including the ones that
+find their paths in their input's content (``apply_patch``) or in the tree (``grep``, whose
+hits pass through ``visible``).
+"""
+
+from __future__ import annotations
+
+import errno
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from agentfs import paths
+from agentfs.tools.errors import ToolError, from_exception
+from agentfs.tools.policy import Limits, ResolvedToolPolicy, allowed_by, denied_by
+
+if TYPE_CHECKING:
+    from agentfs.tools.toolset import Toolset
+    from agentfs.workspace import Workspace
+
+
+@dataclass
+class Context:
+    """One call's view of the toolset: ``ws``, its policy and limits, its thread."""
+
+    ws: Workspace
+    tool: str
+    policy: ResolvedToolPolicy
+    limits: Limits
+    toolset: Toolset
+
+    @property
+    def thread(self) -> str:
+        return self.toolset.thread
+
+    def path(self, raw: str, *, write: bool = False) -> str:
+        """``raw`` normalised (``a/b``, ``/a/./b`` and ``/x/../a/b`` are all ``/a/b``; ``..``
+        stops at the root), after the policy's allow and deny globs have accepted it."""
+        try:
+            path = paths.normalize(raw)
+        except OSError as exc:
+            err = from_exception(exc)
+            raise ToolError("invalid_path", f"invalid path {raw!r}: {err.message}") from None
+        self._check(path, write)
+        return path
+
+    def visible(self, path: str) -> bool:
+        """May this tool show ``path`` (a grep hit, a listing entry)? Nothing denied is shown,
+        so a denied file's name or content never reaches the model."""
+        try:
+            self._check(path, False)
+        except ToolError:
+            return False
+        return True
+
+    def check_tree(self, top: str, *, write: bool) -> None:
+        """Refuse an operation on the whole subtree at ``top`` (a recursive delete, move or
+        copy) if the policy refuses any path inside it."""
+        if not (self.policy.deny or self.policy.allow):
+            return
+        self._check(top, write)
+        try:
+            if not self.ws.lstat(top).is_dir():
+                return
+            for dirpath, dirnames, filenames in self.ws.walk(top):
+                for name in [*dirnames, *filenames]:
+                    self._check(paths.join(dirpath, name), write)
+        except FileNotFoundError:
+            return
+
+    def _check(self, path: str, write: bool) -> None:
+        if not (self.policy.deny or self.policy.allow):
+            return
+        try:
+            real = self.ws.realpath(path)
+        except OSError as exc:
+            if exc.errno != errno.ELOOP:
+                raise
+            real = path
+        glob = denied_by(self.policy.deny, path, real)
+        verb = "write" if write else "read"
+        if glob is not None:
+            raise ToolError(
+                "denied",
+                f"{path}: the policy does not let {self.tool} {verb} this path (deny {glob!r});"
+                " do not retry it, work elsewhere",
+            )
+        if not allowed_by(self.policy.allow, path, real):
+            allowed = ", ".join(self.policy.allow)
+            raise ToolError(
+                "denied",
+                f"{path}: outside the paths {self.tool} may {verb} ({allowed})",
+            )
+
+    def cap(self, requested: int) -> int:
+        """``requested`` results, at most the policy's ``max_results``."""
+        most = self.limits.max_results
+        return requested if most is None else min(requested, most)
+
+    def check_size(self, size: int, path: str) -> None:
+        """Refuse a write that would leave ``path`` larger than ``max_write_bytes``."""
+        most = self.limits.max_write_bytes
+        if most is not None and size > most:
+            raise ToolError(
+                "too_large",
+                f"{path}: {size:,} bytes is over the {most:,}-byte limit for a file written by"
+                " a tool; write less, or split it into several files",
+            )

@@ -1,0 +1,211 @@
+"""``edit_file`` and ``multi_edit``: exact string replacement, the edit every agent framework
+teaches its models.
+
+``old_string`` must occur exactly once (or ``replace_all``). When it does not, the error
+helps the model fix its next call: ``no_match`` shows the closest lines of the file,
+``not_unique`` lists where every occurrence is. A file with CRLF line endings accepts
+``\\n`` in both strings (models write ``\\n``) and keeps its CRLFs. The result is a unified
+diff of what changed; with ``dry_run`` nothing is written.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from pydantic import Field
+
+from agentfs.history import unified_diff
+from agentfs.tools.common import (
+    EXPECTED_VERSION,
+    PATH_DOC,
+    check_expected,
+    text_to_change,
+    version_of,
+)
+from agentfs.tools.context import Context
+from agentfs.tools.errors import ToolError
+from agentfs.tools.spec import ToolInput, ToolOutput, tool
+
+#: Closest lines shown for a ``no_match`` (windows of the old string's height).
+CLOSEST_SHOWN = 1
+#: Lines scanned for a ``no_match`` hint; past this the hint is skipped (it is only a hint).
+HINT_SCAN_LINES = 20_000
+
+
+class Edit(ToolInput):
+    old_string: str = Field(description="the exact text to replace, whitespace included")
+    new_string: str = Field(description="the text to put in its place")
+    replace_all: bool = Field(False, description="replace every occurrence, not just one")
+
+
+class EditFileInput(Edit):
+    path: str = Field(description=PATH_DOC)
+    dry_run: bool = Field(False, description="only show the diff; change nothing")
+    expected_version: int | None = EXPECTED_VERSION
+
+
+class EditOutput(ToolOutput):
+    path: str
+    replacements: int
+    diff: str = Field(description="unified diff of the change")
+    dry_run: bool
+    version: int = Field(description="the file's version after the edit (unchanged on dry_run)")
+
+    def text(self) -> str:
+        if self.dry_run:
+            head = f"Dry run: {self.replacements} replacement(s) in {self.path} would give:"
+        else:
+            head = f"Edited {self.path}: {self.replacements} replacement(s)"
+            head += f", now version {self.version}."
+        return f"{head}\n{self.diff}"
+
+
+def replace(path: str, text: str, edit: Edit, label: str = "") -> tuple[str, int]:
+    """``text`` with ``edit`` applied and how many replacements it made; ``no_match`` or
+    ``not_unique`` (``label`` names the edit in a ``multi_edit``)."""
+    old, new = edit.old_string, edit.new_string
+    if old == "":
+        raise ToolError(
+            "invalid_argument",
+            f"{label}old_string is empty; to write a whole file use write_file or create_file",
+        )
+    if old == new:
+        raise ToolError("invalid_argument", f"{label}old_string and new_string are the same")
+    count = text.count(old)
+    if count == 0 and "\r\n" in text and "\n" in old and "\r\n" not in old:
+        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")  # a CRLF file
+        count = text.count(old)
+    if count == 0:
+        raise _no_match(path, text, edit.old_string, label)
+    if count > 1 and not edit.replace_all:
+        lines = _occurrence_lines(text, old)
+        shown = ", ".join(str(n) for n in lines[:20]) + (" ..." if len(lines) > 20 else "")
+        raise ToolError(
+            "not_unique",
+            f"{label}old_string occurs {count} times in {path} (lines {shown}); include more"
+            " surrounding lines to make it unique, or pass replace_all=true",
+            lines=lines,
+        )
+    return text.replace(old, new), count
+
+
+def _occurrence_lines(text: str, needle: str) -> list[int]:
+    out = []
+    start = text.find(needle)
+    while start >= 0:
+        out.append(text.count("\n", 0, start) + 1)
+        start = text.find(needle, start + len(needle))
+    return out
+
+
+def _no_match(path: str, text: str, old: str, label: str) -> ToolError:
+    """``no_match``, with the file's lines closest to ``old`` so the model can copy them."""
+    message = f"{label}old_string was not found in {path}."
+    lines = text.split("\n")
+    wanted = old.strip("\n").split("\n")
+    if len(lines) > HINT_SCAN_LINES or not text:
+        return ToolError("no_match", message + " Call read_file and copy the text exactly.")
+    height = len(wanted)
+    target = "\n".join(wanted)
+    first = wanted[0].strip()
+    # candidates: windows starting at the lines most like the first wanted line, then scored whole
+    scorer = difflib.SequenceMatcher(autojunk=False)
+    scorer.set_seq2(first)
+    starts = []
+    for i, line in enumerate(lines):
+        scorer.set_seq1(line.strip())
+        if scorer.real_quick_ratio() > 0.5 and scorer.quick_ratio() > 0.5:
+            starts.append((scorer.ratio(), i))
+    starts.sort(reverse=True)
+    best: tuple[float, int] | None = None
+    window = difflib.SequenceMatcher(autojunk=False)
+    window.set_seq2(target)
+    for _, i in starts[:20]:
+        window.set_seq1("\n".join(lines[i : i + height]))
+        score = window.ratio()
+        if best is None or score > best[0]:
+            best = (score, i)
+    if best is None or best[0] < 0.5:
+        return ToolError("no_match", message + " Call read_file and copy the text exactly.")
+    i = best[1]
+    shown = lines[i : i + height]
+    numbered = "\n".join(f"{i + k + 1:>6}\t{line}" for k, line in enumerate(shown))
+    hint = " (the difference may be whitespace)" if _same_but_space(shown, wanted) else ""
+    return ToolError(
+        "no_match",
+        f"{message} The closest text{hint} is at lines {i + 1}-{i + len(shown)}:\n{numbered}\n"
+        "Copy it exactly (whitespace included) into old_string.",
+        closest={"line": i + 1, "text": "\n".join(shown)},
+    )
+
+
+def _same_but_space(a: list[str], b: list[str]) -> bool:
+    return [" ".join(x.split()) for x in a] == [" ".join(x.split()) for x in b]
+
+
+def _commit(ctx: Context, path: str, before: str, after: str, count: int, dry_run: bool
+            ) -> EditOutput:  # fmt: skip
+    ws = ctx.ws
+    diff = unified_diff(before.encode(), after.encode(), f"a{path}", f"b{path}")
+    if dry_run:
+        version = version_of(ws, path, ws.stat(path))
+        return EditOutput(path=path, replacements=count, diff=diff, dry_run=True, version=version)
+    data = after.encode("utf-8")
+    ctx.check_size(len(data), path)
+    st = ws.write(path, data)
+    return EditOutput(
+        path=path, replacements=count, diff=diff, dry_run=False,
+        version=version_of(ws, path, st),
+    )  # fmt: skip
+
+
+@tool(
+    "edit_file",
+    title="Edit a file",
+    mutates=True,
+    destructive=True,
+    description="""Replace an exact string in a file: `old_string` (copied exactly from
+    read_file's output, without the line numbers, whitespace included) becomes `new_string`.
+    `old_string` must occur exactly once unless replace_all=true; include enough surrounding
+    lines to make it unique. Returns a unified diff; dry_run=true only shows it. Errors:
+    no_match (the closest lines are shown: copy them exactly), not_unique (every occurrence's
+    line is listed), not_found, read_required/stale_read (call read_file first), denied.""",
+)
+def edit_file(ctx: Context, args: EditFileInput) -> EditOutput:
+    path = ctx.path(args.path, write=True)
+    if not args.dry_run:
+        check_expected(ctx.ws, path, args.expected_version)
+    before = text_to_change(ctx.ws, path)
+    after, count = replace(path, before, args)
+    return _commit(ctx, path, before, after, count, args.dry_run)
+
+
+class MultiEditInput(ToolInput):
+    path: str = Field(description=PATH_DOC)
+    edits: list[Edit] = Field(
+        min_length=1, description="edits applied in order, each to the result of the one before"
+    )
+    dry_run: bool = Field(False, description="only show the diff; change nothing")
+    expected_version: int | None = EXPECTED_VERSION
+
+
+@tool(
+    "multi_edit",
+    title="Several edits to one file",
+    mutates=True,
+    destructive=True,
+    description="""Make several exact-string edits to one file, in order, all or nothing:
+    each edit works on the result of the previous one, and if any fails (no_match,
+    not_unique) the file is left unchanged and the error names the edit. Same rules as
+    edit_file for each edit.""",
+)
+def multi_edit(ctx: Context, args: MultiEditInput) -> EditOutput:
+    path = ctx.path(args.path, write=True)
+    if not args.dry_run:
+        check_expected(ctx.ws, path, args.expected_version)
+    before = text_to_change(ctx.ws, path)
+    text, total = before, 0
+    for number, edit in enumerate(args.edits, 1):
+        text, count = replace(path, text, edit, label=f"edit {number}: ")
+        total += count
+    return _commit(ctx, path, before, text, total, args.dry_run)

@@ -1,0 +1,297 @@
+"""The tools that create, replace, move, copy and remove files and directories.
+
+Each runs in the call's one transaction (``Toolset``), so a refusal found half-way (a
+size limit, a stale version) leaves the workspace as it was. Writes follow the conventions
+agents are trained on: ``write_file`` refuses to replace a file unless asked
+(``overwrite=true``), ``create_file`` never replaces, moves and copies refuse an existing
+destination unless asked.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from agentfs import paths
+from agentfs.tools.common import EXPECTED_VERSION, PATH_DOC, check_expected, version_of
+from agentfs.tools.context import Context
+from agentfs.tools.errors import ToolError
+from agentfs.tools.spec import ToolInput, ToolOutput, tool
+
+
+class WriteFileInput(ToolInput):
+    path: str = Field(description=PATH_DOC)
+    content: str = Field(description="the whole new content of the file (UTF-8 text)")
+    overwrite: bool = Field(False, description="replace the file if it exists")
+    create_parent_dirs: bool = Field(True, description="create missing parent directories")
+    expected_version: int | None = EXPECTED_VERSION
+
+
+class WriteFileOutput(ToolOutput):
+    path: str
+    size: int
+    created: bool = Field(description="the file did not exist before")
+    version: int = Field(description="the file's new version")
+
+    def text(self) -> str:
+        verb = "Created" if self.created else "Replaced"
+        return f"{verb} {self.path} ({self.size:,} bytes, version {self.version})."
+
+
+def _write(ctx: Context, raw_path: str, content: str, *, replace: bool, parents: bool,
+           expected: int | None) -> WriteFileOutput:  # fmt: skip
+    ws = ctx.ws
+    path = ctx.path(raw_path, write=True)
+    data = content.encode("utf-8")
+    ctx.check_size(len(data), path)
+    try:
+        st = ws.stat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None:
+        if st.is_dir():
+            raise ToolError("is_directory", f"{path} is a directory; write to a file path")
+        if not replace:
+            raise ToolError(
+                "exists",
+                f"{path} already exists; to replace it pass overwrite=true (read it first), or"
+                " change part of it with edit_file",
+            )
+        check_expected(ws, path, expected)
+    if not parents:
+        parent = paths.parent_and_name(path)[0]
+        if not ws.exists(parent):
+            raise ToolError(
+                "not_found",
+                f"the directory {parent} does not exist; create it with mkdir or pass"
+                " create_parent_dirs=true",
+            )
+    new = ws.write(path, data, parents=parents)
+    return WriteFileOutput(
+        path=path, size=len(data), created=st is None, version=version_of(ws, path, new)
+    )
+
+
+@tool(
+    "write_file",
+    title="Write a file",
+    mutates=True,
+    destructive=True,
+    idempotent=True,
+    description="""Create a file with the given content, or replace a whole file with
+    overwrite=true. Missing parent directories are created. To change part of an existing
+    file prefer edit_file or apply_patch. Replacing a file you have not read (or that changed
+    since you read it) may be refused by the policy: read_required or stale_read, then call
+    read_file first. Errors: exists (pass overwrite=true), is_directory, too_large, denied,
+    stale_read.""",
+)
+def write_file(ctx: Context, args: WriteFileInput) -> WriteFileOutput:
+    return _write(
+        ctx, args.path, args.content, replace=args.overwrite, parents=args.create_parent_dirs,
+        expected=args.expected_version,
+    )  # fmt: skip
+
+
+class CreateFileInput(ToolInput):
+    path: str = Field(description=PATH_DOC)
+    content: str = Field("", description="the content of the new file (UTF-8 text)")
+
+
+@tool(
+    "create_file",
+    title="Create a new file",
+    mutates=True,
+    description="""Create a new file (and its missing parent directories); fails with
+    `exists` if anything is already at the path, so it never replaces work. Errors: exists,
+    too_large, denied.""",
+)
+def create_file(ctx: Context, args: CreateFileInput) -> WriteFileOutput:
+    return _write(ctx, args.path, args.content, replace=False, parents=True, expected=None)
+
+
+class DeleteFileInput(ToolInput):
+    path: str = Field(description=PATH_DOC)
+    recursive: bool = Field(False, description="also delete a directory and all it holds")
+    expected_version: int | None = EXPECTED_VERSION
+
+
+class RemovedOutput(ToolOutput):
+    path: str
+    type: str = Field(description="what was removed: file, directory or symlink")
+    files: int = Field(description="files removed (inside a directory too)")
+
+    def text(self) -> str:
+        inside = f" and {self.files:,} files in it" if self.type == "directory" else ""
+        return f"Deleted {self.type} {self.path}{inside} (file_history keeps its versions)."
+
+
+def _remove(ctx: Context, raw_path: str, recursive: bool, expected: int | None,
+            want_dir: bool | None) -> RemovedOutput:  # fmt: skip
+    ws = ctx.ws
+    path = ctx.path(raw_path, write=True)
+    if path == "/":
+        raise ToolError("invalid_path", "the workspace root cannot be removed")
+    st = ws.lstat(path)
+    is_dir = st.is_dir()
+    if want_dir is True and not is_dir:
+        raise ToolError("not_directory", f"{path} is not a directory; use delete_file")
+    if want_dir is False and is_dir and not recursive:
+        raise ToolError("is_directory", f"{path} is a directory; pass recursive=true, or use rmdir")
+    files = 0
+    if is_dir:
+        ctx.check_tree(path, write=True)
+        files = sum(len(names) for _, _, names in ws.walk(path))
+    elif st.type == "file":
+        check_expected(ws, path, expected)
+        files = 1
+    ws.remove(path, recursive=recursive)
+    kind = "directory" if is_dir else "symlink" if st.is_symlink() else "file"
+    return RemovedOutput(path=path, type=kind, files=files)
+
+
+@tool(
+    "delete_file",
+    title="Delete a file",
+    mutates=True,
+    destructive=True,
+    description="""Delete a file or symlink; with recursive=true, also a directory and
+    everything in it. Old versions stay in file_history and snapshots. Errors: not_found,
+    is_directory (pass recursive=true), denied, stale_read.""",
+)
+def delete_file(ctx: Context, args: DeleteFileInput) -> RemovedOutput:
+    return _remove(ctx, args.path, args.recursive, args.expected_version, want_dir=False)
+
+
+class MkdirInput(ToolInput):
+    path: str = Field(description=PATH_DOC)
+    recursive: bool = Field(True, description="also create missing parent directories")
+
+
+class MkdirOutput(ToolOutput):
+    path: str
+    created: bool = Field(description="false when the directory already existed")
+
+    def text(self) -> str:
+        return f"{'Created' if self.created else 'Already exists:'} {self.path}/"
+
+
+@tool(
+    "mkdir",
+    title="Create a directory",
+    mutates=True,
+    idempotent=True,
+    description="""Create a directory (and, by default, its missing parents). Succeeds
+    without change if it already exists. Errors: exists (a file is there), not_found (a
+    parent is missing and recursive=false), denied.""",
+)
+def mkdir(ctx: Context, args: MkdirInput) -> MkdirOutput:
+    path = ctx.path(args.path, write=True)
+    try:
+        st = ctx.ws.stat(path)
+    except FileNotFoundError:
+        ctx.ws.mkdir(path, parents=args.recursive)
+        return MkdirOutput(path=path, created=True)
+    if not st.is_dir():
+        raise ToolError("exists", f"{path} exists and is not a directory")
+    return MkdirOutput(path=path, created=False)
+
+
+class RmdirInput(ToolInput):
+    path: str = Field(description=PATH_DOC)
+    recursive: bool = Field(False, description="also remove everything inside")
+
+
+@tool(
+    "rmdir",
+    title="Remove a directory",
+    mutates=True,
+    destructive=True,
+    description="""Remove a directory: an empty one, or with recursive=true everything in
+    it. Errors: not_found, not_directory, not_empty (pass recursive=true), denied.""",
+)
+def rmdir(ctx: Context, args: RmdirInput) -> RemovedOutput:
+    return _remove(ctx, args.path, args.recursive, None, want_dir=True)
+
+
+class MoveFileInput(ToolInput):
+    source: str = Field(description="the file or directory to move (" + PATH_DOC + ")")
+    destination: str = Field(description="its new path; missing parent directories are created")
+    overwrite: bool = Field(False, description="replace an existing file at destination")
+
+
+class MovedOutput(ToolOutput):
+    source: str
+    destination: str
+    type: str
+
+    def text(self) -> str:
+        return f"Moved {self.source} to {self.destination}."
+
+
+def _two_paths(ctx: Context, source: str, destination: str, overwrite: bool, move: bool
+               ) -> tuple[str, str, bool]:  # fmt: skip
+    """Checked (source, destination, source is a directory) for a move or a copy."""
+    src = ctx.path(source, write=move)
+    dst = ctx.path(destination, write=True)
+    st = ctx.ws.lstat(src)
+    is_dir = st.is_dir()
+    if is_dir:
+        ctx.check_tree(src, write=move)
+    try:
+        existing = ctx.ws.lstat(dst)
+    except FileNotFoundError:
+        existing = None
+    if existing is not None:
+        if not overwrite:
+            raise ToolError("exists", f"{dst} already exists; pass overwrite=true to replace it")
+        if existing.is_dir():
+            raise ToolError("is_directory", f"{dst} is a directory; it is never replaced")
+    parent = paths.parent_and_name(dst)[0]
+    if not ctx.ws.exists(parent):
+        ctx.ws.mkdir(parent, parents=True)
+    return src, dst, is_dir
+
+
+@tool(
+    "move_file",
+    title="Move or rename",
+    mutates=True,
+    destructive=True,
+    description="""Move or rename a file or directory. Refuses an existing destination
+    unless overwrite=true (a directory is never replaced). The history follows the file.
+    Errors: not_found, exists, is_directory, invalid_argument (a directory into itself),
+    denied.""",
+)
+def move_file(ctx: Context, args: MoveFileInput) -> MovedOutput:
+    src, dst, is_dir = _two_paths(ctx, args.source, args.destination, args.overwrite, True)
+    ctx.ws.rename(src, dst)
+    return MovedOutput(source=src, destination=dst, type="directory" if is_dir else "file")
+
+
+class CopyFileInput(ToolInput):
+    source: str = Field(description="the file or directory to copy (" + PATH_DOC + ")")
+    destination: str = Field(description="the new path; missing parent directories are created")
+    recursive: bool = Field(False, description="copy a directory and everything in it")
+    overwrite: bool = Field(False, description="replace an existing file at destination")
+
+
+class CopiedOutput(MovedOutput):
+    def text(self) -> str:
+        return f"Copied {self.source} to {self.destination}."
+
+
+@tool(
+    "copy_file",
+    title="Copy",
+    mutates=True,
+    description="""Copy a file, or a directory with recursive=true, to a new path. Refuses
+    an existing destination unless overwrite=true. Errors: not_found, exists, is_directory
+    (pass recursive=true), denied.""",
+)
+def copy_file(ctx: Context, args: CopyFileInput) -> CopiedOutput:
+    src, dst, is_dir = _two_paths(ctx, args.source, args.destination, args.overwrite, False)
+    if is_dir and not args.recursive:
+        raise ToolError("is_directory", f"{src} is a directory; pass recursive=true")
+    if not is_dir:
+        ctx.check_size(ctx.ws.stat(src).st_size, dst)
+    ctx.ws.copy(src, dst, recursive=args.recursive)
+    return CopiedOutput(source=src, destination=dst, type="directory" if is_dir else "file")

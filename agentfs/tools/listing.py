@@ -1,0 +1,203 @@
+"""``ls``, ``list_tree`` (alias ``list_files``) and ``stat``: what is where, without reading
+content. Listings are capped (the policy's ``max_results`` lowers the cap) and say so when
+cut; entries the policy denies are left out."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from agentfs import paths
+from agentfs.tools.common import PATH_DOC, EntryType, entry_type, iso, version_of
+from agentfs.tools.context import Context
+from agentfs.tools.errors import ToolError
+from agentfs.tools.spec import ToolInput, ToolOutput, tool
+
+#: Most entries ``ls`` returns unless the policy says fewer.
+LS_LIMIT = 1000
+#: Most entries ``list_tree`` returns unless the policy says fewer.
+TREE_LIMIT = 500
+
+
+class Entry(ToolOutput):
+    name: str
+    type: EntryType
+    size: int
+    modified: str = Field(description="last modification, ISO 8601 UTC")
+
+
+class LsInput(ToolInput):
+    path: str = Field("/", description=PATH_DOC)
+
+
+class LsOutput(ToolOutput):
+    path: str
+    entries: list[Entry]
+    truncated: bool = False
+
+    def text(self) -> str:
+        if not self.entries:
+            return f"{self.path} is empty."
+        width = max(len(f"{e.size:,}") for e in self.entries)
+        rows = [
+            f"{e.type:<9} {e.size:>{width},} {e.modified} {e.name}"
+            + ("/" if e.type == "directory" else "")
+            for e in self.entries
+        ]
+        if self.truncated:
+            rows.append(f"... only the first {len(self.entries):,} entries are shown")
+        return "\n".join(rows)
+
+
+@tool(
+    "ls",
+    title="List a directory",
+    idempotent=True,
+    description="""List the entries of one directory: name, type (file, directory, symlink),
+    size in bytes and modification time. For a whole subtree use list_tree; to find files by
+    name use glob. Errors: not_found, not_directory.""",
+)
+def ls(ctx: Context, args: LsInput) -> LsOutput:
+    path = ctx.path(args.path)
+    cap = ctx.cap(LS_LIMIT)
+    entries: list[Entry] = []
+    truncated = False
+    for name, st in ctx.ws.readdir_plus(path):
+        if not ctx.visible(paths.join(path, name)):
+            continue
+        if len(entries) == cap:
+            truncated = True
+            break
+        entries.append(
+            Entry(name=name, type=entry_type(st), size=st.st_size, modified=iso(st.st_mtime_ns))
+        )
+    return LsOutput(path=path, entries=entries, truncated=truncated)
+
+
+class ListTreeInput(ToolInput):
+    path: str = Field("/", description=PATH_DOC)
+    max_depth: int = Field(4, ge=1, le=64, description="levels below path to show")
+
+
+class TreeEntry(ToolOutput):
+    path: str
+    type: EntryType
+    size: int
+    depth: int = Field(description="1 for the entries of path itself")
+
+
+class ListTreeOutput(ToolOutput):
+    path: str
+    tree: str = Field(description="the tree, indented two spaces a level, directories end in /")
+    entries: list[TreeEntry]
+    truncated: bool = Field(description="entries were left out (max_depth or the cap)")
+
+    def text(self) -> str:
+        return self.tree
+
+
+@tool(
+    "list_tree",
+    title="List a directory tree",
+    idempotent=True,
+    aliases=("list_files",),
+    description="""Show the tree below a directory, `max_depth` levels deep, as indented text
+    (directories end in /), to get the layout of a project. Capped at 500 entries, with a
+    marker when cut: then call it on a subdirectory. Errors: not_found, not_directory.""",
+)
+def list_tree(ctx: Context, args: ListTreeInput) -> ListTreeOutput:
+    top = ctx.path(args.path)
+    if not ctx.ws.stat(top).is_dir():
+        raise ToolError("not_directory", f"{top} is not a directory; call stat or read_file")
+    walk = _TreeWalk(ctx, args.max_depth, ctx.cap(TREE_LIMIT))
+    walk.lines.append(top if top == "/" else top + "/")
+    walk.visit(top, 1)
+    if walk.cut:
+        walk.lines.append(
+            f"... truncated at {len(walk.entries):,} entries; call list_tree on a subdirectory"
+        )
+    elif walk.deeper:
+        walk.lines.append(f"(directories marked ... hold more below depth {args.max_depth})")
+    return ListTreeOutput(
+        path=top,
+        tree="\n".join(walk.lines),
+        entries=walk.entries,
+        truncated=walk.cut or walk.deeper,
+    )
+
+
+class _TreeWalk:
+    """Depth first in name order, so the text reads like ``tree``; stops at the cap."""
+
+    def __init__(self, ctx: Context, max_depth: int, cap: int) -> None:
+        self.ctx = ctx
+        self.max_depth = max_depth
+        self.cap = cap
+        self.entries: list[TreeEntry] = []
+        self.lines: list[str] = []
+        self.deeper = False  # something lies below max_depth
+        self.cut = False  # the cap stopped the walk
+
+    def visit(self, directory: str, depth: int) -> None:
+        ws = self.ctx.ws
+        for name, st in ws.readdir_plus(directory):
+            full = paths.join(directory, name)
+            if not self.ctx.visible(full):
+                continue
+            if len(self.entries) == self.cap:
+                self.cut = True
+                return
+            kind = entry_type(st)
+            self.entries.append(TreeEntry(path=full, type=kind, size=st.st_size, depth=depth))
+            self.lines.append("  " * depth + name + ("/" if kind == "directory" else ""))
+            if kind != "directory":
+                continue
+            if depth < self.max_depth:
+                self.visit(full, depth + 1)
+                if self.cut:
+                    return
+            elif ws.listdir(full):
+                self.deeper = True
+                self.lines[-1] += " ..."
+
+
+class StatInput(ToolInput):
+    path: str = Field(description=PATH_DOC)
+
+
+class StatOutput(ToolOutput):
+    path: str
+    type: EntryType
+    size: int
+    mode: str = Field(description="permission bits in octal, e.g. 0644")
+    modified: str
+    changed: str = Field(description="last change of content or metadata, ISO 8601 UTC")
+    nlink: int
+    ino: int
+    version: int = Field(description="the file's version; pass it as expected_version")
+    target: str | None = Field(None, description="where a symlink points")
+
+
+@tool(
+    "stat",
+    title="File information",
+    idempotent=True,
+    description="""Information about one path without reading it: type, size, permissions,
+    times, and for a file its current version (to pass as expected_version). A symlink is
+    described itself, with its target. Errors: not_found.""",
+)
+def stat(ctx: Context, args: StatInput) -> StatOutput:
+    path = ctx.path(args.path)
+    st = ctx.ws.lstat(path)
+    kind = entry_type(st)
+    return StatOutput(
+        path=path,
+        type=kind,
+        size=st.st_size,
+        mode=f"{st.st_mode & 0o7777:04o}",
+        modified=iso(st.st_mtime_ns),
+        changed=iso(st.st_ctime_ns),
+        nlink=st.st_nlink,
+        ino=st.st_ino,
+        version=version_of(ctx.ws, path, st) if kind == "file" else 0,
+        target=ctx.ws.readlink(path) if kind == "symlink" else None,
+    )

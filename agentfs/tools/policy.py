@@ -1,0 +1,168 @@
+"""What the operator allows: which tools exist, which need a human's approval, which paths each
+may touch, whether a file must be read before it is written, and how big things may get.
+
+A ``Policy`` is data (pydantic), loadable from TOML or JSON::
+
+    read_only = false
+
+    [defaults]
+    require_read_before_write = true
+    deny = ["/secrets/**", "**/.env"]
+
+    [tools.delete_file]
+    needs_approval = true
+
+    [limits]
+    max_write_bytes = 1048576
+
+Per-tool settings override ``defaults`` field by field (a field left out inherits). Path
+globs use the workspace's glob syntax (``**``, ``*``, ``?``, ``[...]``, ``{a,b}``) on
+absolute paths. Deny globs are matched against both the path as written and its real path
+(every symlink resolved), case-folded and NFKC-normalised, so ``..``, a symlink into the
+denied tree, or ``/SECRETS/x`` cannot slip past them; an allow list must match both paths as
+they are, so a symlink out of the allowed tree leads nowhere.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+import unicodedata
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from agentfs.globs import compile_glob
+
+
+class ToolPolicy(BaseModel):
+    """Settings of one tool (or the defaults of all); None inherits from ``defaults``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool | None = Field(None, description="list and allow the tool")
+    needs_approval: bool | None = Field(
+        None, description="ask the host's approve(call) callback before running it"
+    )
+    require_read_before_write: bool | list[str] | None = Field(
+        None,
+        description="an existing file may be written only after this thread read it, unchanged"
+        " since; true for every path, or globs of the paths it applies to",
+    )
+    allow: list[str] | None = Field(None, description="globs of paths the tool may touch")
+    deny: list[str] | None = Field(None, description="globs of paths the tool may never touch")
+
+    @field_validator("allow", "deny", "require_read_before_write")
+    @classmethod
+    def _globs_compile(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            for glob in value:
+                compile_glob(glob)  # a bad pattern fails when the policy loads
+        return value
+
+
+class Limits(BaseModel):
+    """Workspace-wide caps; None means no cap beyond the tools' own defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_write_bytes: int | None = Field(
+        None, ge=0, description="largest file a write may leave behind, in bytes"
+    )
+    max_workspace_bytes: int | None = Field(
+        None, ge=0, description="largest the workspace file may grow to by a tool call"
+    )
+    max_read_bytes: int | None = Field(
+        None, ge=1, description="most bytes of file content one read returns"
+    )
+    max_results: int | None = Field(
+        None, ge=1, description="most entries, matches or hits one listing returns"
+    )
+
+
+class ResolvedToolPolicy(BaseModel):
+    """One tool's settings after the defaults are applied."""
+
+    model_config = ConfigDict(frozen=True)
+
+    enabled: bool
+    needs_approval: bool
+    require_read_before_write: bool | tuple[str, ...]
+    allow: tuple[str, ...]
+    deny: tuple[str, ...]
+
+
+class Policy(BaseModel):
+    """The operator's rules for a ``Toolset`` (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    read_only: bool = Field(
+        False, description="mutating tools are not listed, and are refused if called"
+    )
+    defaults: ToolPolicy = Field(default_factory=ToolPolicy)
+    tools: dict[str, ToolPolicy] = Field(default_factory=dict)
+    limits: Limits = Field(default_factory=Limits)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Policy:
+        """A policy from a ``.toml`` or ``.json`` file; a bad file is a ``ValueError`` that
+        names it and the problem."""
+        path = Path(path)
+        text = path.read_text(encoding="utf-8")
+        try:
+            data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+        except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path}: not valid {path.suffix[1:] or 'JSON'}: {exc}") from None
+        try:
+            return cls.model_validate(data)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
+
+    def for_tool(self, name: str) -> ResolvedToolPolicy:
+        own = self.tools.get(name, ToolPolicy())
+        base = self.defaults
+
+        def pick(field: str, default: Any) -> Any:
+            value = getattr(own, field)
+            if value is None:
+                value = getattr(base, field)
+            return default if value is None else value
+
+        rbw = pick("require_read_before_write", False)
+        return ResolvedToolPolicy(
+            enabled=pick("enabled", True),
+            needs_approval=pick("needs_approval", False),
+            require_read_before_write=tuple(rbw) if isinstance(rbw, list) else rbw,
+            allow=tuple(pick("allow", [])),
+            deny=tuple(pick("deny", [])),
+        )
+
+
+def denied_by(globs: tuple[str, ...], *candidates: str) -> str | None:
+    """The first deny glob that matches any candidate path, compared case-folded and
+    NFKC-normalised (a deny list errs on the side of refusing)."""
+    folded = [_fold(path) for path in candidates]
+    for glob in globs:
+        regex = _folded_glob(glob)
+        if any(regex.fullmatch(path) for path in folded):
+            return glob
+    return None
+
+
+def allowed_by(globs: tuple[str, ...], *candidates: str) -> bool:
+    """True when every candidate path matches some allow glob (an empty list allows all)."""
+    if not globs:
+        return True
+    return all(any(compile_glob(g).fullmatch(path) for g in globs) for path in candidates)
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+@lru_cache(maxsize=256)
+def _folded_glob(glob: str) -> Any:
+    return compile_glob(_fold(glob))

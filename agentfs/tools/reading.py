@@ -1,0 +1,247 @@
+"""``read_file`` and ``read_multiple_files``: a file as a model should see it.
+
+Numbered like ``cat -n`` (the number right-aligned in six columns, a tab, the line), so a
+model can cite lines and aim ``edit_file``; cut at ``limit`` lines or ``max_bytes`` with a
+marker saying exactly which call reads on; over-long lines cut; a binary file described, not
+dumped. Reading is a tracked read for the toolset's thread (read-before-write relies on it).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from agentfs.tools.common import PATH_DOC, version_of
+from agentfs.tools.context import Context
+from agentfs.tools.errors import ToolError, from_exception
+from agentfs.tools.spec import ToolInput, ToolOutput, tool
+
+#: Longest line shown whole; longer ones are cut with a marker.
+MAX_LINE_CHARS = 2000
+#: Bytes looked at to tell text from binary (as git and grep do).
+SNIFF_BYTES = 8192
+
+#: Leading bytes of common binary formats, for a type guess (first match wins).
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"%PDF-", "application/pdf"),
+    (b"PK\x03\x04", "application/zip"),
+    (b"\x1f\x8b", "application/gzip"),
+    (b"BZh", "application/x-bzip2"),
+    (b"\xfd7zXZ\x00", "application/x-xz"),
+    (b"\x28\xb5\x2f\xfd", "application/zstd"),
+    (b"\x7fELF", "application/x-executable"),
+    (b"SQLite format 3\x00", "application/vnd.sqlite3"),
+    (b"\x00asm", "application/wasm"),
+    (b"OggS", "audio/ogg"),
+    (b"ID3", "audio/mpeg"),
+    (b"fLaC", "audio/flac"),
+    (b"\xca\xfe\xba\xbe", "application/java-vm"),
+)
+
+
+def sniff_type(head: bytes) -> str:
+    """A MIME type guess for binary content from its first bytes."""
+    for magic, mime in _MAGIC:
+        if head.startswith(magic):
+            return mime
+    if head[:4] == b"RIFF" and head[8:12] in (b"WEBP", b"WAVE"):
+        return "image/webp" if head[8:12] == b"WEBP" else "audio/wav"
+    if len(head) > 262 and head[257:262] == b"ustar":
+        return "application/x-tar"
+    return "application/octet-stream"
+
+
+class ReadFileInput(ToolInput):
+    path: str = Field(description=PATH_DOC)
+    offset: int = Field(1, ge=1, description="first line to show, counting from 1")
+    limit: int = Field(2000, ge=1, description="most lines to show")
+    max_bytes: int = Field(200_000, ge=1, description="most bytes of text to show")
+    version: int | None = Field(
+        None, ge=1, description="read this old version (file_history lists them) instead"
+    )
+
+
+class ReadFileOutput(ToolOutput):
+    path: str
+    content: str = Field(description="the lines, numbered like cat -n; empty for binary")
+    size: int = Field(description="bytes in the file")
+    total_lines: int
+    line_range: tuple[int, int] | None = Field(
+        description="first and last line shown (null when none is)"
+    )
+    truncated: bool = Field(description="more of the file exists than is shown")
+    next_offset: int | None = Field(None, description="offset that reads on, when truncated")
+    version: int = Field(description="the file's version; pass it as expected_version")
+    binary: bool = False
+    mime: str | None = Field(None, description="type guess for a binary file")
+
+    def text(self) -> str:
+        if self.binary:
+            return (
+                f"{self.path} is a binary file ({self.size:,} bytes, {self.mime}); its content"
+                " is not shown."
+            )
+        if self.total_lines == 0:
+            return f"{self.path} is empty (0 lines)."
+        body = self.content
+        if self.truncated and self.line_range is not None:
+            first, last = self.line_range
+            body += (
+                f"\n... truncated: lines {first}-{last} of {self.total_lines:,} shown;"
+                f" call read_file with offset={self.next_offset}"
+            )
+        return body
+
+
+def _number(lines: list[str], first: int, limit: int, max_bytes: int) -> tuple[str, int]:
+    """``cat -n`` text of ``lines[first-1:]``, at most ``limit`` lines and about
+    ``max_bytes`` bytes (at least one line, so a read always moves on); the text and the
+    number of lines in it."""
+    out: list[str] = []
+    used = 0
+    for number in range(first, min(len(lines), first - 1 + limit) + 1):
+        line = lines[number - 1]
+        if len(line) > MAX_LINE_CHARS:
+            line = line[:MAX_LINE_CHARS] + f"... [line cut: {len(line):,} chars]"
+        row = f"{number:>6}\t{line}"
+        cost = len(row.encode("utf-8")) + 1
+        if out and used + cost > max_bytes:
+            break
+        out.append(row)
+        used += cost
+    return "\n".join(out), len(out)
+
+
+def read_one(ctx: Context, args: ReadFileInput) -> ReadFileOutput:
+    """``read_file`` itself, shared with ``read_multiple_files``."""
+    ws = ctx.ws
+    path = ctx.path(args.path)
+    st = ws.stat(path)
+    if st.is_dir():
+        raise ToolError("is_directory", f"{path} is a directory; call ls or list_tree on it")
+    if args.version is not None:
+        data = ws.read_version(path, args.version)
+        version = args.version
+    else:
+        data = ws.read(path)  # the tracked read
+        version = version_of(ws, path, st)
+    max_bytes = args.max_bytes
+    if ctx.limits.max_read_bytes is not None:
+        max_bytes = min(max_bytes, ctx.limits.max_read_bytes)
+    text = _decode(data)
+    if text is None:
+        return ReadFileOutput(
+            path=path,
+            content="",
+            size=len(data),
+            total_lines=0,
+            line_range=None,
+            truncated=False,
+            version=version,
+            binary=True,
+            mime=sniff_type(data[:SNIFF_BYTES]),
+        )
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # a final newline ends the last line; it does not start another
+    total = len(lines)
+    if total == 0:
+        return ReadFileOutput(
+            path=path, content="", size=len(data), total_lines=0, line_range=None,
+            truncated=False, version=version,
+        )  # fmt: skip
+    if args.offset > total:
+        raise ToolError(
+            "invalid_argument",
+            f"offset {args.offset} is past the end of {path}: it has {total:,} lines",
+        )
+    content, shown = _number(lines, args.offset, args.limit, max_bytes)
+    last = args.offset + shown - 1
+    truncated = last < total
+    return ReadFileOutput(
+        path=path,
+        content=content,
+        size=len(data),
+        total_lines=total,
+        line_range=(args.offset, last),
+        truncated=truncated,
+        next_offset=last + 1 if truncated else None,
+        version=version,
+    )
+
+
+def _decode(data: bytes) -> str | None:
+    """The text of ``data``, or None for binary content (a NUL byte, or not UTF-8)."""
+    if b"\0" in data[:SNIFF_BYTES]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+@tool(
+    "read_file",
+    title="Read a file",
+    tracks_reads=True,
+    idempotent=True,
+    description="""Read a text file from the workspace, with line numbers (cat -n style:
+    number, tab, line). Reads up to `limit` lines from line `offset` (1-based); when the file
+    is longer, the result ends with a marker giving the offset to continue from. Use `version`
+    to read an older version (see file_history). Binary files are described, not shown. The
+    result's `version` is what to pass as `expected_version` to a later write. Reading a file
+    is required before overwriting or editing it when the policy says so. Errors: not_found,
+    is_directory, invalid_argument (offset past the end), denied.""",
+)
+def read_file(ctx: Context, args: ReadFileInput) -> ReadFileOutput:
+    return read_one(ctx, args)
+
+
+class ReadMultipleFilesInput(ToolInput):
+    paths: list[str] = Field(min_length=1, max_length=100, description="the files to read")
+
+
+class FileError(ToolOutput):
+    path: str
+    error: dict[str, str]
+
+
+class ReadMultipleFilesOutput(ToolOutput):
+    files: list[ReadFileOutput | FileError]
+
+    def text(self) -> str:
+        parts = []
+        for item in self.files:
+            if isinstance(item, FileError):
+                body = f"Error [{item.error['code']}]: {item.error['message']}"
+            else:
+                body = item.text()
+            parts.append(f"==> {item.path} <==\n{body}")
+        return "\n\n".join(parts)
+
+
+@tool(
+    "read_multiple_files",
+    title="Read several files",
+    tracks_reads=True,
+    idempotent=True,
+    description="""Read several text files at once, each as read_file would (line numbers,
+    first 2000 lines). A file that fails (missing, a directory, denied) is reported in its
+    place and does not stop the others. Prefer this over many read_file calls.""",
+)
+def read_multiple_files(ctx: Context, args: ReadMultipleFilesInput) -> ReadMultipleFilesOutput:
+    files: list[ReadFileOutput | FileError] = []
+    budget = ctx.limits.max_read_bytes
+    for raw in args.paths:
+        try:
+            one = ReadFileInput(path=raw)
+            if budget is not None:
+                one.max_bytes = max(1, budget // len(args.paths))
+            files.append(read_one(ctx, one))
+        except Exception as exc:  # one failure must not stop the others
+            error = from_exception(exc)
+            files.append(FileError(path=raw, error={"code": error.code, "message": error.message}))
+    return ReadMultipleFilesOutput(files=files)

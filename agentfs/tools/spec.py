@@ -1,0 +1,110 @@
+"""What a tool is: a name, a description written for the model, an input and an output model,
+the function that runs it, and the facts a client needs (does it change the workspace, can it
+destroy something, is it safe to repeat).
+
+Tool modules declare their tools with ``@tool(...)`` on a function ``run(ctx, args) -> out``
+whose annotations name the input and output models; importing ``agentfs.tools.catalog``
+imports them all. The dispatcher (``Toolset``) owns everything around ``run``: validation,
+policy, approval, the transaction, the audit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar, get_type_hints
+
+from pydantic import BaseModel, ConfigDict
+
+from agentfs.tools.context import Context
+
+
+class ToolInput(BaseModel):
+    """Base of every tool's arguments: unknown arguments are refused, so a misspelt
+    parameter is an ``invalid_argument`` that names it instead of being silently ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolOutput(BaseModel):
+    """Base of every tool's result. ``text()`` is what a model reads; the structured fields
+    are what a program reads (MCP ``structuredContent``, ``Toolset.call``)."""
+
+    def text(self) -> str:
+        return self.model_dump_json(indent=1, exclude_none=True)
+
+
+Run = Callable[[Context, Any], ToolOutput]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool (see the module docstring).
+
+    Attributes:
+        mutates: changes the workspace: hidden from a read-only toolset, run in one write
+            transaction with its audit row.
+        tracks_reads: records tracked reads (a write), so it also runs in one transaction.
+        destructive: may delete or overwrite data (MCP ``destructiveHint``).
+        idempotent: repeating the call with the same arguments changes nothing more.
+        paths: the input fields that name workspace paths (checked by the policy before
+            ``run``; ``run`` checks any other path it comes across itself).
+    """
+
+    name: str
+    title: str
+    description: str
+    input: type[ToolInput]
+    output: type[ToolOutput]
+    run: Run
+    mutates: bool
+    tracks_reads: bool
+    destructive: bool
+    idempotent: bool
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def writes_in_transaction(self) -> bool:
+        return self.mutates or self.tracks_reads
+
+
+#: Every tool, by name, in declaration order (the order clients list them in).
+REGISTRY: dict[str, Tool] = {}
+
+F = TypeVar("F", bound=Callable[..., ToolOutput])
+
+
+def tool(
+    name: str,
+    *,
+    title: str,
+    description: str,
+    mutates: bool = False,
+    tracks_reads: bool = False,
+    destructive: bool = False,
+    idempotent: bool = False,
+    aliases: tuple[str, ...] = (),
+) -> Callable[[F], F]:
+    """Register ``run`` as the tool ``name``; its annotations give the models."""
+
+    def register(run: F) -> F:
+        hints = get_type_hints(run)
+        spec = Tool(
+            name=name,
+            title=title,
+            description=" ".join(description.split()),
+            input=hints["args"],
+            output=hints["return"],
+            run=run,
+            mutates=mutates,
+            tracks_reads=tracks_reads,
+            destructive=destructive,
+            idempotent=idempotent,
+            aliases=aliases,
+        )
+        if name in REGISTRY or any(a in REGISTRY for a in aliases):
+            raise ValueError(f"tool {name!r} is declared twice")
+        REGISTRY[name] = spec
+        return run
+
+    return register

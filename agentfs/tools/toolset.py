@@ -1,0 +1,294 @@
+"""``Toolset``: the tools of one workspace, for one agent thread, under one policy.
+
+    toolset = Toolset(ws, thread="t1", actor="coder", policy=Policy.load("policy.toml"))
+    toolset.call("read_file", {"path": "src/app.py"})      # a JSON-ready dict
+    toolset.openai_tools()                                 # function-calling schemas
+
+``call`` never raises for anything the agent did: a failure is ``{"error": {"code",
+"message"}}``. Around each tool's ``run`` it validates the arguments, applies the policy
+(enabled, read-only, approval, read-before-write, paths, limits), runs a changing tool in one
+transaction with its audit row and the links to the versions it wrote (all or nothing), and
+records every call, failed and denied ones too, in ``tool_calls``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from agentfs.tools import catalog
+from agentfs.tools.audit import AuditLog
+from agentfs.tools.context import Context
+from agentfs.tools.errors import ToolError, from_exception
+from agentfs.tools.export import anthropic_tool, openai_tool
+from agentfs.tools.policy import Policy, ResolvedToolPolicy
+from agentfs.tools.spec import Tool, ToolOutput
+
+if TYPE_CHECKING:
+    from agentfs.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class ToolCallRequest:
+    """What a host's ``approve`` callback is asked about."""
+
+    tool: str
+    arguments: dict[str, Any]
+    thread: str
+    actor: str | None
+
+
+Approve = Callable[[ToolCallRequest], bool]
+
+
+@dataclass
+class ToolResult:
+    """One call's outcome: ``data`` (the JSON result, or ``{"error": ...}``) and ``text``
+    (what a model should read), with the audit row's id."""
+
+    tool: str
+    data: dict[str, Any]
+    text: str
+    output: ToolOutput | None = None
+    error: ToolError | None = None
+    call_id: int | None = None
+    versions: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def is_error(self) -> bool:
+        return self.error is not None
+
+
+class Toolset:
+    """See the module docstring.
+
+    Args:
+        ws: the workspace (or a ``LayeredWorkspace``).
+        thread: the conversation thread: reads are tracked and versions, snapshots and active
+            skills are recorded under it.
+        actor: who is acting (recorded with versions and snapshots).
+        policy: the operator's rules (default: everything enabled, no approval, no limits).
+        approve: asked before a tool whose policy says ``needs_approval``; without it such
+            tools are denied.
+        tools: names of the tools to offer (default: all the policy enables).
+    """
+
+    def __init__(
+        self,
+        ws: Workspace,
+        *,
+        thread: str = "main",
+        actor: str | None = None,
+        policy: Policy | None = None,
+        approve: Approve | None = None,
+        tools: Sequence[str] | None = None,
+    ) -> None:
+        self.ws = ws
+        self.thread = thread
+        self.actor = actor
+        self.policy = policy if policy is not None else Policy()
+        self.approve = approve
+        self.audit = AuditLog(ws)
+        self._resolved: dict[str, ResolvedToolPolicy] = {}  # the policy is read once per tool
+        if tools is not None:
+            unknown = [name for name in tools if catalog.find(name) is None]
+            if unknown:
+                raise ValueError(f"unknown tools: {', '.join(unknown)}")
+        self._only = None if tools is None else {catalog.find(n).name for n in tools}  # type: ignore[union-attr]
+
+    # --- what is offered ---------------------------------------------------------------------
+
+    def tools(self) -> list[Tool]:
+        """The tools this toolset offers, in catalog order."""
+        return [t for t in catalog.all_tools() if self._offered(t)]
+
+    def _offered(self, spec: Tool) -> bool:
+        if self._only is not None and spec.name not in self._only:
+            return False
+        if spec.mutates and self.read_only:
+            return False
+        return self._policy(spec.name).enabled
+
+    @property
+    def read_only(self) -> bool:
+        return self.policy.read_only or self.ws.readonly
+
+    def openai_tools(self) -> list[dict[str, Any]]:
+        """Chat Completions ``tools=[...]`` entries (``{"type": "function", ...}``)."""
+        return [openai_tool(t) for t in self.tools()]
+
+    def anthropic_tools(self) -> list[dict[str, Any]]:
+        """Anthropic Messages ``tools=[...]`` entries (``name``, ``description``,
+        ``input_schema``)."""
+        return [anthropic_tool(t) for t in self.tools()]
+
+    # --- calling -------------------------------------------------------------------------------
+
+    def call(self, name: str, arguments: dict[str, Any] | str | None = None) -> dict[str, Any]:
+        """Run a tool; its JSON result, or ``{"error": {"code", "message"}}``."""
+        return self.invoke(name, arguments).data
+
+    def invoke(
+        self,
+        name: str,
+        arguments: dict[str, Any] | str | None = None,
+        *,
+        approve: Approve | None = None,
+    ) -> ToolResult:
+        """``call`` with everything: the output model, the model-facing text, the audit id and
+        the versions written. ``approve`` replaces the toolset's callback for this call (the
+        MCP server asks its user before calling)."""
+        started = time.time()
+        spec = catalog.find(name)
+        raw = _arguments(arguments)
+        if spec is None:
+            error = ToolError(
+                "unknown_tool",
+                f"there is no tool {name!r}; the tools are: "
+                + ", ".join(t.name for t in self.tools()),
+            )
+            return self._failed(name, raw, error, started)
+        try:
+            args = self._admit(spec, raw, approve)
+        except ToolError as error:
+            return self._failed(spec.name, raw, error, started)
+        policy = self._policy(spec.name)
+        ctx = Context(self.ws, spec.name, policy, self.policy.limits, self)
+        versions: list[tuple[str, int]] = []
+        call_id = None
+        try:
+            with self._acting(policy.require_read_before_write):
+                if spec.writes_in_transaction and not self.ws.readonly:
+                    with self.ws.transaction(), self.ws.recording_versions() as journal:
+                        output = spec.run(ctx, args)
+                        self._check_workspace_size()
+                        versions = list(dict.fromkeys(journal))
+                        data = output.model_dump(mode="json", exclude_none=True)
+                        call_id = self.audit.record(spec.name, raw, data, None, started, versions)
+                else:
+                    output = spec.run(ctx, args)
+                    data = output.model_dump(mode="json", exclude_none=True)
+                    self.audit.record(spec.name, raw, data, None, started)
+        except Exception as exc:  # every failure becomes a result
+            return self._failed(spec.name, raw, from_exception(exc), started)
+        return ToolResult(spec.name, data, output.text(), output, None, call_id, versions)
+
+    def flush(self) -> None:
+        """Write the audit rows of read-only calls that are still waiting (see
+        ``agentfs.tools.audit``); ``close`` and leaving a ``with`` block do it too."""
+        self.audit.flush()
+
+    close = flush
+
+    def __enter__(self) -> Toolset:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.flush()
+
+    def _policy(self, name: str) -> ResolvedToolPolicy:
+        resolved = self._resolved.get(name)
+        if resolved is None:
+            resolved = self._resolved[name] = self.policy.for_tool(name)
+        return resolved
+
+    def _admit(self, spec: Tool, raw: dict[str, Any], approve: Approve | None) -> Any:
+        """The validated arguments, once the policy lets the call run."""
+        if self._only is not None and spec.name not in self._only:
+            raise ToolError("denied", f"{spec.name} is not one of this toolset's tools")
+        policy = self._policy(spec.name)
+        if not policy.enabled:
+            raise ToolError("denied", f"{spec.name} is disabled by the policy; do not call it")
+        if spec.mutates and self.read_only:
+            raise ToolError(
+                "read_only", f"the workspace is read-only here: {spec.name} cannot change it"
+            )
+        try:
+            args = spec.input.model_validate(raw)
+        except ValidationError as exc:
+            raise ToolError("invalid_argument", _validation_message(spec.name, exc)) from None
+        if policy.needs_approval:
+            decide = approve if approve is not None else self.approve
+            request = ToolCallRequest(spec.name, raw, self.thread, self.actor)
+            try:
+                granted = decide is not None and bool(decide(request))
+            except Exception as exc:  # a failing approver is a refusal
+                raise ToolError("approval_denied", f"{spec.name}: approval failed: {exc}") from None
+            if not granted:
+                raise ToolError(
+                    "approval_denied",
+                    f"the user did not approve this {spec.name} call; nothing was changed."
+                    " Ask the user, or try something else",
+                )
+        return args
+
+    @contextmanager
+    def _acting(self, read_before_write: bool | tuple[str, ...]) -> Iterator[None]:
+        """The workspace handle acts as this toolset's thread and actor for one call, under
+        its read-before-write rule; the handle's own settings come back afterwards."""
+        ws = self.ws
+        saved = (ws.thread, ws.actor, ws.read_before_write)
+        ws.thread, ws.actor = self.thread, self.actor
+        ws.read_before_write = read_before_write
+        try:
+            yield
+        finally:
+            ws.thread, ws.actor, ws.read_before_write = saved
+
+    def _check_workspace_size(self) -> None:
+        most = self.policy.limits.max_workspace_bytes
+        if most is None:
+            return
+        size = self.ws.database_bytes()
+        if size > most:
+            raise ToolError(
+                "too_large",
+                f"this change would grow the workspace to {size:,} bytes, over its"
+                f" {most:,}-byte limit; nothing was changed. Delete something first",
+            )
+
+    def _failed(
+        self, name: str, raw: dict[str, Any], error: ToolError, started: float
+    ) -> ToolResult:
+        # the agent must get its error even when the log cannot be written (a busy database)
+        with contextlib.suppress(Exception):
+            self.audit.record(name, raw, None, error, started)
+        data = {"error": error.as_dict()}
+        return ToolResult(name, data, f"Error [{error.code}]: {error.message}", None, error)
+
+
+def _arguments(arguments: dict[str, Any] | str | None) -> dict[str, Any]:
+    """Arguments as a dict; a JSON string (as function-calling APIs deliver them) is decoded.
+    Anything else becomes a dict that validation will refuse with a clear message."""
+    if arguments is None:
+        return {}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError as exc:
+            return {"__invalid__": f"arguments are not valid JSON: {exc}"}
+    if not isinstance(arguments, dict):
+        return {"__invalid__": f"arguments must be a JSON object, not {type(arguments).__name__}"}
+    return arguments
+
+
+def _validation_message(tool: str, exc: ValidationError) -> str:
+    """One line per problem, naming the argument, as a model can fix it."""
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        if err["type"] == "extra_forbidden":
+            if where == "__invalid__":
+                problems.append(str(err["input"]))
+                continue
+            problems.append(f"{where}: unknown argument")
+        else:
+            problems.append(f"{where}: {err['msg']}")
+    return f"invalid arguments for {tool}: " + "; ".join(problems)
