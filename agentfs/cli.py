@@ -751,6 +751,8 @@ def _call_lines(calls: list[dict[str, Any]]) -> Iterator[str]:
             f"{_when(call['started_at'])}  #{call['id']:<5} {call['name']:<16} "
             f"{call['duration_ms']:>7} ms  {outcome:<6} {params}"
         )
+        for write in call["writes"]:
+            yield f"{'':<28}wrote {write['path']} v{write['version']}"
 
 
 def _stats_lines(rows: list[dict[str, Any]]) -> Iterator[str]:
@@ -765,26 +767,56 @@ def _stats_lines(rows: list[dict[str, Any]]) -> Iterator[str]:
 @cli.command()
 @workspace_argument
 @click.option("--tool", metavar="NAME", help="Only calls of this tool.")
+@click.option("--path", metavar="PATH", help="Only calls that wrote a version of this file.")
+@click.option(
+    "--version",
+    "version",
+    metavar="N",
+    type=click.IntRange(min=1),
+    help="With --path: the call that wrote version N.",
+)
 @click.option("--limit", metavar="N", type=click.IntRange(min=0), help="At most this many calls.")
 @click.option("--stats", "show_stats", is_flag=True, help="Per-tool totals instead of calls.")
 @json_option
 def timeline(
-    ws: agentfs.Workspace, tool: str | None, limit: int | None, show_stats: bool, as_json: bool
+    ws: agentfs.Workspace,
+    tool: str | None,
+    path: str | None,
+    version: int | None,
+    limit: int | None,
+    show_stats: bool,
+    as_json: bool,
 ) -> None:
-    """Show the tool-call log, newest first, or per-tool totals with --stats.
+    """Show the tool-call log, newest first, with the file versions each call wrote; or
+    per-tool totals with --stats.
 
     \b
     Example:
       agentfs timeline ws.db --limit 20
       agentfs timeline ws.db --tool read_file --json
+      agentfs timeline ws.db --path /src/app.py --version 7
       agentfs timeline ws.db --stats
     """
     if show_stats:
         rows = [s.as_dict() for s in ws.tool_calls.stats() if tool in (None, s.name)]
         render(rows, as_json, _stats_lines)
+        return
+    if version is not None and path is None:
+        raise CLIError("--version needs --path")
+    key = ws.history_path(path) if path is not None else None
+    if key is not None and version is not None:
+        found = ws.tool_calls.writer(key, version)
+        if found is None:
+            raise CLIError(f"no tool call wrote version {version} of {key}")
+        calls = [found]
     else:
-        calls = [call.as_dict() for call in ws.tool_calls.list(name=tool, limit=limit)]
-        render(calls, as_json, _call_lines)
+        calls = ws.tool_calls.list(name=tool, limit=limit, path=key)
+    writes = ws.tool_calls.writes_of(call.id for call in calls)
+    rows = [
+        {**call.as_dict(), "writes": [{"path": p, "version": n} for p, n in writes[call.id]]}
+        for call in calls
+    ]
+    render(rows, as_json, _call_lines)
 
 
 # The history and search commands register themselves on ``cli`` (own modules, for size).

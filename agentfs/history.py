@@ -145,6 +145,12 @@ class HistoryMixin(FileSystem):
         with self._read():
             return self.versions.history(self._history_key(path))
 
+    def history_path(self, path: str) -> str:
+        """The path ``path``'s history is kept under: its directories' symlinks resolved
+        (what version numbers, read records and the tool-call links are keyed by)."""
+        with self._read():
+            return self._history_key(path)
+
     def _history_key(self, path: str) -> str:
         """The path history is kept under: symlink-free when its directory still exists."""
         path = paths.normalize(path)

@@ -139,12 +139,7 @@ class ToolCallLog:
 
     def writes(self, call_id: int) -> builtins.list[tuple[str, int]]:
         """The ``(path, version)`` pairs call ``call_id`` wrote, by path."""
-        return [
-            (path, n)
-            for path, n in self.conn.execute(
-                "SELECT path, n FROM ws_tool_write WHERE call_id = ? ORDER BY path, n", (call_id,)
-            )
-        ]
+        return self.writes_of([call_id])[call_id]
 
     def writer(self, path: str, n: int) -> ToolCall | None:
         """The tool call that wrote version ``n`` of ``path`` (None: not a tool's write)."""
@@ -156,15 +151,38 @@ class ToolCallLog:
         return None if row is None else ToolCall.from_row(row)
 
     def list(
-        self, *, name: str | None = None, since: int | None = None, limit: int | None = None
+        self,
+        *,
+        name: str | None = None,
+        since: int | None = None,
+        limit: int | None = None,
+        path: str | None = None,
     ) -> list[ToolCall]:
-        """Calls, newest first; filtered by tool name and/or start time (epoch seconds)."""
+        """Calls, newest first; filtered by tool name, start time (epoch seconds) and the
+        path they wrote a version of."""
         rows = self.conn.execute(
-            f"SELECT {_COLUMNS} FROM tool_calls WHERE (?1 IS NULL OR name = ?1)"
-            " AND (?2 IS NULL OR started_at > ?2) ORDER BY started_at DESC, id DESC LIMIT ?3",
-            (name, since, -1 if limit is None else limit),
+            f"SELECT {_PREFIXED} FROM tool_calls t WHERE (?1 IS NULL OR t.name = ?1)"
+            " AND (?2 IS NULL OR t.started_at > ?2) AND (?4 IS NULL OR t.id IN"
+            " (SELECT call_id FROM ws_tool_write WHERE path = ?4))"
+            " ORDER BY t.started_at DESC, t.id DESC LIMIT ?3",
+            (name, since, -1 if limit is None else limit, path),
         )
         return [ToolCall.from_row(row) for row in rows]
+
+    def writes_of(self, call_ids: Iterable[int]) -> dict[int, builtins.list[tuple[str, int]]]:
+        """The ``(path, version)`` pairs each of ``call_ids`` wrote (one query)."""
+        wanted = set(call_ids)
+        out: dict[int, builtins.list[tuple[str, int]]] = {i: [] for i in wanted}
+        if not wanted:
+            return out
+        for call_id, path, n in self.conn.execute(
+            "SELECT call_id, path, n FROM ws_tool_write WHERE call_id BETWEEN ? AND ?"
+            " ORDER BY call_id, path, n",
+            (min(wanted), max(wanted)),
+        ):
+            if call_id in wanted:
+                out[call_id].append((path, n))
+        return out
 
     def stats(self) -> builtins.list[ToolStats]:
         rows = self.conn.execute(
