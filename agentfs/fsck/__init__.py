@@ -92,6 +92,12 @@ from agentfs.fsck.sqlite import (
     repair_fs_config_schema_version,
     repair_sqlite_integrity,
 )
+from agentfs.fsck.tools import (
+    check_ws_skill_active_values,
+    check_ws_tool_write_call,
+    repair_ws_skill_active_values,
+    repair_ws_tool_write_call,
+)
 from agentfs.fsck.tree import (
     FILE_TYPES,
     NSEC,
@@ -170,7 +176,9 @@ __all__ = [
     "check_ws_entry_overlap",
     "check_ws_orphan_unlinked",
     "check_ws_read_values",
+    "check_ws_skill_active_values",
     "check_ws_snapshot_meta",
+    "check_ws_tool_write_call",
     "check_ws_version_inode",
     "repair",
     "repair_connection",
@@ -196,6 +204,8 @@ __all__ = [
     "repair_ws_entry_frozen",
     "repair_ws_orphan_unlinked",
     "repair_ws_read_values",
+    "repair_ws_skill_active_values",
+    "repair_ws_tool_write_call",
     "repair_ws_version_inode",
 ]
 
@@ -246,6 +256,8 @@ CHECKS: tuple[CheckFn, ...] = (
     check_tool_calls_json,
     check_tool_calls_outcome,
     check_tool_calls_times,
+    check_ws_tool_write_call,
+    check_ws_skill_active_values,
 )
 
 #: The repair of each check that has one; it runs only when its check found repairable problems.
@@ -280,6 +292,8 @@ REPAIRS: dict[CheckFn, RepairFn] = {
     check_ws_chunk_fts: repair_ws_chunk_fts,
     check_ws_embed_queue_chunk: repair_ws_embed_queue_chunk,
     check_ws_vector_chunk: repair_ws_vector_chunk,
+    check_ws_tool_write_call: repair_ws_tool_write_call,
+    check_ws_skill_active_values: repair_ws_skill_active_values,
 }
 
 

@@ -432,8 +432,34 @@ def calls_ws(ws_file: Path) -> Path:
 def test_timeline_json_is_the_library_list_newest_first(calls_ws: Path) -> None:
     data = json.loads(ok("timeline", calls_ws, "--json").stdout)
     with agentfs.open(calls_ws) as ws:
-        assert data == [call.as_dict() for call in ws.tool_calls.list()]
+        # each call also lists the file versions it wrote (none: these were logged by hand)
+        assert data == [{**call.as_dict(), "writes": []} for call in ws.tool_calls.list()]
     assert [c["name"] for c in data] == ["read_file", "grep", "read_file"]
+
+
+def test_timeline_shows_the_versions_a_tool_call_wrote(ws_path: Path) -> None:
+    from agentfs.tools.toolset import Toolset
+
+    with agentfs.open(ws_path) as ws:
+        tools = Toolset(ws, thread="t1")
+        tools.call("write_file", {"path": "/app.py", "content": "v1\n"})
+        tools.call("write_file", {"path": "/app.py", "content": "v2\n", "overwrite": True})
+        tools.call("ls", {})
+        tools.flush()
+    data = json.loads(ok("timeline", ws_path, "--json").stdout)
+    assert [(c["name"], c["writes"]) for c in data] == [
+        ("ls", []),
+        ("write_file", [{"path": "/app.py", "version": 2}]),
+        ("write_file", [{"path": "/app.py", "version": 1}]),
+    ]
+    one = json.loads(ok("timeline", ws_path, "--path", "app.py", "--version", 2, "--json").stdout)
+    assert [(c["name"], c["parameters"]["content"]) for c in one] == [("write_file", "v2\n")]
+    text = ok("timeline", ws_path).stdout
+    assert "wrote /app.py v2" in text
+    assert_user_error(run("timeline", ws_path, "--version", 2), "--version needs --path")
+    assert_user_error(
+        run("timeline", ws_path, "--path", "/app.py", "--version", 9), "no tool call wrote"
+    )
 
 
 def test_timeline_filters_by_tool_and_limits(calls_ws: Path) -> None:

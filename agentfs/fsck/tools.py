@@ -1,0 +1,43 @@
+"""fsck of the agent tools' tables: the links from tool calls to the versions they wrote, and
+each thread's active skills. The rules are written next to each table in
+``schema/migrations/0005-tools.sql``."""
+
+from __future__ import annotations
+
+import apsw
+
+from agentfs.fsck.report import _check, _Finding, _rows
+
+_DANGLING_LINK = "call_id NOT IN (SELECT id FROM tool_calls) OR n < 1"
+_BAD_SKILL = "skill_id = '' OR instr(skill_id, '/') > 0 OR at_ns <= 0"
+
+
+@_check
+def check_ws_tool_write_call(conn: apsw.Connection) -> _Finding:
+    """Every link from a tool call to a version names a logged call and a version >= 1."""
+    for call_id, path, n in conn.execute(
+        f"SELECT call_id, path, n FROM ws_tool_write WHERE {_DANGLING_LINK}"
+    ):
+        yield f"ws_tool_write links call {call_id} (not logged) to {path} v{n}", True
+
+
+def repair_ws_tool_write_call(conn: apsw.Connection) -> list[str]:
+    """The calls are insert-only, so a link to a missing one can only be dropped."""
+    rows = _rows(
+        conn, f"DELETE FROM ws_tool_write WHERE {_DANGLING_LINK} RETURNING call_id, path, n"
+    )
+    return [f"dropped the link of missing call {c} to {p} v{n}" for c, p, n in rows]
+
+
+@_check
+def check_ws_skill_active_values(conn: apsw.Connection) -> _Finding:
+    """Active skills name a skill directory (no '/') and carry an activation time."""
+    for thread, skill in conn.execute(
+        f"SELECT thread, skill_id FROM ws_skill_active WHERE {_BAD_SKILL}"
+    ):
+        yield f"active skill {skill!r} of thread {thread!r} is malformed", True
+
+
+def repair_ws_skill_active_values(conn: apsw.Connection) -> list[str]:
+    rows = _rows(conn, f"DELETE FROM ws_skill_active WHERE {_BAD_SKILL} RETURNING thread, skill_id")
+    return [f"deactivated the malformed skill {s!r} of thread {t!r}" for t, s in rows]
