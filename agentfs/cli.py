@@ -820,4 +820,4 @@ def timeline(
 
 
 # The history and search commands register themselves on ``cli`` (own modules, for size).
-from agentfs import cli_history, cli_search  # noqa: E402, F401
+from agentfs import cli_history, cli_search, cli_serve  # noqa: E402, F401

@@ -170,11 +170,11 @@ class Toolset:
                         output = spec.run(ctx, args)
                         self._check_workspace_size()
                         versions = list(dict.fromkeys(journal))
-                        data = output.model_dump(mode="json", exclude_none=True)
+                        data = output.model_dump(mode="json")
                         call_id = self.audit.record(spec.name, raw, data, None, started, versions)
                 else:
                     output = spec.run(ctx, args)
-                    data = output.model_dump(mode="json", exclude_none=True)
+                    data = output.model_dump(mode="json")
                     self.audit.record(spec.name, raw, data, None, started)
         except Exception as exc:  # every failure becomes a result
             return self._failed(spec.name, raw, from_exception(exc), started)
@@ -192,6 +192,12 @@ class Toolset:
 
     def __exit__(self, *exc: object) -> None:
         self.flush()
+
+    def needs_approval(self, name: str) -> bool:
+        """Whether a call of tool ``name`` must be approved first (the MCP server asks the
+        user before calling ``invoke``)."""
+        spec = catalog.find(name)
+        return spec is not None and self._policy(spec.name).needs_approval
 
     def _policy(self, name: str) -> ResolvedToolPolicy:
         resolved = self._resolved.get(name)

@@ -1,0 +1,61 @@
+"""``agentfs serve mcp``: the agent tools over MCP on stdio. Thin like the rest of the CLI:
+build the workspace, the policy and the toolset, then hand them to the server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+import agentfs
+from agentfs.cli import WORKSPACE_FILE, CLIError, cli, workspace_for_command
+from agentfs.tools.mcp_server import serve_stdio
+from agentfs.tools.policy import Policy
+from agentfs.tools.toolset import Toolset
+
+
+@cli.group()
+def serve() -> None:
+    """Serve the workspace to agents (MCP over stdio)."""
+
+
+@serve.command("mcp")
+@click.argument("workspace", metavar="WS", type=WORKSPACE_FILE)
+@click.option("--tools", "names", metavar="A,B,...", help="Offer only these tools.")
+@click.option("--read-only", is_flag=True, help="Open read-only; list no tool that changes it.")
+@click.option(
+    "--policy",
+    "policy_file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="A policy in TOML or JSON (docs/policies.md).",
+)
+@click.option("--thread", metavar="T", default="main", show_default=True, help="The thread.")
+@click.option("--actor", metavar="A", help="Who acts (recorded with versions).")
+def serve_mcp(
+    workspace: Path,
+    names: str | None,
+    read_only: bool,
+    policy_file: Path | None,
+    thread: str,
+    actor: str | None,
+) -> None:
+    """Serve the workspace's agent tools over MCP on stdin/stdout.
+
+    \b
+    Example (Claude Code):
+      claude mcp add agentfs -- agentfs serve mcp /path/ws.db --thread main
+    """
+    try:
+        policy = Policy.load(policy_file) if policy_file is not None else Policy()
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    if read_only:
+        policy = policy.model_copy(update={"read_only": True})
+    ws: agentfs.Workspace = workspace_for_command(workspace, readonly=read_only)
+    tools = [n.strip() for n in names.split(",") if n.strip()] if names else None
+    try:
+        toolset = Toolset(ws, thread=thread, actor=actor, policy=policy, tools=tools)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+    serve_stdio(toolset)

@@ -1,0 +1,172 @@
+"""The MCP server: a ``Toolset`` over stdio with the official ``mcp`` SDK's low-level server.
+
+Every tool of the toolset is listed with its input schema, output schema and annotations
+(``readOnlyHint``, ``destructiveHint``, ``idempotentHint``, ``openWorldHint: false``); a call
+returns the text a model reads plus the structured result, or ``isError`` with the error's
+code and message. Aliases (``list_files``) are callable though only canonical names are
+listed.
+
+Design choices:
+
+* **One call at a time, on the event loop's thread.** The workspace is one apsw connection
+  with caches of its own; running calls one after another in the thread that opened it
+  keeps every guarantee the Python API makes. A stdio server has one client, which waits for
+  each answer anyway.
+* **Approval through elicitation.** A tool whose policy says ``needs_approval`` is put to the
+  user as a yes/no form (``elicitation/create``) before it runs, when the client declared
+  the elicitation capability and the connection can carry a request to it; otherwise it is
+  denied (``approval_denied``), never run unasked.
+* **The audit stays current without a commit per read.** Read-only calls' log rows wait in
+  the ``Toolset`` (``agentfs.tools.audit``); the server writes them when it has been idle for
+  ``IDLE_FLUSH`` seconds, and at shutdown.
+* **Vectors stay fresh.** When the workspace has an embedder, a background embedder (its own
+  connection, ``ws.embed_in_background``) embeds new passages for the server's lifetime.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import ExitStack
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.server.stdio import stdio_server
+
+from agentfs.tools import catalog
+from agentfs.tools.export import json_schema
+from agentfs.tools.spec import Tool
+from agentfs.tools.toolset import Toolset
+
+#: Seconds without a call after which waiting audit rows are written.
+IDLE_FLUSH = 0.5
+
+_APPROVAL_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "approve": {
+            "type": "boolean",
+            "title": "Approve",
+            "description": "Let the agent run this tool call",
+        }
+    },
+    "required": ["approve"],
+}
+
+
+def mcp_tool(spec: Tool) -> types.Tool:
+    """The MCP definition of one tool."""
+    return types.Tool(
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=json_schema(spec.input),
+        output_schema=json_schema(spec.output),
+        annotations=types.ToolAnnotations(
+            title=spec.title,
+            read_only_hint=not spec.mutates,
+            destructive_hint=spec.destructive,
+            idempotent_hint=spec.idempotent,
+            open_world_hint=False,
+        ),
+    )
+
+
+class McpServer:
+    """``toolset`` served over MCP (see the module docstring)."""
+
+    def __init__(self, toolset: Toolset, name: str = "agentfs") -> None:
+        self.toolset = toolset
+        self._last_call = time.monotonic()
+        self.server: Server[Any] = Server(
+            name,
+            version=_version(),
+            instructions=(
+                "A workspace of files kept in one SQLite file, with every version of every"
+                " file, snapshots and search. Read a file before editing it; use grep for"
+                " exact text and workspace_search for questions in words."
+            ),
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[mcp_tool(spec) for spec in self.toolset.tools()])
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        arguments = params.arguments or {}
+        granted = True
+        spec = catalog.find(params.name)
+        if spec is not None and self.toolset.needs_approval(spec.name):
+            granted = await self._ask(ctx, spec.name, arguments)
+        result = self.toolset.invoke(params.name, arguments, approve=lambda _request: granted)
+        self._last_call = time.monotonic()
+        if result.is_error:
+            return types.CallToolResult(
+                content=[types.TextContent(text=result.text)], is_error=True
+            )
+        return types.CallToolResult(
+            content=[types.TextContent(text=result.text)], structured_content=result.data
+        )
+
+    async def _ask(self, ctx: ServerRequestContext[Any], tool: str, arguments: dict) -> bool:
+        """Put the call to the user; False when the client cannot be asked or says no."""
+        session = ctx.session
+        capabilities = session.client_capabilities
+        if capabilities is None or capabilities.elicitation is None or not session.can_send_request:
+            return False
+        shown = json.dumps(arguments, ensure_ascii=False, indent=1)
+        if len(shown) > 2000:
+            shown = shown[:2000] + "\n..."
+        message = f"The agent wants to run {tool} with:\n{shown}\nAllow it?"
+        try:
+            answer = await session.elicit_form(
+                message=message,
+                requested_schema=_APPROVAL_SCHEMA,  # type: ignore[arg-type]
+                related_request_id=ctx.request_id,
+            )
+        except Exception:  # a client that fails to answer has not approved
+            return False
+        return answer.action == "accept" and bool((answer.content or {}).get("approve"))
+
+    async def run_stdio(self) -> None:
+        """Serve on stdin/stdout until the client closes them."""
+        async with stdio_server() as (read, write), anyio.create_task_group() as tasks:
+            tasks.start_soon(self._flush_when_idle)
+            try:
+                await self.server.run(read, write, self.server.create_initialization_options())
+            finally:
+                tasks.cancel_scope.cancel()
+                self.toolset.flush()
+
+    async def _flush_when_idle(self) -> None:
+        while True:
+            await anyio.sleep(IDLE_FLUSH)
+            if time.monotonic() - self._last_call >= IDLE_FLUSH:
+                self.toolset.flush()
+
+
+def serve_stdio(toolset: Toolset) -> None:
+    """Run the MCP server on stdio (blocking), with the background embedder when the
+    workspace has vectors."""
+    with ExitStack() as stack:
+        ws = toolset.ws
+        if not ws.readonly and ws.embedder() is not None:
+            stack.enter_context(ws.embed_in_background())
+        anyio.run(McpServer(toolset).run_stdio)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("agentfs-workspace")
+    except PackageNotFoundError:
+        return "0"
