@@ -6,6 +6,7 @@
 PYTHON ?= python3
 VENV := .venv
 PEER := .venv-peer
+NPM := .npm
 PY := $(VENV)/bin/python
 WORKSPACE ?= .agentfs/workspace.db
 # rsync: the anchor benchmarks/history.py compares restores with; ripgrep: what grep is tested
@@ -25,6 +26,15 @@ $(PEER)/.installed: tests/peer/requirements.txt
 	$(PEER)/bin/python -m pip install --quiet -r tests/peer/requirements.txt
 	touch $@
 
+# npm packages the tests and benchmarks run: the MCP Inspector's CLI (a second real MCP client)
+# and the official MCP filesystem server (the peer benchmarks/tools.py measures against).
+NPM_PACKAGES := @modelcontextprotocol/inspector@2.12.0 @modelcontextprotocol/server-filesystem@2026.8.31
+
+$(NPM)/.installed: Makefile
+	mkdir -p $(NPM)
+	npm install --prefix $(NPM) --no-audit --no-fund --loglevel=error $(NPM_PACKAGES)
+	touch $@
+
 system-deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
@@ -35,7 +45,7 @@ system-deps:
 demo: $(VENV)/.installed
 	WORKSPACE=$(WORKSPACE) bash docs/tour.sh
 
-test: system-deps $(VENV)/.installed $(PEER)/.installed
+test: system-deps $(VENV)/.installed $(PEER)/.installed $(NPM)/.installed
 	$(VENV)/bin/ruff check agentfs tests benchmarks
 	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest
@@ -45,10 +55,11 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/mypy
 	$(VENV)/bin/ruff format --check agentfs tests benchmarks
 
-bench: system-deps $(VENV)/.installed $(PEER)/.installed
+bench: system-deps $(VENV)/.installed $(PEER)/.installed $(NPM)/.installed
 	$(PY) benchmarks/small_files.py
 	$(PY) benchmarks/history.py
 	$(PY) benchmarks/search.py
+	$(PY) benchmarks/tools.py
 
 clean:
-	rm -rf $(VENV) $(PEER) .pytest_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(PEER) $(NPM) .pytest_cache .ruff_cache .hypothesis
