@@ -16,7 +16,12 @@ from agentfs.tools.toolset import Toolset
 
 @cli.group()
 def serve() -> None:
-    """Serve the workspace to agents (MCP over stdio)."""
+    """Serve the workspace to agents (MCP over stdio).
+
+    \b
+    Example:
+      agentfs serve mcp ws.db --thread main
+    """
 
 
 @serve.command("mcp")
@@ -42,8 +47,13 @@ def serve_mcp(
 ) -> None:
     """Serve the workspace's agent tools over MCP on stdin/stdout.
 
+    The tools, their schemas and errors are in docs/tools.md; approval prompts go to the client
+    as MCP elicitations (docs/mcp.md).
+
     \b
-    Example (Claude Code):
+    Example:
+      agentfs serve mcp ws.db --read-only
+      agentfs serve mcp ws.db --tools read_file,grep,edit_file --policy policy.toml
       claude mcp add agentfs -- agentfs serve mcp /path/ws.db --thread main
     """
     try:
