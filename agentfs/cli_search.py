@@ -91,8 +91,9 @@ def grep_(
     max_results: int | None,
     as_json: bool,
 ) -> None:
-    """Search text files for PATTERN (a Python regular expression) at or below PATH, sorted by
-    path, like ``rg --hidden --no-ignore -n``. Exits 1 when nothing matches, as grep does.
+    """Search text files for PATTERN (a regular expression in RE2's syntax, which is rg's) at or
+    below PATH, sorted by path, like ``rg --hidden --no-ignore -n``. Exits 1 when nothing
+    matches, as grep does; no pattern can make it hang (RE2 runs in linear time).
 
     \b
     Example:

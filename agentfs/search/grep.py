@@ -1,10 +1,11 @@
-"""``grep``: lines matching a Python regular expression in the text files under a directory.
+"""``grep``: lines matching a regular expression (RE2 syntax) in the text files under a directory.
 
 What is read is narrowed by the trigram index first: the pattern's required literals
 (``agentfs.search.literals``) become a query on ws_fts_trigram, which names the chunks that
 hold them all. A match lies within one line and every line is whole in some chunk, so only
 those chunks' byte ranges are read (plus every file the index does not cover: too large,
-indexing off, not indexed yet on a read-only handle) and confirmed with ``re``. The index is a
+indexing off, not indexed yet on a read-only handle) and confirmed with the pattern
+(``agentfs.search.pattern``: RE2, linear in the text whatever the pattern). The index is a
 superset filter, so this never loses a match; a pattern with no required literal, or a
 multiline one, reads whole files. Like ``rg --hidden --no-ignore``, hidden files are searched
 and nothing is ignored; binary files (a NUL byte) and files that are not UTF-8 text are
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import errno
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, NamedTuple
@@ -29,9 +29,9 @@ from agentfs.inodes import S_IFMT, S_IFREG
 from agentfs.search.chunking import decode_text
 from agentfs.search.glob import glob_regex, walk
 from agentfs.search.index import BINARY, chunk_ino, refresh
-from agentfs.search.lines import Hit, ascii_literal, matching_lines, split_lines, whole_text_form
-from agentfs.search.literals import trigram_query
+from agentfs.search.lines import Hit, matching_lines, split_lines
 from agentfs.search.names import names_below
+from agentfs.search.pattern import GrepPattern, compile_pattern
 
 if TYPE_CHECKING:
     from agentfs.fs import FileSystem
@@ -59,17 +59,6 @@ class GrepResult:
     matches: int = 0  # matching lines in ``lines``
     truncated: bool = False  # max_results stopped the search early
     skipped: list[str] = field(default_factory=list)  # binary or not UTF-8
-
-
-def compile_pattern(
-    pattern: str, *, ignore_case: bool, fixed_strings: bool, multiline: bool
-) -> re.Pattern[str]:
-    """The ``re`` pattern ``grep`` runs; a bad regular expression is EINVAL, naming it."""
-    flags = (re.IGNORECASE if ignore_case else 0) | (re.MULTILINE | re.DOTALL if multiline else 0)
-    try:
-        return re.compile(re.escape(pattern) if fixed_strings else pattern, flags)
-    except re.error as exc:
-        raise fs_error(errno.EINVAL, pattern, f"not a regular expression: {exc}") from None
 
 
 class Candidate(NamedTuple):
@@ -113,39 +102,31 @@ def grep(
     result = GrepResult()
     if max_results == 0:
         return result
-    whole = None if multiline else whole_text_form(regex)
-    literal = None if multiline else ascii_literal(regex)
     # a multiline match may span chunks: only the line-bound forms narrow to chunks
-    query = None if multiline else trigram_query(regex.pattern, regex.flags)
     whole_files = multiline or before > 0 or after > 0  # context needs the lines around
     refresh(fs)
     with fs._read():
-        for found, pieces in _read(fs, _candidates(fs, path, glob, query, whole_files)):
+        for found, pieces in _read(fs, _candidates(fs, path, glob, regex.trigrams, whole_files)):
             if found.binary:
                 result.skipped.append(found.path)
                 continue
             if found.spans:
-                lines = _in_spans(found, pieces, regex, whole, literal)
+                lines = _in_spans(found, pieces, regex)
                 if lines and _add_lines(result, found.path, lines, output, max_results):
                     result.truncated = True
                     break
                 continue
             data = pieces[0]
-            if literal is not None and found.text:
-                hits = matching_lines(literal, literal, data)  # UTF-8 already: no decoding
-                text: str | bytes = data
+            if not found.text and decode_text(data) is None:  # UTF-8 already, if indexed
+                result.skipped.append(found.path)
+                continue
+            if multiline:
+                hits = _spanned_lines(regex, data)
             else:
-                decoded = decode_text(data)
-                if decoded is None:
-                    result.skipped.append(found.path)
-                    continue
-                text = decoded
-                hits = (
-                    _spanned_lines(regex, text) if multiline else matching_lines(regex, whole, text)
-                )
+                hits = matching_lines(regex.line, regex.whole, data)
             if not hits:
                 continue
-            if _add(result, found.path, text, hits, output, before, after, max_results):
+            if _add(result, found.path, data, hits, output, before, after, max_results):
                 result.truncated = True
                 break
     return result
@@ -187,26 +168,14 @@ def _read_batch(fs: FileSystem, batch: list[Candidate]) -> Iterator[tuple[Candid
         yield c, [next(pieces) for _ in (c.spans or [None])]
 
 
-def _in_spans(
-    found: Candidate,
-    pieces: list[bytes],
-    regex: re.Pattern[str],
-    whole: re.Pattern[str] | None,
-    literal: re.Pattern[bytes] | None,
-) -> list[tuple[int, str]]:
+def _in_spans(found: Candidate, pieces: list[bytes], regex: GrepPattern) -> list[tuple[int, str]]:
     """The matching lines of the byte ranges the trigram table named, as (0-based line,
     text). A range starts and ends at line starts, so it is valid UTF-8 on its own and its
     lines are the file's lines."""
     out: list[tuple[int, str]] = []
     for (first_line, _start, _end), data in zip(found.spans, pieces, strict=True):
-        piece: str | bytes
-        if literal is not None:
-            piece = data
-            hits = matching_lines(literal, literal, data)
-        else:
-            piece = data.decode("utf-8")
-            hits = matching_lines(regex, whole, piece)
-        out.extend((first_line - 1 + h.line, _str(piece[h.start : h.end])) for h in hits)
+        hits = matching_lines(regex.line, regex.whole, data)
+        out.extend((first_line - 1 + h.line, data[h.start : h.end].decode()) for h in hits)
     return out
 
 
@@ -281,14 +250,14 @@ def _spans(
 _TRIGRAM_MATCH = "SELECT rowid FROM ws_fts_trigram WHERE ws_fts_trigram MATCH ?"
 
 
-def _spanned_lines(regex: re.Pattern[str], text: str) -> list[Hit]:
+def _spanned_lines(regex: GrepPattern, text: bytes) -> list[Hit]:
     """Every line a multiline match spans."""
     lines = split_lines(text)
     starts = [0]
     for line in lines:
         starts.append(starts[-1] + len(line) + 1)
     hit: set[int] = set()
-    for m in regex.finditer(text):
+    for m in regex.line.finditer(text):
         first = _line_of(starts, m.start())
         last = _line_of(starts, max(m.start(), m.end() - 1))
         hit.update(range(first, min(last, len(lines) - 1) + 1))
@@ -296,7 +265,7 @@ def _spanned_lines(regex: re.Pattern[str], text: str) -> list[Hit]:
 
 
 def _line_of(starts: list[int], offset: int) -> int:
-    """The 0-based line holding character ``offset`` (``starts``: each line's first offset)."""
+    """The 0-based line holding byte ``offset`` (``starts``: each line's first offset)."""
     lo, hi = 0, len(starts) - 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
@@ -310,7 +279,7 @@ def _line_of(starts: list[int], offset: int) -> int:
 def _add(
     result: GrepResult,
     path: str,
-    text: str | bytes,
+    text: bytes,
     hits: list[Hit],
     output: Output,
     before: int,
@@ -320,11 +289,11 @@ def _add(
     """Record one file's matches; True when ``max_results`` is reached."""
     if output != "content" or before == after == 0:
         keep = output == "content"
-        lines = [(h.line, _str(text[h.start : h.end]) if keep else "") for h in hits]
+        lines = [(h.line, text[h.start : h.end].decode() if keep else "") for h in hits]
         return _add_lines(result, path, lines, output, max_results)
     if max_results is not None:
         hits = hits[: max(0, max_results - result.matches)]
-    lines_of = split_lines(_str(text))
+    lines_of = split_lines(text.decode())
     wanted: dict[int, bool] = {}
     for h in hits:
         for j in range(max(0, h.line - before), min(len(lines_of), h.line + after + 1)):
@@ -357,7 +326,3 @@ def _add_lines(
     result.counts[path] = len(lines)
     result.matches += len(lines)
     return max_results is not None and result.matches >= max_results
-
-
-def _str(text: str | bytes) -> str:
-    return text if isinstance(text, str) else text.decode("utf-8")

@@ -32,7 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agentfs.globs import compile_glob
 
@@ -118,8 +118,12 @@ class Policy(BaseModel):
             raise ValueError(f"{path}: not valid {path.suffix[1:] or 'JSON'}: {exc}") from None
         try:
             return cls.model_validate(data)
-        except ValueError as exc:
-            raise ValueError(f"{path}: {exc}") from None
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'policy'}: {e['msg'].lower()}"
+                for e in exc.errors()
+            )
+            raise ValueError(f"{path}: {problems}") from None
 
     def for_tool(self, name: str) -> ResolvedToolPolicy:
         own = self.tools.get(name, ToolPolicy())

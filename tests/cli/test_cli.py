@@ -677,3 +677,19 @@ def test_fsck_without_repair_writes_nothing(tmp_path: Path) -> None:
     result = run("fsck", path)
     assert result.exit_code == 0, result.output
     assert [p.read_bytes() if p.exists() else b"" for p in files] == before
+
+
+def test_grep_of_a_catastrophic_pattern_answers_at_once(tmp_path: Path) -> None:
+    """The issue's measurement: ``(a+)+$`` on thirty ``a``s and a ``b`` ran for more than 20 s
+    under Python's ``re``. A real process with a timeout, so a regression fails, not hangs."""
+    db = tmp_path / "ws.db"
+    with agentfs.open(db) as ws:
+        ws.write("/evil.txt", "a" * 30 + "b\n")
+    run = subprocess.run(
+        [str(AGENTFS_SCRIPT), "grep", str(db), "(a+)+$"], capture_output=True, text=True, timeout=60
+    )
+    assert (run.returncode, run.stdout) == (1, "")
+    run = subprocess.run(
+        [str(AGENTFS_SCRIPT), "grep", str(db), r"(a)\1"], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == 1 and "backreferences" in run.stderr and run.stderr.count("\n") == 1

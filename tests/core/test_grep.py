@@ -2,20 +2,25 @@
 and the same numbered lines, for literals, regexes, case folding, context and file filters.
 
 ripgrep runs as ``rg --hidden --no-ignore`` (our grep searches hidden files and ignores no
-file) with ``--sort path``. Patterns are kept to the syntax both regex engines read alike.
+file) with ``--sort path``. Both engines read RE2's syntax (rg's Rust regex follows it), so
+patterns include RE2-only syntax Python's ``re`` lacks: POSIX classes, ``\\p`` classes, ``(?U)``.
 """
 
 from __future__ import annotations
 
+import errno
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
 import pytest
+import re2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentfs
+from agentfs.search.pattern import compile_pattern
 from agentfs.transfer import export_tree
 
 RG = shutil.which("rg")
@@ -80,6 +85,11 @@ def exported(corpus: agentfs.Workspace, tmp_path: Path) -> Path:
         ("^#", {}, ()),
         ("end$", {}, ()),
         ("nothing-matches-this", {}, ()),
+        ("[[:upper:]]{2}", {}, ()),
+        (r"\pL+\(", {}, ()),
+        ("(?U)d.+e", {}, ()),
+        (r"[[:^alpha:]]{2}", {"ignore_case": True}, ("-i",)),
+        (r"end\z", {}, ()),
     ],
 )
 def test_matches_are_ripgreps(
@@ -153,11 +163,69 @@ def test_grep_is_not_a_tracked_read(corpus: agentfs.Workspace) -> None:
     assert corpus.reads_log() == []
 
 
-@pytest.mark.parametrize("bad", ["(", "a{2,1}"])
-def test_a_bad_regex_is_refused(corpus: agentfs.Workspace, bad: str) -> None:
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        ("(", "missing )"),
+        ("a{2,1}", "invalid repetition size"),
+        (r"(a)\1", "backreferences (\\1) are not supported"),
+        ("foo(?=bar)", "lookahead ((?=...) is not supported"),
+        ("(?<!x)y", "lookbehind ((?<!...) is not supported"),
+        (r"end\Z", "\\Z is written \\z"),
+        ("a{1001}", "invalid repetition size"),
+    ],
+)
+def test_a_bad_regex_is_refused_saying_why(corpus: agentfs.Workspace, bad: str, says: str) -> None:
     with pytest.raises(OSError) as exc:
         corpus.grep(bad)
-    assert exc.value.errno == 22
+    assert exc.value.errno == errno.EINVAL
+    assert says in str(exc.value) and exc.value.filename == bad
+
+
+@pytest.mark.parametrize("multiline", [False, True])
+@pytest.mark.parametrize(
+    "pattern", ["(a+)+$", "(a|aa)+$", "(a*)*b$", "(x+x+)+y", "^(a|a?)+$", r"(\w+\s?)*$"]
+)
+def test_no_pattern_hangs(ws: agentfs.Workspace, pattern: str, multiline: bool) -> None:
+    """Patterns that take Python's backtracking ``re`` exponential time (30 a's and a b: 2^30
+    steps) answer at once: RE2 is linear in the text. The alarm fails the test instead of
+    hanging the suite should that ever regress."""
+    line = "a" * 30 + "b"
+    ws.write("/evil.txt", f"{line}\n{'x' * 40}\n{line}")
+    previous = signal.signal(signal.SIGALRM, _too_slow)
+    signal.alarm(10)
+    try:
+        result = ws.grep(pattern, multiline=multiline)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    if not multiline:
+        lines = ws.read_text("/evil.txt").split("\n")
+        expected = [i + 1 for i, line in enumerate(lines) if re2.search(pattern, line)]
+        assert [ln.line for ln in result.lines] == expected
+
+
+def _too_slow(signum: int, frame: object) -> None:
+    raise TimeoutError("grep ran for more than 10 s")
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["[[:alpha:]]ine", "[^[:space:]]ne", "x{,2}line", r"\Qa.b\E", r"\pLine", "(?i-s:line)"],
+)
+def test_syntax_python_reads_differently_is_not_narrowed(pattern: str) -> None:
+    """Narrowing reads the pattern with Python's parser, which reads ``[[:alpha:]]ine`` as a
+    class and the literal ``]ine``; such patterns must get no trigram query at all."""
+    compiled = compile_pattern(pattern, ignore_case=False, fixed_strings=False, multiline=False)
+    assert compiled.trigrams is None
+
+
+def test_patterns_with_rg_syntax_find_their_lines(ws: agentfs.Workspace) -> None:
+    ws.write("/a.txt", "line one\n1ine two\nnothing\n")
+    ws.write("/b.txt", "a.b\naxb\n")
+    assert ours(ws, "[[:alpha:]]ine") == ["/a.txt:1:line one"]
+    assert ours(ws, "[^[:space:]]ine") == ["/a.txt:1:line one", "/a.txt:2:1ine two"]
+    assert ours(ws, r"\Qa.b\E") == ["/b.txt:1:a.b"]
 
 
 def test_bad_options_are_refused(corpus: agentfs.Workspace) -> None:
@@ -173,7 +241,10 @@ def test_bad_options_are_refused(corpus: agentfs.Workspace) -> None:
 
 WORDS = st.sampled_from(["alpha", "beta", "Gamma", "def", "x = 1", "TODO", "", "a.b", "end"])
 PATTERNS = st.sampled_from(
-    ["alpha", "beta|Gamma", r"\bdef\b", "^x", "1$", "a\\.b", "[A-Z]", "T.DO", r"\d", "z"]
+    [
+        *("alpha", "beta|Gamma", r"\bdef\b", "^x", "1$", "a\\.b", "[A-Z]", "T.DO", r"\d", "z"),
+        *("[[:alpha:]]{4}", r"\p{Lu}", "(?U)a.+a", r"\Aend", r"a\z", "(?i)gamma|TODO"),
+    ]
 )
 
 

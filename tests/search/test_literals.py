@@ -18,11 +18,13 @@ from pathlib import Path
 
 import apsw
 import pytest
+import re2
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 import agentfs
 from agentfs.search.literals import trigram_query
+from agentfs.search.pattern import compile_pattern
 
 #: Letters and the characters ``re.IGNORECASE`` (Unicode) treats as the same letter.
 EQUIVALENT = {
@@ -230,3 +232,54 @@ def test_a_long_literal_needs_at_most_a_dozen_trigrams() -> None:
     query = trigram_query("abcdefghijklmnopqrstuvwxyz0123456789", 0)
     assert query is not None
     assert 1 <= query.count('"') // 2 <= 12
+
+
+# --- RE2 syntax: what grep really compiles --------------------------------------------------------
+
+#: RE2 atoms and a text each matches; several mean something else to Python's parser, which the
+#: narrowing uses (``[[:alpha:]]`` is a class and a literal ``]`` to it).
+RE2_ATOMS = {
+    "[[:alpha:]]": "q",
+    "[^[:space:]]": "]",
+    r"\pL": "\u00e9",
+    r"\PL": "-",
+    r"\Qa.b\E": "a.b",
+    "x{,2}": "x{,2}",
+    r"\x{e9}": "\u00e9",
+    "(?U)": "",
+    r"\C": "z",
+}
+
+
+@st.composite
+def re2_cases(draw: st.DrawFn) -> tuple[str, bool, str]:
+    pattern, text = [], []
+    for _ in range(draw(st.integers(1, 5))):
+        if draw(st.booleans()):
+            atom = draw(st.sampled_from(sorted(RE2_ATOMS)))
+            pattern.append(atom)
+            text.append(RE2_ATOMS[atom])
+        else:
+            word = draw(st.text(st.sampled_from("abc]:[ line"), min_size=1, max_size=5))
+            pattern.append(re.escape(word))
+            text.append(word)
+    noise = st.text(st.sampled_from("ab]: l"), max_size=3)
+    return "".join(pattern), draw(st.booleans()), draw(noise) + "".join(text) + draw(noise)
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=re2_cases())
+def test_an_re2_match_always_satisfies_greps_trigram_query(
+    trigram_table: apsw.Connection, case: tuple[str, bool, str]
+) -> None:
+    """What grep compiles (RE2, with the narrowing from Python's parser where it reads the
+    pattern alike): every line RE2 matches satisfies the trigram query."""
+    pattern, ignore_case, text = case
+    compiled = compile_pattern(
+        pattern, ignore_case=ignore_case, fixed_strings=False, multiline=False
+    )
+    options = re2.Options()
+    options.case_sensitive = not ignore_case
+    assert re2.compile(pattern, options).search(text), (pattern, text)  # built to match
+    if compiled.trigrams is not None:
+        assert satisfies(trigram_table, compiled.trigrams, text), (pattern, compiled.trigrams)
