@@ -10,11 +10,10 @@ diff of what changed; with ``dry_run`` nothing is written.
 
 from __future__ import annotations
 
-import difflib
-
 from pydantic import Field
 
 from agentfs.history import unified_diff
+from agentfs.tools.closest import closest_window, numbered, same_but_space
 from agentfs.tools.common import (
     EXPECTED_VERSION,
     PATH_DOC,
@@ -25,11 +24,6 @@ from agentfs.tools.common import (
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
 from agentfs.tools.spec import ToolInput, ToolOutput, tool
-
-#: Closest lines shown for a ``no_match`` (windows of the old string's height).
-CLOSEST_SHOWN = 1
-#: Lines scanned for a ``no_match`` hint; past this the hint is skipped (it is only a hint).
-HINT_SCAN_LINES = 20_000
 
 
 class Edit(ToolInput):
@@ -103,48 +97,22 @@ def _no_match(path: str, text: str, old: str, label: str) -> ToolError:
     message = f"{label}old_string was not found in {path}."
     lines = text.split("\n")
     wanted = old.strip("\n").split("\n")
-    if len(lines) > HINT_SCAN_LINES or not text:
+    i = closest_window(lines, wanted)
+    if i is None:
         return ToolError("no_match", message + " Call read_file and copy the text exactly.")
-    height = len(wanted)
-    target = "\n".join(wanted)
-    first = wanted[0].strip()
-    # candidates: windows starting at the lines most like the first wanted line, then scored whole
-    scorer = difflib.SequenceMatcher(autojunk=False)
-    scorer.set_seq2(first)
-    starts = []
-    for i, line in enumerate(lines):
-        scorer.set_seq1(line.strip())
-        if scorer.real_quick_ratio() > 0.5 and scorer.quick_ratio() > 0.5:
-            starts.append((scorer.ratio(), i))
-    starts.sort(reverse=True)
-    best: tuple[float, int] | None = None
-    window = difflib.SequenceMatcher(autojunk=False)
-    window.set_seq2(target)
-    for _, i in starts[:20]:
-        window.set_seq1("\n".join(lines[i : i + height]))
-        score = window.ratio()
-        if best is None or score > best[0]:
-            best = (score, i)
-    if best is None or best[0] < 0.5:
-        return ToolError("no_match", message + " Call read_file and copy the text exactly.")
-    i = best[1]
-    shown = lines[i : i + height]
-    numbered = "\n".join(f"{i + k + 1:>6}\t{line}" for k, line in enumerate(shown))
-    hint = " (the difference may be whitespace)" if _same_but_space(shown, wanted) else ""
+    shown = lines[i : i + len(wanted)]
+    hint = " (the difference may be whitespace)" if same_but_space(shown, wanted) else ""
     return ToolError(
         "no_match",
-        f"{message} The closest text{hint} is at lines {i + 1}-{i + len(shown)}:\n{numbered}\n"
-        "Copy it exactly (whitespace included) into old_string.",
+        f"{message} The closest text{hint} is at lines {i + 1}-{i + len(shown)}:\n"
+        f"{numbered(shown, i + 1)}\nCopy it exactly (whitespace included) into old_string.",
         closest={"line": i + 1, "text": "\n".join(shown)},
     )
 
 
-def _same_but_space(a: list[str], b: list[str]) -> bool:
-    return [" ".join(x.split()) for x in a] == [" ".join(x.split()) for x in b]
-
-
-def _commit(ctx: Context, path: str, before: str, after: str, count: int, dry_run: bool
-            ) -> EditOutput:  # fmt: skip
+def _commit(
+    ctx: Context, path: str, before: str, after: str, count: int, dry_run: bool
+) -> EditOutput:
     ws = ctx.ws
     diff = unified_diff(before.encode(), after.encode(), f"a{path}", f"b{path}")
     if dry_run:
@@ -153,10 +121,8 @@ def _commit(ctx: Context, path: str, before: str, after: str, count: int, dry_ru
     data = after.encode("utf-8")
     ctx.check_size(len(data), path)
     st = ws.write(path, data)
-    return EditOutput(
-        path=path, replacements=count, diff=diff, dry_run=False,
-        version=version_of(ws, path, st),
-    )  # fmt: skip
+    version = version_of(ws, path, st)
+    return EditOutput(path=path, replacements=count, diff=diff, dry_run=False, version=version)
 
 
 @tool(
