@@ -16,7 +16,7 @@ from types import TracebackType
 
 import apsw
 
-from agentfs import db, paths
+from agentfs import db, paths, skills
 from agentfs.errors import fs_error
 from agentfs.history import HistoryMixin
 from agentfs.kv import KVStore
@@ -198,6 +198,33 @@ class Workspace(HistoryMixin, SearchMixin):
     glob = glob_files
     grep = grep_files
     search = search_files
+
+    # --- skills (``agentfs.skills``): /skills/<id>/SKILL.md and each thread's active set ------
+
+    def skills(self) -> skills.SkillCatalog:
+        """Every skill under ``/skills`` and every malformed one's problem."""
+        with self._read():
+            return skills.catalog(self)
+
+    def active_skills(self, thread: str | None = None) -> list[str]:
+        """The ids of the skills ``thread`` (default: this handle's) has activated."""
+        return skills.active(self.conn, self._skill_thread(thread))
+
+    def activate_skill(self, skill_id: str, thread: str | None = None) -> bool:
+        """Activate a skill for ``thread``; False when it already was. ENOENT when there is
+        no readable skill ``skill_id``."""
+        with self._write():
+            if self.skills().get(skill_id) is None:
+                raise fs_error(errno.ENOENT, f"{skills.SKILLS_DIR}/{skill_id}", "no such skill")
+            return skills.activate(self.conn, self._skill_thread(thread), skill_id)
+
+    def deactivate_skill(self, skill_id: str, thread: str | None = None) -> bool:
+        """Deactivate a skill for ``thread``; False when it was not active."""
+        with self._write():
+            return skills.deactivate(self.conn, self._skill_thread(thread), skill_id)
+
+    def _skill_thread(self, thread: str | None) -> str:
+        return thread if thread is not None else (self.thread or "")
 
     # --- summary -------------------------------------------------------------------------------
 

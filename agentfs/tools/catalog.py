@@ -3,11 +3,22 @@ them (each registers its tools in ``agentfs.tools.spec.REGISTRY`` as it is impor
 
 from __future__ import annotations
 
-from agentfs.tools import editing, files, finding, kv, listing, patching, reading, timeline
+from agentfs.tools import (
+    editing,
+    files,
+    finding,
+    kv,
+    listing,
+    patching,
+    reading,
+    skills,
+    timeline,
+)
 from agentfs.tools.spec import REGISTRY, Tool
 
-#: The order clients list the tools in: look, read, write, edit, find, history, memory.
-_MODULES = (listing, reading, files, editing, patching, finding, timeline, kv)
+#: The order clients list the tools in: look, read, write, edit, find, history, memory,
+#: skills.
+_MODULES = (listing, reading, files, editing, patching, finding, timeline, kv, skills)
 _RANK = {module.__name__: rank for rank, module in enumerate(_MODULES)}
 _ORDERED = sorted(REGISTRY.values(), key=lambda spec: _RANK[spec.run.__module__])
 _ALIASES = {alias: spec.name for spec in REGISTRY.values() for alias in spec.aliases}

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from html import escape
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -128,6 +129,35 @@ class Toolset:
         """Anthropic Messages ``tools=[...]`` entries (``name``, ``description``,
         ``input_schema``)."""
         return [anthropic_tool(t) for t in self.tools()]
+
+    def skills_prompt(self) -> str:
+        """The workspace's skills as a ``<workspace_skills>`` block for a system prompt: every
+        skill's id, name, description and SKILL.md path, and the instructions of those active
+        for this thread, so a resumed thread carries on with them. Empty when there are none
+        (or the toolset offers no skill tool to act on them)."""
+        if not any(t.name == "workspace_read_skill" for t in self.tools()):
+            return ""
+        found = self.ws.skills()
+        policy = self._policy("workspace_read_skill")
+        ctx = Context(self.ws, "workspace_read_skill", policy, self.policy.limits, self)
+        shown = [s for s in found.skills if ctx.visible(s.path)]
+        if not shown:
+            return ""
+        active = set(self.ws.active_skills(self.thread))
+        parts = ["<workspace_skills>"]
+        for skill in shown:
+            state = ' active="true"' if skill.id in active else ""
+            parts.append(f'<skill id="{escape(skill.id)}"{state}>')
+            parts.append(f"<name>{escape(skill.name, quote=False)}</name>")
+            parts.append(f"<description>{escape(skill.description, quote=False)}</description>")
+            parts.append(f"<location>{escape(skill.path, quote=False)}</location>")
+            if skill.id in active:
+                parts.append(
+                    f"<instructions>\n{escape(skill.body.strip(), quote=False)}\n</instructions>"
+                )
+            parts.append("</skill>")
+        parts.append("</workspace_skills>")
+        return "\n".join(parts)
 
     # --- calling -------------------------------------------------------------------------------
 
