@@ -19,6 +19,7 @@ from agentfs.errors import (
     StaleReadError,
 )
 from agentfs.inodes import DirEntry, Stat
+from agentfs.layered import LayeredWorkspace, open_layers
 from agentfs.search.embedders import Embedder, HashingEmbedder
 from agentfs.search.ranking import SearchHit, SearchResults
 from agentfs.workspace import DEFAULT_WORKSPACE, Workspace, WorkspaceInfo, open_workspace
@@ -35,6 +36,7 @@ __all__ = [
     "HistoryNotFoundError",
     "InvalidValueError",
     "KeyNotFoundError",
+    "LayeredWorkspace",
     "SearchHit",
     "SearchResults",
     "StaleReadError",
@@ -42,5 +44,6 @@ __all__ = [
     "Workspace",
     "WorkspaceInfo",
     "open",
+    "open_layers",
     "open_workspace",
 ]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-import agentfs
 from agentfs.cli import WORKSPACE_FILE, CLIError, cli, workspace_for_command
+from agentfs.layered import AnyWorkspace, LayeredWorkspace
 from agentfs.tools.mcp_server import serve_stdio
 from agentfs.tools.policy import Policy
 from agentfs.tools.toolset import Toolset
@@ -37,6 +37,14 @@ def serve() -> None:
 )
 @click.option("--thread", metavar="T", default="main", show_default=True, help="The thread.")
 @click.option("--actor", metavar="A", help="Who acts (recorded with versions).")
+@click.option(
+    "--layer",
+    "layers",
+    metavar="WS2",
+    multiple=True,
+    type=WORKSPACE_FILE,
+    help="A lower layer, opened read-only (repeat; most specific first; docs/layers.md).",
+)
 def serve_mcp(
     workspace: Path,
     names: str | None,
@@ -44,6 +52,7 @@ def serve_mcp(
     policy_file: Path | None,
     thread: str,
     actor: str | None,
+    layers: tuple[Path, ...],
 ) -> None:
     """Serve the workspace's agent tools over MCP on stdin/stdout.
 
@@ -55,6 +64,7 @@ def serve_mcp(
       agentfs serve mcp ws.db --read-only
       agentfs serve mcp ws.db --tools read_file,grep,edit_file --policy policy.toml
       claude mcp add agentfs -- agentfs serve mcp /path/ws.db --thread main
+      agentfs serve mcp thread.db --layer agent.db --layer team.db
     """
     try:
         policy = Policy.load(policy_file) if policy_file is not None else Policy()
@@ -62,7 +72,11 @@ def serve_mcp(
         raise CLIError(str(exc)) from None
     if read_only:
         policy = policy.model_copy(update={"read_only": True})
-    ws: agentfs.Workspace = workspace_for_command(workspace, readonly=read_only)
+    first = workspace_for_command(workspace, readonly=read_only)
+    ws: AnyWorkspace = first
+    if layers:
+        below = [workspace_for_command(layer, readonly=True) for layer in layers]
+        ws = LayeredWorkspace([first, *below])
     tools = [n.strip() for n in names.split(",") if n.strip()] if names else None
     try:
         toolset = Toolset(ws, thread=thread, actor=actor, policy=policy, tools=tools)

@@ -33,7 +33,7 @@ from agentfs.db import write_transaction
 if TYPE_CHECKING:
     import apsw
 
-    from agentfs.fs import FileSystem
+    from agentfs.treeops import Tree
 
 #: Where skills live in a workspace.
 SKILLS_DIR = "/skills"
@@ -96,7 +96,7 @@ class SkillCatalog:
         return next((s for s in self.skills if s.id == skill_id), None)
 
 
-def catalog(fs: FileSystem) -> SkillCatalog:
+def catalog(fs: Tree) -> SkillCatalog:
     """The skills under ``/skills`` of ``fs`` (an empty catalog when there is no such dir)."""
     found = SkillCatalog()
     try:
@@ -121,7 +121,7 @@ class _Malformed(Exception):
         self.reason = reason
 
 
-def _load(fs: FileSystem, skill_id: str) -> Skill:
+def _load(fs: Tree, skill_id: str) -> Skill:
     path = f"{SKILLS_DIR}/{skill_id}/{SKILL_FILE}"
     try:
         st = fs.lstat(path)
@@ -190,7 +190,7 @@ def _text_field(path: str, front: dict[str, Any], key: str, limit: int) -> str:
     return value
 
 
-def _exposed(fs: FileSystem, top: str) -> Iterable[str]:
+def _exposed(fs: Tree, top: str) -> Iterable[str]:
     """Regular files below ``top``, relative to it, sorted; symlinks are not followed."""
     try:
         if not fs.lstat(top).is_dir():

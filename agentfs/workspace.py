@@ -16,7 +16,7 @@ from types import TracebackType
 
 import apsw
 
-from agentfs import db, paths, skills
+from agentfs import db, paths, skills, treeops
 from agentfs.errors import fs_error
 from agentfs.history import HistoryMixin
 from agentfs.kv import KVStore
@@ -150,20 +150,9 @@ class Workspace(HistoryMixin, SearchMixin):
     # --- trees ---------------------------------------------------------------------------------
 
     def walk(self, top: str = "/") -> Iterator[tuple[str, list[str], list[str]]]:
-        """Like ``os.walk`` top-down: (dirpath, dirnames, filenames), names sorted.
-
-        Symlinks (to directories too) are listed in filenames and never descended into, so a
-        walk always terminates. Prune by editing ``dirnames`` in place, as with ``os.walk``.
-        """
-        top = paths.normalize(top)
-        stack = [top]
-        while stack:
-            current = stack.pop()
-            entries = self.scandir(current)
-            dirnames = [e.name for e in entries if e.is_dir()]
-            filenames = [e.name for e in entries if not e.is_dir()]
-            yield current, dirnames, filenames
-            stack.extend(paths.join(current, name) for name in reversed(dirnames))
+        """Like ``os.walk`` top-down (see ``agentfs.treeops.walk``): symlinks are listed in
+        filenames and never descended into; prune by editing ``dirnames`` in place."""
+        return treeops.walk(self, top)
 
     def copy(self, src: str, dst: str, *, recursive: bool = False) -> None:
         """Copy a file (bytes and mode) or, with ``recursive``, a directory tree, in one
@@ -176,22 +165,10 @@ class Workspace(HistoryMixin, SearchMixin):
                     raise fs_error(errno.EISDIR, src, "use recursive=True to copy a directory")
                 if self._inside(dst, self._realpath(src, [0])):
                     raise fs_error(errno.EINVAL, dst, f"cannot copy {src} into itself")
-                self._copy_tree(src, dst)
+                treeops.copy_tree(self, src, dst)
             else:
                 self.write(dst, self.read(src))
                 self.chmod(dst, st.st_mode)
-
-    def _copy_tree(self, src: str, dst: str) -> None:
-        self.mkdir(dst, self.stat(src).st_mode & 0o7777)
-        for entry in self.scandir(src):
-            s, d = paths.join(src, entry.name), paths.join(dst, entry.name)
-            if entry.is_dir():
-                self._copy_tree(s, d)
-            elif entry.is_symlink():
-                self.symlink(self.readlink(s), d)
-            else:
-                self.write(d, self.read(s))
-                self.chmod(d, self.lstat(s).st_mode)
 
     # --- finding: the search functions, as methods (``ws.glob(...)``, ``ws.grep(...)``) ----
 

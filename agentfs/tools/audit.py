@@ -19,7 +19,7 @@ from agentfs.toolcalls import CallRecord
 from agentfs.tools.errors import ToolError
 
 if TYPE_CHECKING:
-    from agentfs.workspace import Workspace
+    from agentfs.layered import AnyWorkspace
 
 #: Strings longer than this are cut in the log (the content itself is in the versions).
 STRING_LIMIT = 4096
@@ -34,7 +34,7 @@ _SCALARS = (int, float, bool, type(None))
 class AuditLog:
     """The log of one ``Toolset`` (see the module docstring)."""
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self, ws: AnyWorkspace) -> None:
         self.ws = ws
         self._waiting: list[CallRecord] = []
 

@@ -13,7 +13,7 @@ from agentfs.inodes import Stat
 from agentfs.tools.errors import ToolError
 
 if TYPE_CHECKING:
-    from agentfs.workspace import Workspace
+    from agentfs.layered import AnyWorkspace
 
 EntryType = Literal["file", "directory", "symlink", "other"]
 
@@ -39,7 +39,7 @@ def iso(ns: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ns // 1_000_000_000))
 
 
-def version_of(ws: Workspace, path: str, st: Stat) -> int:
+def version_of(ws: AnyWorkspace, path: str, st: Stat) -> int:
     """The version number a caller should pass back as ``expected_version``: the newest
     version of ``path`` if it describes the file as it is, else 0 (no version yet, or history
     off when it was last written)."""
@@ -50,7 +50,7 @@ def version_of(ws: Workspace, path: str, st: Stat) -> int:
     return latest.n if latest.ino == st.st_ino else 0
 
 
-def check_expected(ws: Workspace, path: str, expected: int | None) -> None:
+def check_expected(ws: AnyWorkspace, path: str, expected: int | None) -> None:
     """Fail with ``stale_read`` if ``path`` has moved on from version ``expected``."""
     if expected is None:
         return
@@ -79,7 +79,7 @@ def check_expected(ws: Workspace, path: str, expected: int | None) -> None:
     )
 
 
-def text_to_change(ws: Workspace, path: str) -> str:
+def text_to_change(ws: AnyWorkspace, path: str) -> str:
     """The current text of ``path`` for an edit: an untracked read (the tool reading a file
     to change it is not the caller reading it), refused for binary content."""
     data = ws.read(path, track=False)

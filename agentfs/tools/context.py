@@ -17,15 +17,15 @@ from agentfs.tools.errors import ToolError, from_exception
 from agentfs.tools.policy import Limits, ResolvedToolPolicy, allowed_by, denied_by
 
 if TYPE_CHECKING:
+    from agentfs.layered import AnyWorkspace
     from agentfs.tools.toolset import Toolset
-    from agentfs.workspace import Workspace
 
 
 @dataclass
 class Context:
     """One call's view of the toolset: ``ws``, its policy and limits, its thread."""
 
-    ws: Workspace
+    ws: AnyWorkspace
     tool: str
     policy: ResolvedToolPolicy
     limits: Limits

@@ -33,7 +33,7 @@ from agentfs.tools.policy import Policy, ResolvedToolPolicy
 from agentfs.tools.spec import Tool, ToolOutput
 
 if TYPE_CHECKING:
-    from agentfs.workspace import Workspace
+    from agentfs.layered import AnyWorkspace
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ class Toolset:
 
     def __init__(
         self,
-        ws: Workspace,
+        ws: AnyWorkspace,
         *,
         thread: str = "main",
         actor: str | None = None,

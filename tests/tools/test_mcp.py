@@ -253,3 +253,26 @@ def test_the_mcp_inspector_cli_lists_and_calls_tools(served: Path) -> None:
     )
     assert called["structuredContent"]["lines"][0]["path"] == "/src/app.py"
     assert "/src/app.py:1:def main():" in called["content"][0]["text"]
+
+
+async def test_layers_serve_the_union_and_write_the_first(served: Path, tmp_path: Path) -> None:
+    team = tmp_path / "team.db"
+    with agentfs.open(team) as ws:
+        ws.write("/docs/guide.md", "the team guide\n", parents=True)
+        ws.write("/src/app.py", "shadowed by the first layer\n", parents=True)
+    async with client(served, "--layer", str(team)) as session:
+        listed = await session.call_tool("ls", {"path": "/"})
+        names = [e["name"] for e in listed.structured_content["entries"]]
+        assert names == ["docs", "secrets", "src"]
+        read = await session.call_tool("read_file", {"path": "/src/app.py"})
+        assert "def main" in read.content[0].text  # type: ignore[union-attr]
+        write = await session.call_tool(
+            "write_file", {"path": "/docs/guide.md", "content": "mine\n", "overwrite": True}
+        )
+        assert not write.is_error, write
+        refused = await session.call_tool("delete_file", {"path": "/docs/guide.md"})
+        assert "lower layer" in _error(refused)
+    with agentfs.open(team) as ws:
+        assert ws.read("/docs/guide.md") == b"the team guide\n"
+    with agentfs.open(served) as ws:
+        assert ws.read("/docs/guide.md") == b"mine\n"

@@ -1,0 +1,732 @@
+"""Scopes: several workspace files seen as one tree (``LayeredWorkspace``).
+
+An agent usually works with more than one scope of files: this conversation's scratch files,
+what the agent keeps between conversations, what a whole team shares. Each scope is its own
+workspace file; ``LayeredWorkspace([thread_ws, agent_ws, global_ws])`` shows them as one tree:
+
+- **Reads see the union, the most specific layer winning.** A path is resolved one component at
+  a time over all layers: the first layer holding a name decides what it is. A directory merges
+  with the directories of the same path in the layers below it, down to the first layer where
+  that name is not a directory; a file or symlink hides everything at and under its path in the
+  layers below. A symlink is followed through the union, so it may point into another layer.
+- **Writes go to the first layer.** Writing a file that lives below copies it up: the first
+  layer gets the new content with the old file's mode, and the lower file stays as it was (it is
+  still what the lower layer's own users see). Directories a write needs are made in the first
+  layer. Removing or renaming something that exists in a lower layer is refused (``EROFS``):
+  the lower layers are never changed through a ``LayeredWorkspace``, and deleting the first
+  layer's copy would silently bring the lower one back.
+- **Everything that is not a path** (transactions, the key-value store, the tool-call log,
+  snapshots, the search index and vectors, read tracking of the first layer, the active skills
+  of each thread) is the first layer's. Snapshots and restores therefore cover the first layer
+  only; index each lower layer through its own handle (``agentfs index global.db``).
+- History (``history``, ``version``, ``diff``, ``read_version``) is the owning layer's: the
+  versions of a file that lives in the global layer are the global layer's versions.
+
+Read-before-write across layers: reads of the first layer are tracked as in any workspace. A
+read served by a lower layer is remembered by this handle (inode, ctime and digest of what was
+read), and copying that file up under a ``read_before_write`` policy checks it, so an agent
+cannot overwrite a shared file it never read, or one that changed after it read it. Those
+records live as long as the handle (a new handle must read again, which errs on the safe side).
+
+glob, grep and search run in every layer and merge: a lower layer's result is kept only if the
+union resolves its path to that layer. Search scores are normalised per layer (each layer's best
+BM25 hit scores 1), so scores from different layers compare only roughly.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Literal, NamedTuple, TypeVar
+
+from agentfs import paths, skills, treeops
+from agentfs.db import Transaction
+from agentfs.errors import StaleReadError, fs_error, not_found
+from agentfs.globs import match
+from agentfs.inodes import DirEntry, Stat, is_dir, is_symlink
+from agentfs.kv import KVStore
+from agentfs.search.background import BackgroundEmbedder
+from agentfs.search.embedders import Embedder
+from agentfs.search.glob import GlobMatch
+from agentfs.search.grep import GrepLine, GrepResult, Output
+from agentfs.search.index import IndexStatus
+from agentfs.search.ranking import Mode, SearchHit, SearchResults
+from agentfs.snapshots import Snapshots
+from agentfs.toolcalls import ToolCallLog
+from agentfs.versions import Version, digest
+from agentfs.workspace import Workspace
+
+#: Symlinks followed while resolving one path, as in the core (and Linux): then ELOOP.
+MAX_SYMLINK_HOPS = 40
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where a path leads in the union.
+
+    Attributes:
+        real: the path with every symlink on the way resolved (the last one too, if followed);
+            when something is missing, the rest as written.
+        owner: the index of the layer whose entry ``real`` is, or None when it does not exist.
+        stat: that entry's ``lstat``.
+        holders: every layer with an entry at ``real`` (the owner first).
+        merged: the layers in which ``real`` is a directory merged into the union's.
+    """
+
+    real: str
+    owner: int | None
+    stat: Stat | None
+    holders: tuple[int, ...] = ()
+    merged: tuple[int, ...] = ()
+
+
+class _LowerRead(NamedTuple):
+    """A read served by a lower layer: what copying that file up is checked against."""
+
+    layer: int
+    ino: int
+    ctime_ns: int
+    hash: bytes | None
+
+
+class LayeredWorkspace:
+    """Workspaces seen as one tree, the first the most specific (see the module docstring).
+
+    Attributes:
+        layers: the workspaces, most specific first; writes go to ``layers[0]``.
+    """
+
+    def __init__(self, layers: Sequence[Workspace]) -> None:
+        if not layers:
+            raise ValueError("a LayeredWorkspace needs at least one layer")
+        self.layers: tuple[Workspace, ...] = tuple(layers)
+        self._lower_reads: dict[str, _LowerRead] = {}
+
+    @property
+    def top(self) -> Workspace:
+        """The first, most specific layer: where every write goes."""
+        return self.layers[0]
+
+    def close(self) -> None:
+        """Close every layer."""
+        for layer in self.layers:
+            layer.close()
+
+    def __enter__(self) -> LayeredWorkspace:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- the handle: the first layer's, passed on to every layer where reads need it -------
+
+    @property
+    def path(self) -> Path:
+        return self.top.path
+
+    @property
+    def readonly(self) -> bool:
+        return self.top.readonly
+
+    @property
+    def thread(self) -> str | None:
+        return self.top.thread
+
+    @thread.setter
+    def thread(self, value: str | None) -> None:
+        for layer in self.layers:
+            layer.thread = value
+
+    @property
+    def actor(self) -> str | None:
+        return self.top.actor
+
+    @actor.setter
+    def actor(self, value: str | None) -> None:
+        for layer in self.layers:
+            layer.actor = value
+
+    @property
+    def read_before_write(self) -> tuple[str, ...]:
+        return self.top.read_before_write
+
+    @read_before_write.setter
+    def read_before_write(self, value: bool | str | Sequence[str]) -> None:
+        self.top.read_before_write = value
+
+    @property
+    def kv(self) -> KVStore:
+        return self.top.kv
+
+    @property
+    def tool_calls(self) -> ToolCallLog:
+        return self.top.tool_calls
+
+    @property
+    def snapshots(self) -> Snapshots:
+        return self.top.snapshots
+
+    def transaction(self) -> Transaction:
+        """The first layer's transaction: every write of a ``LayeredWorkspace`` lands there,
+        so a block of writes is atomic; reads of lower layers are not isolated by it."""
+        return self.top.transaction()
+
+    def recording_versions(self) -> AbstractContextManager[list[tuple[str, int]]]:
+        return self.top.recording_versions()
+
+    def database_bytes(self) -> int:
+        return self.top.database_bytes()
+
+    def embedder(self) -> Embedder | None:
+        return self.top.embedder()
+
+    def index(self, embedder: Embedder | str | None = None, **options: object) -> IndexStatus:
+        """Index the first layer (lower layers are indexed through their own handles)."""
+        return self.top.index(embedder, **options)  # type: ignore[arg-type]
+
+    def index_status(self) -> IndexStatus:
+        return self.top.index_status()
+
+    def embed_in_background(
+        self, *, interval: float = 5.0, embedder: Embedder | None = None
+    ) -> BackgroundEmbedder:
+        return self.top.embed_in_background(interval=interval, embedder=embedder)
+
+    # --- resolving a path in the union --------------------------------------------------------
+
+    def _place(self, path: str, *, follow: bool, strict: bool = True) -> _Place:
+        """Resolve ``path`` over the layers (see the module docstring). ``follow``: follow a
+        symlink at the end too. ``strict``: a missing directory on the way is ENOENT (else
+        the rest is kept as written, like ``realpath``)."""
+        given = paths.normalize(path)
+        everyone = tuple(range(len(self.layers)))
+        pending = paths.split(given)
+        real, merged, hops = "/", everyone, 0
+        place = _Place("/", 0, self.top.lstat("/"), everyone, everyone)
+        while pending:
+            name = pending.pop(0)
+            child = paths.join(real, name)
+            found = [(i, st) for i in merged if (st := self._lstat_in(i, child)) is not None]
+            if not found:
+                if pending and strict:
+                    raise not_found(given)
+                return _Place(paths.normalize("/".join([child, *pending])), None, None)
+            owner, st = found[0]
+            if is_symlink(st.st_mode) and (pending or follow):
+                hops += 1
+                if hops > MAX_SYMLINK_HOPS:
+                    raise fs_error(errno.ELOOP, given)
+                target = self.layers[owner].readlink(child)
+                target = paths.normalize(target if target.startswith("/") else f"{real}/{target}")
+                pending = paths.split(target) + pending
+                real, merged = "/", everyone
+                continue
+            if pending and not is_dir(st.st_mode):
+                raise fs_error(errno.ENOTDIR, given)
+            run: list[int] = []
+            for i, other in found:
+                if not is_dir(other.st_mode):
+                    break
+                run.append(i)
+            place = _Place(child, owner, st, tuple(i for i, _ in found), tuple(run))
+            real, merged = child, place.merged
+        if type(given) is paths.DirPath and place.stat is not None and not self._is_dir(place):
+            raise fs_error(errno.ENOTDIR, given)
+        return place
+
+    def _lstat_in(self, layer: int, path: str) -> Stat | None:
+        try:
+            return self.layers[layer].lstat(path)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def _is_dir(self, place: _Place) -> bool:
+        return place.stat is not None and is_dir(place.stat.st_mode)
+
+    def _existing(self, path: str, *, follow: bool) -> tuple[Workspace, _Place]:
+        place = self._place(path, follow=follow)
+        if place.owner is None:
+            raise not_found(paths.normalize(path))
+        return self.layers[place.owner], place
+
+    def _visible(self, layer: int, path: str) -> bool:
+        """Is ``path`` of layer ``layer`` what the union shows at ``path``?"""
+        if layer == 0:  # the first layer's own entries always win
+            return True
+        try:
+            place = self._place(path, follow=False)
+        except OSError:
+            return False
+        return place.owner == layer and place.real == path
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def lstat(self, path: str) -> Stat:
+        return self._stat(path, follow=False)
+
+    def stat(self, path: str, *, follow_symlinks: bool = True) -> Stat:
+        return self._stat(path, follow=follow_symlinks)
+
+    def _stat(self, path: str, *, follow: bool) -> Stat:
+        _layer, place = self._existing(path, follow=follow)
+        assert place.stat is not None
+        return place.stat
+
+    def exists(self, path: str) -> bool:
+        """True when ``path`` names something in any layer (following symlinks)."""
+        try:
+            return self._place(path, follow=True).owner is not None
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return False
+            raise
+
+    def read(
+        self, path: str, offset: int = 0, length: int | None = None, *, track: bool = True
+    ) -> bytes:
+        """The bytes of the file ``path`` resolves to, from the layer that holds it. A tracked
+        read of a lower layer is remembered for read-before-write (module docstring)."""
+        layer, place = self._existing(path, follow=True)
+        if place.owner == 0:
+            return layer.read(place.real, offset, length, track=track)
+        data = layer.read(place.real, offset, length, track=False)
+        if track and self.thread is not None and place.stat is not None:
+            whole = offset == 0 and len(data) == place.stat.st_size
+            self._lower_reads[place.real] = _LowerRead(
+                place.owner or 0,
+                place.stat.st_ino,
+                place.stat.st_ctime_ns,
+                digest(data) if whole else None,
+            )
+        return data
+
+    def read_text(self, path: str, encoding: str = "utf-8") -> str:
+        return self.read(path).decode(encoding)
+
+    def readlink(self, path: str) -> str:
+        layer, place = self._existing(path, follow=False)
+        return layer.readlink(place.real)
+
+    def realpath(self, path: str) -> str:
+        """``path`` with every symlink resolved through the union; what does not exist is
+        kept as written (like ``os.path.realpath``)."""
+        return self._place(path, follow=True, strict=False).real
+
+    def readdir_plus(self, path: str = "/") -> list[tuple[str, Stat]]:
+        """The union of the directory's entries in every merged layer, sorted by name; a name
+        in several layers is the most specific layer's."""
+        place = self._place(path, follow=True)
+        if place.owner is None:
+            raise not_found(paths.normalize(path))
+        if not self._is_dir(place):
+            raise fs_error(errno.ENOTDIR, paths.normalize(path))
+        entries: dict[str, Stat] = {}
+        for i in place.merged:
+            for name, st in self.layers[i].readdir_plus(place.real):
+                entries.setdefault(name, st)
+        return sorted(entries.items())
+
+    def scandir(self, path: str = "/") -> list[DirEntry]:
+        return [DirEntry(name, st.st_ino, st.st_mode) for name, st in self.readdir_plus(path)]
+
+    def listdir(self, path: str = "/") -> list[str]:
+        return [name for name, _st in self.readdir_plus(path)]
+
+    def walk(self, top: str = "/") -> Iterator[tuple[str, list[str], list[str]]]:
+        return treeops.walk(self, top)
+
+    # --- writing: always into the first layer -----------------------------------------------
+
+    def write(
+        self, path: str, data: bytes | str, *, parents: bool = False, mode: int = 0o644
+    ) -> Stat:
+        """Write into the first layer; a file that lives below is copied up (its mode kept,
+        read-before-write checked against what this handle read of it)."""
+        place = self._place(path, follow=True, strict=not parents)
+        if self._is_dir(place):
+            raise fs_error(errno.EISDIR, paths.normalize(path))
+        if place.owner == 0:
+            return self.top.write(place.real, data, parents=parents, mode=mode)
+        if place.owner is not None and place.stat is not None:
+            self._check_lower_read(place)
+            mode = place.stat.st_mode & 0o7777
+        return self.top.write(place.real, data, parents=True, mode=mode)
+
+    def _check_lower_read(self, place: _Place) -> None:
+        """Read-before-write for a copy-up: this handle's thread must have read the lower file
+        as it is now (module docstring)."""
+        key = place.real
+        if not any(match(glob, key) for glob in self.read_before_write):
+            return
+        thread = self.thread
+        if thread is None:
+            raise StaleReadError(key, "read_before_write needs a thread on the handle", "unread")
+        seen = self._lower_reads.get(key)
+        if seen is None or seen.layer != place.owner:
+            raise StaleReadError(
+                key,
+                f"thread {thread!r} has not read this file; read it before writing it",
+                "unread",
+            )
+        assert place.stat is not None and place.owner is not None
+        if (seen.ino, seen.ctime_ns) == (place.stat.st_ino, place.stat.st_ctime_ns):
+            return
+        now = digest(self.layers[place.owner].read(key, track=False))
+        if seen.hash != now:
+            raise StaleReadError(
+                key,
+                f"changed in {self.layers[place.owner].path} since thread {thread!r} read it;"
+                " read it again before writing",
+            )
+
+    def mkdir(
+        self, path: str, mode: int = 0o755, *, parents: bool = False, exist_ok: bool = False
+    ) -> Stat:
+        place = self._place(path, follow=False, strict=not parents)
+        if place.stat is not None:
+            if exist_ok and self._is_dir(place):
+                return place.stat
+            raise fs_error(errno.EEXIST, paths.normalize(path))
+        return self.top.mkdir(place.real, mode, parents=True, exist_ok=False)
+
+    def symlink(self, target: str, path: str) -> Stat:
+        place = self._place(path, follow=False)
+        if place.owner is not None:
+            raise fs_error(errno.EEXIST, paths.normalize(path))
+        self._make_parent(place.real)
+        return self.top.symlink(target, place.real)
+
+    def chmod(self, path: str, mode: int) -> None:
+        """Change the mode in the first layer (a lower file is copied up first, a lower
+        directory gets its first-layer twin)."""
+        layer, place = self._existing(path, follow=True)
+        if place.owner != 0:
+            if self._is_dir(place):
+                self.top.mkdir(place.real, mode, parents=True, exist_ok=True)
+            else:  # a copy-up that changes no content: not a write read-before-write guards
+                data = layer.read(place.real, track=False)
+                self.top.write(place.real, data, parents=True, mode=mode)
+        self.top.chmod(place.real, mode)
+
+    def remove(self, path: str, *, recursive: bool = False) -> None:
+        place = self._place(path, follow=False)
+        if place.owner is None:
+            raise not_found(paths.normalize(path))
+        self._only_in_top(place, "remove")
+        self.top.remove(place.real, recursive=recursive)
+
+    def rename(self, src: str, dst: str) -> None:
+        """Rename within the first layer; ``src`` must live there only, and a ``dst`` in a
+        lower layer may only be shadowed by a file (not replaced when either is a directory)."""
+        source = self._place(src, follow=False)
+        if source.owner is None:
+            raise not_found(paths.normalize(src))
+        self._only_in_top(source, "rename")
+        target = self._place(dst, follow=False)
+        lower = [i for i in target.holders if i != 0]
+        if lower and (self._is_dir(source) or self._is_dir(target)):
+            raise self._read_only_below(target.real, lower[0], "replace")
+        self._make_parent(target.real)
+        self.top.rename(source.real, target.real)
+
+    def copy(self, src: str, dst: str, *, recursive: bool = False) -> None:
+        """Copy from the union into the first layer, in one transaction of the first layer."""
+        with self.top.transaction():
+            st = self.stat(src)
+            if not st.is_dir():
+                self.write(dst, self.read(src))
+                self.chmod(dst, st.st_mode)
+                return
+            if not recursive:
+                raise fs_error(errno.EISDIR, src, "use recursive=True to copy a directory")
+            if paths.is_within(self.realpath(dst), self.realpath(src)):
+                raise fs_error(errno.EINVAL, dst, f"cannot copy {src} into itself")
+            treeops.copy_tree(self, paths.normalize(src), paths.normalize(dst))
+
+    def _make_parent(self, real: str) -> None:
+        parent, _name = paths.parent_and_name(real)
+        self.top.mkdir(parent, parents=True, exist_ok=True)
+
+    def _only_in_top(self, place: _Place, action: str) -> None:
+        lower = [i for i in place.holders if i != 0]
+        if lower:
+            raise self._read_only_below(place.real, lower[0], action)
+
+    def _read_only_below(self, path: str, layer: int, action: str) -> OSError:
+        return fs_error(
+            errno.EROFS,
+            path,
+            f"cannot {action}: it exists in the lower layer {self.layers[layer].path}, which"
+            " a LayeredWorkspace never changes",
+        )
+
+    # --- finding: every layer's answer, merged ----------------------------------------------
+
+    def glob(
+        self,
+        pattern: str,
+        path: str = "/",
+        *,
+        sort: Literal["mtime", "name"] = "mtime",
+        include_dirs: bool = False,
+    ) -> list[GlobMatch]:
+        found: dict[str, GlobMatch] = {}
+        real, layers = self._search_scope(path)
+        for i in layers:
+            for m in self.layers[i].glob(pattern, real, sort=sort, include_dirs=include_dirs):
+                if m.path not in found and self._visible(i, m.path):
+                    found[m.path] = m
+        if sort == "name":
+            return sorted(found.values(), key=lambda m: m.path)
+        return sorted(found.values(), key=lambda m: (-m.mtime_ns, m.path))
+
+    def grep(
+        self,
+        pattern: str,
+        path: str = "/",
+        *,
+        glob: str | None = None,
+        ignore_case: bool = False,
+        fixed_strings: bool = False,
+        output: Output = "content",
+        before: int = 0,
+        after: int = 0,
+        max_results: int | None = None,
+        multiline: bool = False,
+    ) -> GrepResult:
+        """Each layer's grep, merged by path; a path is searched in the layer the union shows.
+        ``max_results`` caps the merged result as it caps one workspace's."""
+        real, layers = self._search_scope(path)
+        results = [
+            (
+                i,
+                self.layers[i].grep(
+                    pattern,
+                    real,
+                    glob=glob,
+                    ignore_case=ignore_case,
+                    fixed_strings=fixed_strings,
+                    output=output,
+                    before=before,
+                    after=after,
+                    max_results=max_results,
+                    multiline=multiline,
+                ),
+            )
+            for i in layers
+        ]
+        return _merge_grep(results, self._visible, output, max_results)
+
+    def _search_scope(self, path: str) -> tuple[str, tuple[int, ...]]:
+        """The real path a search under ``path`` starts from and the layers it runs in: the
+        merged layers of a directory, the owner of a file, none for a missing path (where
+        every layer finds nothing, as one workspace's glob does)."""
+        place = self._place(path, follow=True, strict=False)
+        if place.owner is None:
+            return place.real, (0,)
+        return place.real, place.merged if self._is_dir(place) else (place.owner,)
+
+    def search(
+        self,
+        query: str,
+        *,
+        mode: Mode | None = None,
+        top_k: int = 5,
+        min_score: float = 0.0,
+        path: str = "/",
+        glob: str | None = None,
+        include_content: bool = False,
+        snippet_length: int = 200,
+        vector_weight: float = 0.6,
+        embedder: Embedder | None = None,
+    ) -> SearchResults:
+        """Each layer's best ``top_k``, merged by score; a layer without vectors answers a
+        hybrid or vector query from BM25."""
+        first: SearchResults | None = None
+        hits: list[SearchHit] = []
+        pending = 0
+        real, layers = self._search_scope(path)
+        for i in layers:
+            layer = self.layers[i]
+            own = mode if mode == "bm25" or embedder or layer.embedder() else "bm25"
+            found = layer.search(
+                query,
+                mode=own,
+                top_k=top_k,
+                min_score=min_score,
+                path=real,
+                glob=glob,
+                include_content=include_content,
+                snippet_length=snippet_length,
+                vector_weight=vector_weight,
+                embedder=embedder,
+            )
+            first = first or found
+            pending += found.pending
+            hits.extend(h for h in found.hits if self._visible(i, h.path))
+        hits.sort(key=lambda h: -h.score)
+        unique = _first_per_key(hits, lambda h: h.path)[:top_k]
+        assert first is not None
+        return SearchResults(first.mode, unique, pending)
+
+    # --- history: the owning layer's ---------------------------------------------------------
+
+    def _owner_of(self, path: str) -> tuple[Workspace, str]:
+        """The layer holding ``path`` and its real path there; the first layer (which keeps
+        the history of what it deleted) when nothing holds it."""
+        try:
+            place = self._place(path, follow=True)
+        except (FileNotFoundError, NotADirectoryError):
+            return self.top, paths.normalize(path)
+        if place.owner is None:
+            return self.top, place.real
+        return self.layers[place.owner], place.real
+
+    def history(self, path: str) -> list[Version]:
+        layer, real = self._owner_of(path)
+        return layer.history(real)
+
+    def history_path(self, path: str) -> str:
+        layer, real = self._owner_of(path)
+        return layer.history_path(real)
+
+    def version(self, path: str, n: int | None = None) -> Version:
+        layer, real = self._owner_of(path)
+        return layer.version(real, n)
+
+    def read_version(self, path: str, n: int) -> bytes:
+        layer, real = self._owner_of(path)
+        return layer.read_version(real, n)
+
+    def diff(self, path: str, a: int | None = None, b: int | None = None) -> str:
+        layer, real = self._owner_of(path)
+        return layer.diff(real, a, b)
+
+    def restore_version(self, path: str, n: int) -> Version:
+        """Make version ``n`` current again; a lower layer's version is restored by writing
+        its bytes into the first layer."""
+        layer, real = self._owner_of(path)
+        if layer is self.top:
+            return self.top.restore_version(real, n)
+        self.top.write(real, layer.read_version(real, n), parents=True)
+        return self.top.version(real)
+
+    # --- skills: from every layer, the most specific first ----------------------------------
+
+    def skills(self) -> skills.SkillCatalog:
+        """The skills of the union's ``/skills``: a skill id in several layers is the most
+        specific layer's."""
+        return skills.catalog(self)
+
+    def active_skills(self, thread: str | None = None) -> list[str]:
+        return self.top.active_skills(thread)
+
+    def activate_skill(self, skill_id: str, thread: str | None = None) -> bool:
+        if self.skills().get(skill_id) is None:
+            raise fs_error(errno.ENOENT, f"{skills.SKILLS_DIR}/{skill_id}", "no such skill")
+        return skills.activate(self.top.conn, thread or self.thread or "", skill_id)
+
+    def deactivate_skill(self, skill_id: str, thread: str | None = None) -> bool:
+        return self.top.deactivate_skill(skill_id, thread)
+
+
+#: What the agent tools (and anything else written for both kinds) accept.
+AnyWorkspace = Workspace | LayeredWorkspace
+
+
+def open_layers(
+    *files: str | os.PathLike[str], readonly_below: bool = False, **options: object
+) -> LayeredWorkspace:
+    """Open workspace files as layers, most specific first; ``readonly_below`` opens every
+    layer after the first read-only (a shared workspace this process must not change)."""
+    opened: list[Workspace] = []
+    try:
+        for i, file in enumerate(files):
+            readonly = readonly_below and i > 0
+            opened.append(Workspace(file, readonly=readonly, create=not readonly, **options))  # type: ignore[arg-type]
+    except BaseException:
+        for ws in opened:
+            ws.close()
+        raise
+    return LayeredWorkspace(opened)
+
+
+def _first_per_key(items: list[_T], key: Callable[[_T], str]) -> list[_T]:
+    seen: set[str] = set()
+    kept = []
+    for item in items:
+        k = key(item)
+        if k not in seen:
+            seen.add(k)
+            kept.append(item)
+    return kept
+
+
+def _merge_grep(
+    results: list[tuple[int, GrepResult]],
+    visible: Callable[[int, str], bool],
+    output: Output,
+    max_results: int | None,
+) -> GrepResult:
+    """One ``GrepResult`` from each layer's: paths the union does not show from that layer
+    dropped, the rest in path order, cut at ``max_results`` as one workspace's grep cuts."""
+    owner: dict[str, int] = {}
+    for i, found in results:
+        for p in found.files:
+            if p not in owner and visible(i, p):
+                owner[p] = i
+    merged = GrepResult()
+    by_layer = dict(results)
+    files = sorted(owner)
+    for p in files:
+        found = by_layer[owner[p]]
+        count = found.counts.get(p, 0)
+        if output != "content":
+            if max_results is not None and len(merged.files) >= max_results:
+                merged.truncated = True
+                break
+        elif max_results is not None and merged.matches + count > max_results:
+            if merged.matches >= max_results:
+                merged.truncated = True
+                break
+            count = max_results - merged.matches
+            merged.truncated = True
+        lines = [ln for ln in found.lines if ln.path == p]
+        if output == "content":
+            lines = _first_matches(lines, count)
+            merged.matches += count
+        merged.lines.extend(lines)
+        merged.files.append(p)
+        merged.counts[p] = count
+        if merged.truncated:
+            break
+    merged.truncated = merged.truncated or any(f.truncated for _, f in results)
+    merged.skipped = sorted({s for i, f in results for s in f.skipped if visible(i, s)})
+    return merged
+
+
+def _first_matches(lines: list[GrepLine], count: int) -> list[GrepLine]:
+    """``lines`` up to and including the ``count``-th match (context lines kept)."""
+    kept: list[GrepLine] = []
+    matches = 0
+    for line in lines:
+        if line.is_match:
+            if matches == count:
+                break
+            matches += 1
+        kept.append(line)
+    return kept

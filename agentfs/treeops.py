@@ -1,0 +1,65 @@
+"""Tree operations written once over the file API, for ``Workspace`` and ``LayeredWorkspace``.
+
+Both expose the same per-path calls; walking a tree and copying one are sequences of those
+calls, so they live here rather than as a method copied into each class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Protocol
+
+from agentfs import paths
+from agentfs.inodes import DirEntry, Stat
+
+
+class Tree(Protocol):
+    """The per-path calls a walk, a copy and the skills catalog need."""
+
+    def scandir(self, path: str = "/") -> list[DirEntry]: ...
+    def listdir(self, path: str = "/") -> list[str]: ...
+    def stat(self, path: str, *, follow_symlinks: bool = True) -> Stat: ...
+    def lstat(self, path: str) -> Stat: ...
+    def read(
+        self, path: str, offset: int = 0, length: int | None = None, *, track: bool = True
+    ) -> bytes: ...
+    def write(
+        self, path: str, data: bytes | str, *, parents: bool = False, mode: int = 0o644
+    ) -> Stat: ...
+    def mkdir(
+        self, path: str, mode: int = 0o755, *, parents: bool = False, exist_ok: bool = False
+    ) -> Stat: ...
+    def symlink(self, target: str, path: str) -> Stat: ...
+    def readlink(self, path: str) -> str: ...
+    def chmod(self, path: str, mode: int) -> None: ...
+
+
+def walk(tree: Tree, top: str = "/") -> Iterator[tuple[str, list[str], list[str]]]:
+    """Like ``os.walk`` top-down: (dirpath, dirnames, filenames), names sorted.
+
+    Symlinks (to directories too) are listed in filenames and never descended into, so a
+    walk always terminates. Prune by editing ``dirnames`` in place, as with ``os.walk``.
+    """
+    stack = [paths.normalize(top)]
+    while stack:
+        current = stack.pop()
+        entries = tree.scandir(current)
+        dirnames = [e.name for e in entries if e.is_dir()]
+        filenames = [e.name for e in entries if not e.is_dir()]
+        yield current, dirnames, filenames
+        stack.extend(paths.join(current, name) for name in reversed(dirnames))
+
+
+def copy_tree(tree: Tree, src: str, dst: str) -> None:
+    """Copy directory ``src`` to a new ``dst``: modes kept, symlinks copied as symlinks, hard
+    links not kept. The caller holds the transaction and has refused a copy into itself."""
+    tree.mkdir(dst, tree.stat(src).st_mode & 0o7777)
+    for entry in tree.scandir(src):
+        s, d = paths.join(src, entry.name), paths.join(dst, entry.name)
+        if entry.is_dir():
+            copy_tree(tree, s, d)
+        elif entry.is_symlink():
+            tree.symlink(tree.readlink(s), d)
+        else:
+            tree.write(d, tree.read(s))
+            tree.chmod(d, tree.lstat(s).st_mode)
