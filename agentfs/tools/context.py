@@ -42,7 +42,8 @@ class Context:
             path = paths.normalize(raw)
         except OSError as exc:
             err = from_exception(exc)
-            raise ToolError("invalid_path", f"invalid path {raw!r}: {err.message}") from None
+            shown = raw if len(raw) <= 80 else raw[:60] + "..."
+            raise ToolError("invalid_path", f"invalid path {shown!r}: {err.message}") from None
         self._check(path, write)
         return path
 

@@ -87,7 +87,7 @@ def from_exception(exc: BaseException) -> ToolError:
         return exc
     if isinstance(exc, StaleReadError):
         code: ErrorCode = "read_required" if exc.reason == "unread" else "stale_read"
-        return ToolError(code, f"{exc}")
+        return ToolError(code, f"{exc}: call read_file on it, then redo your change")
     if isinstance(exc, HistoryNotFoundError):
         return ToolError(
             "not_found", f"{exc}; call file_history or snapshot_list to see what exists"

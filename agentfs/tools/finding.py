@@ -241,8 +241,9 @@ def grep(ctx: Context, args: GrepInput) -> GrepOutput:
 class SearchFilesInput(ToolInput):
     path: str = Field("/", description="directory to search in (" + PATH_DOC + ")")
     pattern: str = Field(
-        description="a glob (**/*.py) or a part of a file name (config) when searching names;"
-        " a regular expression when content_search is true"
+        description="a glob (**/*.py; a pattern without / such as *.py matches at any depth) or"
+        " a part of a file name (config) when searching names; a regular expression when"
+        " content_search is true"
     )
     content_search: bool = Field(False, description="search inside files instead of names")
 
@@ -275,6 +276,8 @@ def search_files(ctx: Context, args: SearchFilesInput) -> SearchFilesOutput:
     pattern = args.pattern
     if not _GLOB_CHARS & set(pattern):
         pattern = f"**/*{pattern}*"
+    elif "/" not in pattern:  # a name pattern (*.py) matches at any depth, as in find -name
+        pattern = f"**/{pattern}"
     names = _glob(ctx, pattern, args.path, 1000, 0)
     return SearchFilesOutput(paths=[m.path for m in names.matches], truncated=names.truncated)
 

@@ -98,15 +98,20 @@ class ReadFileOutput(ToolOutput):
 
 def _number(lines: list[str], first: int, limit: int, max_bytes: int) -> tuple[str, int]:
     """``cat -n`` text of ``lines[first-1:]``, at most ``limit`` lines and about
-    ``max_bytes`` bytes (at least one line, so a read always moves on); the text and the
-    number of lines in it."""
+    ``max_bytes`` bytes (at least one line, so a read always moves on: a first line over
+    ``max_bytes`` is cut to fit); the text and the number of lines in it."""
     out: list[str] = []
     used = 0
     for number in range(first, min(len(lines), first - 1 + limit) + 1):
         line = lines[number - 1]
-        if len(line) > MAX_LINE_CHARS:
-            line = line[:MAX_LINE_CHARS] + f"... [line cut: {len(line):,} chars]"
-        row = f"{number:>6}\t{line}"
+        prefix = f"{number:>6}\t"
+        kept = line[:MAX_LINE_CHARS]
+        if not out:  # the one line a read always shows must still respect max_bytes
+            budget = max(0, max_bytes - len(prefix) - 1)
+            kept = kept.encode("utf-8")[:budget].decode("utf-8", "ignore")
+        if len(kept) < len(line):
+            line = kept + f"... [line cut: {len(line):,} chars]"
+        row = prefix + line
         cost = len(row.encode("utf-8")) + 1
         if out and used + cost > max_bytes:
             break
@@ -150,9 +155,14 @@ def read_one(ctx: Context, args: ReadFileInput) -> ReadFileOutput:
     total = len(lines)
     if total == 0:
         return ReadFileOutput(
-            path=path, content="", size=len(data), total_lines=0, line_range=None,
-            truncated=False, version=version,
-        )  # fmt: skip
+            path=path,
+            content="",
+            size=len(data),
+            total_lines=0,
+            line_range=None,
+            truncated=False,
+            version=version,
+        )
     if args.offset > total:
         raise ToolError(
             "invalid_argument",

@@ -1,0 +1,250 @@
+"""Policies through ``Toolset.call``: approval, read-only, allow and deny globs against ``..``,
+symlinks and case tricks, read-before-write, per-tool settings, limits, policy files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import agentfs
+from agentfs.tools import Limits, Policy, ToolPolicy, Toolset, catalog
+from agentfs.tools.toolset import ToolCallRequest
+
+MUTATING = {spec.name for spec in catalog.all_tools() if spec.mutates}
+
+
+@pytest.fixture
+def project(ws: agentfs.Workspace) -> agentfs.Workspace:
+    ws.write("/src/app.py", "print('hi')\n", parents=True)
+    ws.write("/secrets/key.txt", "hunter2\n", parents=True)
+    ws.write("/.env", "TOKEN=abc\n")
+    ws.symlink("/secrets", "/src/innocent")
+    return ws
+
+
+def snapshot_bytes(ws: agentfs.Workspace) -> tuple[dict[str, bytes], list[Any]]:
+    """Every file's bytes and every version row: what "byte-identical" compares."""
+    files = {
+        f"{d.rstrip('/')}/{n}": ws.read(f"{d.rstrip('/')}/{n}", track=False)
+        for d, _, names in ws.walk("/")
+        for n in names
+        if ws.lstat(f"{d.rstrip('/')}/{n}").type == "file"
+    }
+    versions = ws.conn.execute("SELECT * FROM ws_version ORDER BY 1, 2").fetchall()
+    return files, versions
+
+
+def denying(*globs: str, **tool_settings: ToolPolicy) -> Policy:
+    return Policy(defaults=ToolPolicy(deny=list(globs)), tools=tool_settings)
+
+
+def test_a_denied_approval_changes_nothing(project: agentfs.Workspace) -> None:
+    asked: list[ToolCallRequest] = []
+
+    def refuse(request: ToolCallRequest) -> bool:
+        asked.append(request)
+        return False
+
+    policy = Policy(defaults=ToolPolicy(needs_approval=True))
+    tools = Toolset(project, thread="t1", actor="bot", policy=policy, approve=refuse)
+    before = snapshot_bytes(project)
+    calls = [
+        ("write_file", {"path": "/src/app.py", "content": "x", "overwrite": True}),
+        ("delete_file", {"path": "/src/app.py"}),
+        ("apply_patch", {"patch": "*** Begin Patch\n*** Delete File: src/app.py\n*** End Patch"}),
+        ("snapshot_restore", {"name": "none"}),
+        ("kv_set", {"key": "k", "value": 1}),
+    ]
+    for name, args in calls:
+        result = tools.call(name, args)
+        assert result["error"]["code"] == "approval_denied", result
+        assert "nothing was changed" in result["error"]["message"]
+    assert snapshot_bytes(project) == before
+    assert project.kv.list() == []
+    assert [(r.tool, r.thread, r.actor) for r in asked][:2] == [
+        ("write_file", "t1", "bot"),
+        ("delete_file", "t1", "bot"),
+    ]
+    tools.flush()
+    refused = [c for c in project.tool_calls.list() if c.error is not None]
+    assert len(refused) == len(calls)  # a denied call is recorded
+
+
+def test_approval_granted_or_failing(project: agentfs.Workspace) -> None:
+    policy = Policy(tools={"delete_file": ToolPolicy(needs_approval=True)})
+    granted = Toolset(project, policy=policy, approve=lambda request: True)
+    assert "error" not in granted.call("delete_file", {"path": "/.env"})
+
+    def broken(request: ToolCallRequest) -> bool:
+        raise RuntimeError("the approval UI crashed")
+
+    failing = Toolset(project, policy=policy, approve=broken)
+    result = failing.call("delete_file", {"path": "/src/app.py"})
+    assert result["error"]["code"] == "approval_denied" and "crashed" in result["error"]["message"]
+    no_callback = Toolset(project, policy=policy)
+    assert no_callback.call("delete_file", {"path": "/src/app.py"})["error"]["code"] == (
+        "approval_denied"
+    )
+    assert project.exists("/src/app.py")
+    assert not no_callback.needs_approval("read_file") and no_callback.needs_approval("delete_file")
+
+
+def test_read_only_lists_no_mutating_tool_and_refuses_them(project: agentfs.Workspace) -> None:
+    tools = Toolset(project, policy=Policy(read_only=True))
+    offered = {t.name for t in tools.tools()}
+    assert offered and not offered & MUTATING
+    assert {t["function"]["name"] for t in tools.openai_tools()} == offered
+    assert {t["name"] for t in tools.anthropic_tools()} == offered
+    before = snapshot_bytes(project)
+    for name in sorted(MUTATING):
+        assert tools.call(name, {})["error"]["code"] == "read_only", name
+    assert snapshot_bytes(project) == before
+    assert "print" in tools.call("read_file", {"path": "/src/app.py"})["content"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/secrets/key.txt",
+        "secrets/key.txt",
+        "/src/../secrets/key.txt",
+        "/../../secrets/key.txt",
+        "/SECRETS/key.txt",
+        "/src/innocent/key.txt",  # a symlink into the denied tree
+        "/\uff53\uff45\uff43\uff52\uff45\uff54\uff53/key.txt",  # fullwidth, NFKC: /secrets
+    ],
+)
+def test_deny_globs_hold_against_tricks(project: agentfs.Workspace, path: str) -> None:
+    tools = Toolset(project, policy=denying("/secrets/**"))
+    for name, args in [
+        ("read_file", {"path": path}),
+        ("write_file", {"path": path, "content": "x", "overwrite": True}),
+        ("stat", {"path": path}),
+        ("delete_file", {"path": path}),
+    ]:
+        result = tools.call(name, args)
+        assert result["error"]["code"] == "denied", (name, result)
+    assert project.read("/secrets/key.txt") == b"hunter2\n"
+
+
+def test_denied_files_never_show_in_listings_or_searches(project: agentfs.Workspace) -> None:
+    tools = Toolset(project, policy=denying("/secrets/**", "**/.env"))
+    shown = json.dumps(
+        [
+            tools.call("ls", {"path": "/"}),
+            tools.call("list_tree", {}),
+            tools.call("glob", {"pattern": "**/*"}),
+            tools.call("grep", {"pattern": "hunter2|TOKEN", "output_mode": "content"}),
+            tools.call("search_files", {"pattern": "key"}),
+            tools.call("workspace_search", {"query": "hunter2 TOKEN"}),
+        ]
+    )
+    assert "hunter2" not in shown and "key.txt" not in shown and "TOKEN" not in shown
+    moved = tools.call("move_file", {"source": "/src", "destination": "/elsewhere"})
+    assert "error" not in moved  # the symlink moves; what it points at stays denied
+    recursive = tools.call(
+        "copy_file", {"source": "/secrets", "destination": "/x", "recursive": True}
+    )
+    assert recursive["error"]["code"] == "denied"
+
+
+def test_allow_lists_confine_a_tool(project: agentfs.Workspace) -> None:
+    policy = Policy(tools={"write_file": ToolPolicy(allow=["/src/**"])})
+    tools = Toolset(project, policy=policy)
+    assert "error" not in tools.call("write_file", {"path": "/src/new.py", "content": "x"})
+    assert tools.call("write_file", {"path": "/top.txt", "content": "x"})["error"]["code"] == (
+        "denied"
+    )
+    # a symlink inside the allowed tree that leads out of it leads nowhere
+    escaped = tools.call("write_file", {"path": "/src/innocent/new.txt", "content": "x"})
+    assert escaped["error"]["code"] == "denied"
+    assert not project.exists("/secrets/new.txt")
+    assert "error" not in tools.call("read_file", {"path": "/.env"})  # other tools unaffected
+
+
+def test_require_read_before_write(project: agentfs.Workspace) -> None:
+    policy = Policy(defaults=ToolPolicy(require_read_before_write=["/src/**"]))
+    tools = Toolset(project, thread="t1", policy=policy)
+    edit = {"path": "/src/app.py", "old_string": "hi", "new_string": "bye"}
+    unread = tools.call("edit_file", edit)
+    assert unread["error"]["code"] == "read_required"
+    assert "read_file" in unread["error"]["message"]
+    tools.call("read_file", {"path": "/src/app.py"})
+    project.thread = "other"
+    project.write("/src/app.py", "print('changed')\n")
+    stale = tools.call("edit_file", {**edit, "old_string": "changed"})
+    assert stale["error"]["code"] == "stale_read"
+    tools.call("read_file", {"path": "/src/app.py"})
+    assert "error" not in tools.call("edit_file", {**edit, "old_string": "changed"})
+    # outside the globs, no read is needed
+    assert "error" not in tools.call(
+        "write_file", {"path": "/.env", "content": "x", "overwrite": True}
+    )
+    other = Toolset(project, thread="t2", policy=policy)  # another thread has read nothing
+    assert (
+        other.call("write_file", {"path": "/src/app.py", "content": "x", "overwrite": True})[
+            "error"
+        ]["code"]
+        == "read_required"
+    )
+
+
+def test_disabled_tools_and_a_chosen_subset(project: agentfs.Workspace) -> None:
+    policy = Policy(tools={"delete_file": ToolPolicy(enabled=False)})
+    tools = Toolset(project, policy=policy)
+    assert "delete_file" not in {t.name for t in tools.tools()}
+    assert tools.call("delete_file", {"path": "/.env"})["error"]["code"] == "denied"
+    subset = Toolset(project, tools=["read_file", "list_files"])
+    assert [t.name for t in subset.tools()] == ["list_tree", "read_file"]
+    assert subset.call("write_file", {"path": "/x", "content": ""})["error"]["code"] == "denied"
+    with pytest.raises(ValueError, match="unknown tools: nope"):
+        Toolset(project, tools=["nope"])
+
+
+def test_limits(project: agentfs.Workspace) -> None:
+    tools = Toolset(
+        project,
+        policy=Policy(limits=Limits(max_write_bytes=10, max_read_bytes=5, max_results=1)),
+    )
+    big = tools.call("write_file", {"path": "/big.txt", "content": "x" * 11})
+    assert big["error"]["code"] == "too_large" and not project.exists("/big.txt")
+    grow = tools.call(
+        "edit_file", {"path": "/src/app.py", "old_string": "hi", "new_string": "hi" * 9}
+    )
+    assert grow["error"]["code"] == "too_large"
+    assert project.read("/src/app.py") == b"print('hi')\n"
+    read = tools.call("read_file", {"path": "/src/app.py"})
+    assert read["content"] == "     1\t... [line cut: 11 chars]"  # no byte over the limit
+    assert len(tools.call("glob", {"pattern": "**/*"})["matches"]) == 1
+    workspace_cap = Toolset(project, policy=Policy(limits=Limits(max_workspace_bytes=4096)))
+    full = workspace_cap.call("write_file", {"path": "/f.bin", "content": "y" * 100_000})
+    assert full["error"]["code"] == "too_large" and not project.exists("/f.bin")
+
+
+def test_policy_files(tmp_path: Path) -> None:
+    toml = tmp_path / "policy.toml"
+    toml.write_text(
+        "read_only = false\n[defaults]\ndeny = ['/secrets/**']\n"
+        "[tools.delete_file]\nneeds_approval = true\n[limits]\nmax_write_bytes = 1024\n"
+    )
+    policy = Policy.load(toml)
+    assert policy.for_tool("delete_file").needs_approval
+    assert policy.for_tool("delete_file").deny == ("/secrets/**",)  # inherited
+    assert not policy.for_tool("read_file").needs_approval
+    as_json = tmp_path / "policy.json"
+    as_json.write_text(policy.model_dump_json())
+    assert Policy.load(as_json) == policy
+    for text, problem in [
+        ("[defaults]\nnope = 1\n", "defaults.nope: extra inputs are not permitted"),
+        ("[limits]\nmax_write_bytes = -1\n", "limits.max_write_bytes"),
+        ("[defaults]\ndeny = 'not-a-list'\n", "defaults.deny"),
+        ("read_only = \n", "not valid toml"),
+    ]:
+        toml.write_text(text)
+        with pytest.raises(ValueError) as raised:
+            Policy.load(toml)
+        assert str(toml) in str(raised.value) and problem in str(raised.value)
+        assert "\n" not in str(raised.value)
