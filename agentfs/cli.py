@@ -819,5 +819,5 @@ def timeline(
     render(rows, as_json, _call_lines)
 
 
-# The history and search commands register themselves on ``cli`` (own modules, for size).
-from agentfs import cli_history, cli_search, cli_serve  # noqa: E402, F401
+# The history, search, serve and tools commands register themselves on ``cli`` (own modules).
+from agentfs import cli_history, cli_search, cli_serve, cli_tools  # noqa: E402, F401

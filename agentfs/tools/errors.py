@@ -44,6 +44,29 @@ ErrorCode = Literal[
 #: Every code, in the order docs/tools.md lists them.
 ERROR_CODES: tuple[str, ...] = get_args(ErrorCode)
 
+#: What each code means and what the agent should do next (docs/tools.md's table).
+ERROR_MEANINGS: dict[str, str] = {
+    "not_found": "the path, version, snapshot, key or skill does not exist; list or search first",
+    "is_directory": "a file was expected and the path is a directory",
+    "not_directory": "a directory was expected, or a file stands where a directory must be",
+    "not_empty": "the directory has entries; pass recursive=true to remove it all",
+    "exists": "the destination already exists; pass overwrite=true or choose another name",
+    "no_match": "old_string is not in the file; the closest lines come in details.closest",
+    "not_unique": "old_string occurs more than once; details.lines lists every occurrence",
+    "read_required": "the policy requires reading the file (read_file) before writing it",
+    "stale_read": "the file changed since it was read, or since expected_version; read again",
+    "read_only": "the workspace (or the layer holding the path) cannot be changed here",
+    "denied": "the policy does not let this tool touch this path, or the tool is disabled",
+    "approval_denied": "the tool needs a human's approval and did not get it; nothing changed",
+    "too_large": "a limit (write size, workspace size) would be exceeded; nothing changed",
+    "invalid_path": "the path has a NUL byte, a name over 255 bytes or is over 4095 bytes",
+    "invalid_argument": "an argument is missing, of the wrong type or out of range",
+    "patch_failed": "a hunk of the patch does not apply; details say where; nothing was written",
+    "busy": "another process holds the workspace's write lock too long; retry shortly",
+    "unknown_tool": "there is no tool of that name; the message lists the tools",
+    "internal_error": "a bug in agentfs; the message has the exception, the workspace is as before",
+}
+
 
 class ToolError(Exception):
     """A failed tool call. ``details`` carries structured help (the closest lines for

@@ -1,0 +1,261 @@
+"""docs/tools.md, generated: every tool's description, parameters, result fields and one real
+call with its real result, so the reference cannot drift from the code.
+
+``render()`` builds a small project in a temporary workspace, runs each tool's example through
+a ``Toolset`` in catalog order (the examples build on one another: the snapshot made by
+``snapshot_create`` is the one ``snapshot_diff`` compares), and writes what came back. Times
+in results are replaced by one fixed time so the page is the same on every run.
+``agentfs tools docs --check docs/tools.md`` (run by the test suite) fails when the page and
+the code disagree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from agentfs.tools import catalog
+from agentfs.tools.errors import ERROR_CODES, ERROR_MEANINGS
+from agentfs.tools.export import json_schema
+from agentfs.tools.spec import Tool
+from agentfs.tools.toolset import Toolset
+from agentfs.workspace import Workspace
+
+#: What every time in an example result is shown as.
+FIXED_TIME = "2026-01-01T00:00:00Z"
+_TIME_FIELDS = {"modified", "changed", "at", "created"}
+_EPOCH_FIELDS = {"updated"}
+#: Result strings longer than this are cut in the page (the tool returns them whole).
+_SHOWN_CHARS = 400
+
+APP = """def greet(name):
+    return "hello " + name
+
+
+def main():
+    print(greet("world"))
+"""
+
+SKILL = """---
+name: release-notes
+description: Write release notes from the changes since the last tag.
+---
+List the user-visible changes first, then fixes. One line each.
+"""
+
+PATCH = """*** Begin Patch
+*** Update File: src/app.py
+@@ def main():
+-    print(greet("world"))
++    print(greet("agents"))
+*** Add File: CHANGELOG.md
++## 0.2
++- greet agents
+*** End Patch"""
+
+#: One example call per tool, run in this order on the demo project.
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "ls": {"path": "/src"},
+    "list_tree": {"path": "/", "max_depth": 2},
+    "stat": {"path": "/src/app.py"},
+    "read_file": {"path": "/src/app.py", "offset": 1, "limit": 2},
+    "read_multiple_files": {"paths": ["/README.md", "/missing.md"]},
+    "write_file": {"path": "/notes/todo.md", "content": "- ship the tools\n"},
+    "create_file": {"path": "/notes/ideas.md", "content": "- layered workspaces\n"},
+    "delete_file": {"path": "/notes/ideas.md"},
+    "mkdir": {"path": "/build/out", "recursive": True},
+    "rmdir": {"path": "/build", "recursive": True},
+    "move_file": {"source": "/notes/todo.md", "destination": "/TODO.md"},
+    "copy_file": {"source": "/src", "destination": "/src-backup", "recursive": True},
+    "edit_file": {
+        "path": "/src/app.py",
+        "old_string": 'return "hello " + name',
+        "new_string": 'return f"hello {name}"',
+    },
+    "multi_edit": {
+        "path": "/README.md",
+        "edits": [
+            {"old_string": "# Demo", "new_string": "# Greeter"},
+            {"old_string": "Says hello.", "new_string": "Says hello to anyone."},
+        ],
+    },
+    "apply_patch": {"patch": PATCH},
+    "glob": {"pattern": "**/*.py", "limit": 10},
+    "grep": {"pattern": "greet\\(", "output_mode": "content", "path": "/src"},
+    "search_files": {"path": "/", "pattern": "app"},
+    "workspace_search": {"query": "how does the program say hello", "top_k": 2},
+    "workspace_index": {"path": "/src", "glob": "**/*"},
+    "workspace_index_content": {
+        "path": "/notes/meeting.md",
+        "content": "Decided: greet agents by default.",
+    },
+    "file_history": {"path": "/src/app.py"},
+    "file_diff": {"path": "/src/app.py", "a": 1},
+    "restore_version": {"path": "/README.md", "version": 1},
+    "snapshot_create": {"name": "after-patch"},
+    "snapshot_list": {},
+    "snapshot_diff": {"a": "start"},
+    "snapshot_restore": {"name": "after-patch"},
+    "kv_get": {"key": "plan"},
+    "kv_set": {"key": "plan", "value": {"step": 2, "goal": "ship"}},
+    "kv_delete": {"key": "scratch"},
+    "kv_list": {"prefix": ""},
+    "workspace_list_skills": {},
+    "workspace_search_skills": {"query": "release notes"},
+    "workspace_read_skill": {"skill_id": "release-notes"},
+    "workspace_activate_skill": {"skill_id": "release-notes"},
+    "workspace_deactivate_skill": {"skill_id": "release-notes"},
+    "workspace_read_skill_reference": {"skill_id": "release-notes", "file": "style.md"},
+    "workspace_read_skill_script": {"skill_id": "release-notes", "file": "collect.sh"},
+    "workspace_read_skill_asset": {"skill_id": "release-notes", "file": "template.md"},
+}
+
+#: A failing call shown in the errors section.
+ERROR_EXAMPLE = (
+    "edit_file",
+    {"path": "/src/app.py", "old_string": "print(greet)", "new_string": "x"},
+)
+
+
+def _demo(ws: Workspace) -> None:
+    """The small project every example runs on."""
+    ws.write("/README.md", "# Demo\n\nSays hello.\n")
+    ws.write("/src/app.py", APP, parents=True)
+    ws.write("/src/test_app.py", "from app import greet\n\nassert greet('a') == 'hello a'\n")
+    ws.write("/skills/release-notes/SKILL.md", SKILL, parents=True)
+    ws.write("/skills/release-notes/references/style.md", "Short lines.\n", parents=True)
+    ws.write("/skills/release-notes/scripts/collect.sh", "git log --oneline\n", parents=True)
+    ws.write("/skills/release-notes/assets/template.md", "## {version}\n", parents=True)
+    ws.kv.set("plan", {"step": 1})
+    ws.kv.set("scratch", "temporary")
+    ws.snapshots.create("start")
+
+
+def render() -> str:
+    """The whole of docs/tools.md."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Workspace(Path(tmp) / "demo.db", actor="docs", thread="main")
+        try:
+            _demo(ws)
+            toolset = Toolset(ws, thread="main", actor="agent")
+            results = {name: toolset.call(name, args) for name, args in EXAMPLES.items()}
+            error = toolset.call(*ERROR_EXAMPLE)
+            toolset.flush()
+        finally:
+            ws.close()
+    parts = [_intro(), _index(), _errors(error)]
+    parts += [_tool(spec, EXAMPLES[spec.name], results[spec.name]) for spec in catalog.all_tools()]
+    return "\n".join(parts).rstrip("\n") + "\n"
+
+
+def write(path: str | os.PathLike[str]) -> None:
+    Path(path).write_text(render(), encoding="utf-8")
+
+
+def _intro() -> str:
+    return """# Agent tools reference
+
+<!-- Generated by `agentfs tools docs --output docs/tools.md` from agentfs/tools; do not
+edit by hand. The test suite fails when this page and the code disagree. -->
+
+Every tool takes JSON arguments and returns a JSON result, or `{"error": {"code", "message"}}`
+(never an exception). Call them through `Toolset.call(name, arguments)` in Python, `agentfs
+tools call WS NAME JSON` from a shell, or any MCP client (`agentfs serve mcp WS`; docs/mcp.md).
+`Toolset.openai_tools()` and `Toolset.anthropic_tools()` give the schemas below in the two
+function-calling formats. Paths may be written `/a/b` or `a/b`; `..` stops at the root. Writing
+tools take `expected_version` (the `version` that `read_file` and `stat` report) and fail with
+`stale_read` if the file has moved on. Policies (docs/policies.md) can hide tools, require
+approval, confine paths and cap sizes.
+
+The examples below are real calls, run in order on a small project by the generator (times
+shown as one fixed time); long strings are cut here with `…`.
+"""
+
+
+def _index() -> str:
+    rows = ["| tool | what it does | changes the workspace |", "|---|---|---|"]
+    for spec in catalog.all_tools():
+        changes = "yes" + (" (destructive)" if spec.destructive else "") if spec.mutates else ""
+        rows.append(f"| [`{spec.name}`](#{spec.name}) | {spec.title} | {changes} |")
+    return "## Tools\n\n" + "\n".join(rows) + "\n"
+
+
+def _errors(example: dict[str, Any]) -> str:
+    rows = ["| code | meaning |", "|---|---|"]
+    rows += [f"| `{code}` | {ERROR_MEANINGS[code]} |" for code in ERROR_CODES]
+    name, args = ERROR_EXAMPLE
+    return (
+        "## Errors\n\nEvery failure is a result with a stable `code` and a `message` that says"
+        " what to do next; some carry `details`.\n\n"
+        + "\n".join(rows)
+        + f"\n\nFor example, `{name}` with\n\n```json\n{_json(args)}\n```\n\nreturns\n\n"
+        + f"```json\n{_json(example)}\n```\n"
+    )
+
+
+def _tool(spec: Tool, args: dict[str, Any], result: dict[str, Any]) -> str:
+    flags = ["changes the workspace" if spec.mutates else "read-only"]
+    if spec.destructive:
+        flags.append("destructive")
+    if spec.idempotent:
+        flags.append("idempotent")
+    if spec.aliases:
+        flags.append("also called " + ", ".join(f"`{a}`" for a in spec.aliases))
+    description = " ".join(spec.description.split())
+    return (
+        f"## {spec.name}\n\n**{spec.title}** ({'; '.join(flags)})\n\n{description}\n\n"
+        f"Parameters:\n\n{_fields(json_schema(spec.input), inputs=True)}\n"
+        f"Result:\n\n{_fields(json_schema(spec.output), inputs=False)}\n"
+        f"Example:\n\n```json\n{_json(args)}\n```\n\n```json\n{_json(_shown(result))}\n```\n"
+    )
+
+
+def _fields(schema: dict[str, Any], *, inputs: bool) -> str:
+    properties: dict[str, Any] = schema.get("properties", {})
+    if not properties:
+        return "(none)\n"
+    required = set(schema.get("required", []))
+    head = "| name | type | default | description |" if inputs else "| name | type | description |"
+    rows = [head, "|---|---|---|---|" if inputs else "|---|---|---|"]
+    for name, prop in properties.items():
+        kind = _type(prop)
+        text = prop.get("description", "").replace("|", "\\|")
+        if inputs:
+            default = "required" if name in required else f"`{json.dumps(prop.get('default'))}`"
+            rows.append(f"| `{name}` | {kind} | {default} | {text} |")
+        else:
+            rows.append(f"| `{name}` | {kind} | {text} |")
+    return "\n".join(rows) + "\n"
+
+
+def _type(prop: dict[str, Any]) -> str:
+    if "anyOf" in prop:
+        return " or ".join(_type(p) for p in prop["anyOf"])
+    if "enum" in prop:
+        return " \\| ".join(f'`"{v}"`' for v in prop["enum"])
+    kind = prop.get("type", "any")
+    if kind == "array":
+        return f"array of {_type(prop.get('items', {}))}"
+    return str(kind)
+
+
+def _shown(value: Any, key: str | None = None) -> Any:
+    """``value`` with times fixed and long strings cut (see the module docstring)."""
+    if isinstance(value, dict):
+        return {k: _shown(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shown(v) for v in value]
+    if key in _TIME_FIELDS and isinstance(value, str):
+        return FIXED_TIME
+    if key in _EPOCH_FIELDS and isinstance(value, int | float):
+        return 1767225600.0
+    if isinstance(value, str) and len(value) > _SHOWN_CHARS:
+        return value[:_SHOWN_CHARS] + "…"
+    return value
+
+
+def _json(value: Any) -> str:
+    return json.dumps(_shown(value), indent=2, ensure_ascii=False)
