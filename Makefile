@@ -46,14 +46,14 @@ demo: $(VENV)/.installed
 	WORKSPACE=$(WORKSPACE) bash docs/tour.sh
 
 test: system-deps $(VENV)/.installed $(PEER)/.installed $(NPM)/.installed
-	$(VENV)/bin/ruff check agentfs tests benchmarks
+	$(VENV)/bin/ruff check agentfs tests benchmarks examples
 	$(VENV)/bin/mypy
 	$(VENV)/bin/python -m pytest
 
 lint: $(VENV)/.installed
-	$(VENV)/bin/ruff check agentfs tests benchmarks
+	$(VENV)/bin/ruff check agentfs tests benchmarks examples
 	$(VENV)/bin/mypy
-	$(VENV)/bin/ruff format --check agentfs tests benchmarks
+	$(VENV)/bin/ruff format --check agentfs tests benchmarks examples
 
 bench: system-deps $(VENV)/.installed $(PEER)/.installed $(NPM)/.installed
 	$(PY) benchmarks/small_files.py
