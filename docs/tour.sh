@@ -72,6 +72,16 @@ $AGENTFS search "$WS" "turn a regular expression into trigrams" --path /tour/src
 $AGENTFS index "$WS" --embedder minilm   # a real offline model (the embed extra); once per workspace
 $AGENTFS search "$WS" "which files hold a literal string" --path /tour/src -k 3
 
+step "the agent tools: what an agent calls, audited, with errors it can act on"
+$AGENTFS tools call "$WS" read_file '{"path": "/tour/notes/plan.md"}' --text
+$AGENTFS tools call "$WS" edit_file \
+  '{"path": "/tour/notes/plan.md", "old_string": "no such text", "new_string": "x"}' \
+  || echo "(an error result, exit status 1: the model reads the closest lines and retries)"
+$AGENTFS tools call "$WS" apply_patch '{"patch": "*** Begin Patch\n*** Add File: tour/notes/next.md\n+- serve the tools over MCP\n*** End Patch"}'
+$AGENTFS tools call "$WS" grep '{"pattern": "def (glob|grep)\\(", "path": "/tour/src", "output_mode": "count"}'
+$AGENTFS timeline "$WS" --limit 4
+echo "serve them to any MCP client: agentfs serve mcp $WS   (docs/mcp.md)"
+
 step "export back to the host, byte for byte"
 $AGENTFS export "$WS" /tour/src "$scratch/src"
 diff -r agentfs "$scratch/src" --exclude=__pycache__ && echo "identical to ./agentfs"

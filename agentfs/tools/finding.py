@@ -20,6 +20,8 @@ from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
 from agentfs.tools.spec import ToolInput, ToolOutput, tool
 
+#: Skipped (binary) files a grep result names; the rest are only counted.
+SKIPPED_SHOWN = 20
 #: Characters that make a ``search_files`` pattern a glob rather than a part of a name.
 _GLOB_CHARS = frozenset("*?[{")
 
@@ -133,7 +135,10 @@ class GrepOutput(ToolOutput):
     total: int = Field(description="output entries in all")
     truncated: bool
     next_offset: int | None = None
-    skipped: list[str] = Field(description="binary or non-UTF-8 files that were not searched")
+    skipped: list[str] = Field(
+        description=f"binary or non-UTF-8 files that were not searched (the first {SKIPPED_SHOWN})"
+    )
+    skipped_total: int = Field(0, description="how many files were skipped in all")
     line_numbers: bool = True
 
     def text(self) -> str:
@@ -199,6 +204,7 @@ def _grep(ctx: Context, args: GrepInput) -> GrepOutput:
         for g in found.lines
         if g.path in shown
     ]
+    skipped = [p for p in found.skipped if ctx.visible(p)]
     total = len(hits) if args.output_mode == "content" else len(files)
     start, end = args.offset, args.offset + head
     more = end < total or found.truncated
@@ -210,7 +216,8 @@ def _grep(ctx: Context, args: GrepInput) -> GrepOutput:
         total=total,
         truncated=more,
         next_offset=min(end, total) if more else None,
-        skipped=[p for p in found.skipped if ctx.visible(p)],
+        skipped=skipped[:SKIPPED_SHOWN],
+        skipped_total=len(skipped),
         line_numbers=args.line_numbers,
     )
     if args.output_mode == "content":
