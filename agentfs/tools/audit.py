@@ -100,8 +100,10 @@ def _cut(value: Any) -> Any:
             return value
         return value[:STRING_LIMIT] + f"...[{len(value) - STRING_LIMIT:,} more chars]"
     if isinstance(value, dict):
-        if all(isinstance(v, _SCALARS) or (isinstance(v, str) and len(v) <= STRING_LIMIT)
-               for v in value.values()):  # fmt: skip
+        if all(
+            isinstance(v, _SCALARS) or (isinstance(v, str) and len(v) <= STRING_LIMIT)
+            for v in value.values()
+        ):
             return value  # the common case: nothing to cut, nothing to copy
         return {k: _cut(v) for k, v in value.items()}
     if isinstance(value, list):

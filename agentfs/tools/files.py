@@ -37,8 +37,9 @@ class WriteFileOutput(ToolOutput):
         return f"{verb} {self.path} ({self.size:,} bytes, version {self.version})."
 
 
-def _write(ctx: Context, raw_path: str, content: str, *, replace: bool, parents: bool,
-           expected: int | None) -> WriteFileOutput:  # fmt: skip
+def _write(
+    ctx: Context, raw_path: str, content: str, *, replace: bool, parents: bool, expected: int | None
+) -> WriteFileOutput:
     ws = ctx.ws
     path = ctx.path(raw_path, write=True)
     data = content.encode("utf-8")
@@ -86,9 +87,13 @@ def _write(ctx: Context, raw_path: str, content: str, *, replace: bool, parents:
 )
 def write_file(ctx: Context, args: WriteFileInput) -> WriteFileOutput:
     return _write(
-        ctx, args.path, args.content, replace=args.overwrite, parents=args.create_parent_dirs,
+        ctx,
+        args.path,
+        args.content,
+        replace=args.overwrite,
+        parents=args.create_parent_dirs,
         expected=args.expected_version,
-    )  # fmt: skip
+    )
 
 
 class CreateFileInput(ToolInput):
@@ -124,8 +129,9 @@ class RemovedOutput(ToolOutput):
         return f"Deleted {self.type} {self.path}{inside} (file_history keeps its versions)."
 
 
-def _remove(ctx: Context, raw_path: str, recursive: bool, expected: int | None,
-            want_dir: bool | None) -> RemovedOutput:  # fmt: skip
+def _remove(
+    ctx: Context, raw_path: str, recursive: bool, expected: int | None, want_dir: bool | None
+) -> RemovedOutput:
     ws = ctx.ws
     path = ctx.path(raw_path, write=True)
     if path == "/":
@@ -227,8 +233,9 @@ class MovedOutput(ToolOutput):
         return f"Moved {self.source} to {self.destination}."
 
 
-def _two_paths(ctx: Context, source: str, destination: str, overwrite: bool, move: bool
-               ) -> tuple[str, str, bool]:  # fmt: skip
+def _two_paths(
+    ctx: Context, source: str, destination: str, overwrite: bool, move: bool
+) -> tuple[str, str, bool]:
     """Checked (source, destination, source is a directory) for a move or a copy."""
     src = ctx.path(source, write=move)
     dst = ctx.path(destination, write=True)
