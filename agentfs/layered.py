@@ -183,6 +183,10 @@ class LayeredWorkspace:
         so a block of writes is atomic; reads of lower layers are not isolated by it."""
         return self.top.transaction()
 
+    def read_transaction(self) -> Transaction:
+        """The first layer's read transaction (lower layers are read as they are)."""
+        return self.top.read_transaction()
+
     def recording_versions(self) -> AbstractContextManager[list[tuple[str, int]]]:
         return self.top.recording_versions()
 

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 #: Strings longer than this are cut in the log (the content itself is in the versions).
 STRING_LIMIT = 4096
+#: Items of a list kept in the log (a listing of 500 entries is summarised, not copied).
+LIST_LIMIT = 50
 #: Read-only calls logged together at most.
 BATCH = 64
 #: Seconds a read-only call's row may wait.
@@ -93,8 +95,8 @@ class AuditLog:
 
 
 def _cut(value: Any) -> Any:
-    """``value`` with long strings cut, so the log stays small: a file's content is kept by
-    the versions the call links to, not copied into every log row."""
+    """``value`` with long strings and long lists cut, so the log stays small: a file's
+    content is kept by the versions the call links to, not copied into every log row."""
     if isinstance(value, str):
         if len(value) <= STRING_LIMIT:
             return value
@@ -107,5 +109,7 @@ def _cut(value: Any) -> Any:
             return value  # the common case: nothing to cut, nothing to copy
         return {k: _cut(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_cut(v) for v in value]
+        if len(value) <= LIST_LIMIT:
+            return [_cut(v) for v in value]
+        return [_cut(v) for v in value[:LIST_LIMIT]] + [f"...[{len(value) - LIST_LIMIT:,} more]"]
     return value

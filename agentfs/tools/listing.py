@@ -67,8 +67,10 @@ def ls(ctx: Context, args: LsInput) -> LsOutput:
         if len(entries) == cap:
             truncated = True
             break
-        entries.append(
-            Entry(name=name, type=entry_type(st), size=st.st_size, modified=iso(st.st_mtime_ns))
+        entries.append(  # built from our own values: no validation (500 entries cost 5 ms)
+            Entry.model_construct(
+                name=name, type=entry_type(st), size=st.st_size, modified=iso(st.st_mtime_ns)
+            )
         )
     return LsOutput(path=path, entries=entries, truncated=truncated)
 
@@ -187,17 +189,18 @@ class StatOutput(ToolOutput):
 )
 def stat(ctx: Context, args: StatInput) -> StatOutput:
     path = ctx.path(args.path)
-    st = ctx.ws.lstat(path)
-    kind = entry_type(st)
-    return StatOutput(
-        path=path,
-        type=kind,
-        size=st.st_size,
-        mode=f"{st.st_mode & 0o7777:04o}",
-        modified=iso(st.st_mtime_ns),
-        changed=iso(st.st_ctime_ns),
-        nlink=st.st_nlink,
-        ino=st.st_ino,
-        version=version_of(ctx.ws, path, st) if kind == "file" else 0,
-        target=ctx.ws.readlink(path) if kind == "symlink" else None,
-    )
+    with ctx.ws.read_transaction():  # the entry and its version, as one state
+        st = ctx.ws.lstat(path)
+        kind = entry_type(st)
+        return StatOutput(
+            path=path,
+            type=kind,
+            size=st.st_size,
+            mode=f"{st.st_mode & 0o7777:04o}",
+            modified=iso(st.st_mtime_ns),
+            changed=iso(st.st_ctime_ns),
+            nlink=st.st_nlink,
+            ino=st.st_ino,
+            version=version_of(ctx.ws, path, st) if kind == "file" else 0,
+            target=ctx.ws.readlink(path) if kind == "symlink" else None,
+        )

@@ -34,10 +34,10 @@ import anyio
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
-from mcp.server.stdio import stdio_server
 
 from agentfs.tools import catalog
 from agentfs.tools.export import json_schema
+from agentfs.tools.mcp_stdio import serve_streams
 from agentfs.tools.spec import Tool
 from agentfs.tools.toolset import Toolset
 
@@ -138,7 +138,7 @@ class McpServer:
 
     async def run_stdio(self) -> None:
         """Serve on stdin/stdout until the client closes them."""
-        async with stdio_server() as (read, write), anyio.create_task_group() as tasks:
+        async with serve_streams() as (read, write), anyio.create_task_group() as tasks:
             tasks.start_soon(self._flush_when_idle)
             try:
                 await self.server.run(read, write, self.server.create_initialization_options())

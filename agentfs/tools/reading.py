@@ -99,25 +99,44 @@ class ReadFileOutput(ToolOutput):
 def _number(lines: list[str], first: int, limit: int, max_bytes: int) -> tuple[str, int]:
     """``cat -n`` text of ``lines[first-1:]``, at most ``limit`` lines and about
     ``max_bytes`` bytes (at least one line, so a read always moves on: a first line over
-    ``max_bytes`` is cut to fit); the text and the number of lines in it."""
-    out: list[str] = []
+    ``max_bytes`` is cut to fit); the text and the number of lines in it.
+
+    Built in bulk (one comprehension, one join): a whole 2,000-line page is the common case,
+    and a Python step per line was most of read_file's time."""
+    chosen = lines[first - 1 : first - 1 + limit]
+    rows = [
+        f"{n:>6}\t{line}" if len(line) <= MAX_LINE_CHARS else f"{n:>6}\t{_cut_line(line)}"
+        for n, line in enumerate(chosen, first)
+    ]
+    text = "\n".join(rows)
+    size = len(text) if text.isascii() else len(text.encode("utf-8"))
+    if size + 1 <= max_bytes:  # each row costs its bytes and a newline, as below
+        return text, len(rows)
+    kept: list[str] = []
     used = 0
-    for number in range(first, min(len(lines), first - 1 + limit) + 1):
-        line = lines[number - 1]
-        prefix = f"{number:>6}\t"
-        kept = line[:MAX_LINE_CHARS]
-        if not out:  # the one line a read always shows must still respect max_bytes
-            budget = max(0, max_bytes - len(prefix) - 1)
-            kept = kept.encode("utf-8")[:budget].decode("utf-8", "ignore")
-        if len(kept) < len(line):
-            line = kept + f"... [line cut: {len(line):,} chars]"
-        row = prefix + line
+    for row in rows:  # the page is over max_bytes: keep the rows that fit
         cost = len(row.encode("utf-8")) + 1
-        if out and used + cost > max_bytes:
+        if kept and used + cost > max_bytes:
             break
-        out.append(row)
+        if not kept and cost > max_bytes:  # the one row a read always shows must fit too
+            row = _fit(row, first, chosen[0], max_bytes)
+        kept.append(row)
         used += cost
-    return "\n".join(out), len(out)
+    return "\n".join(kept), len(kept)
+
+
+def _cut_line(line: str, keep: int = MAX_LINE_CHARS) -> str:
+    return line[:keep] + f"... [line cut: {len(line):,} chars]"
+
+
+def _fit(row: str, number: int, line: str, max_bytes: int) -> str:
+    """The row of line ``number`` cut so its text takes at most ``max_bytes`` bytes."""
+    prefix = f"{number:>6}\t"
+    budget = max(0, max_bytes - len(prefix) - 1)
+    kept = line[:MAX_LINE_CHARS].encode("utf-8")[:budget].decode("utf-8", "ignore")
+    return prefix + (
+        kept + f"... [line cut: {len(line):,} chars]" if len(kept) < len(line) else kept
+    )
 
 
 def read_one(ctx: Context, args: ReadFileInput) -> ReadFileOutput:

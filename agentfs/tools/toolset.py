@@ -56,7 +56,6 @@ class ToolResult:
 
     tool: str
     data: dict[str, Any]
-    text: str
     output: ToolOutput | None = None
     error: ToolError | None = None
     call_id: int | None = None
@@ -65,6 +64,13 @@ class ToolResult:
     @property
     def is_error(self) -> bool:
         return self.error is not None
+
+    @property
+    def text(self) -> str:
+        """What a model should read: rendered when asked for (``Toolset.call`` never is)."""
+        if self.error is not None:
+            return f"Error [{self.error.code}]: {self.error.message}"
+        return self.output.text() if self.output is not None else ""
 
 
 class Toolset:
@@ -208,7 +214,7 @@ class Toolset:
                     self.audit.record(spec.name, raw, data, None, started)
         except Exception as exc:  # every failure becomes a result
             return self._failed(spec.name, raw, from_exception(exc), started)
-        return ToolResult(spec.name, data, output.text(), output, None, call_id, versions)
+        return ToolResult(spec.name, data, output, None, call_id, versions)
 
     def flush(self) -> None:
         """Write the audit rows of read-only calls that are still waiting (see
@@ -297,7 +303,7 @@ class Toolset:
         with contextlib.suppress(Exception):
             self.audit.record(name, raw, None, error, started)
         data = {"error": error.as_dict()}
-        return ToolResult(name, data, f"Error [{error.code}]: {error.message}", None, error)
+        return ToolResult(name, data, None, error)
 
 
 def _arguments(arguments: dict[str, Any] | str | None) -> dict[str, Any]:

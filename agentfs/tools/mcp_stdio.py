@@ -1,0 +1,98 @@
+"""stdin/stdout for the MCP server as event-loop pipes, not thread-wrapped files.
+
+The ``mcp`` SDK's ``stdio_server()`` reads and writes the process's standard streams through
+``anyio.wrap_file``: every line read and every write and flush is a hop to a worker thread and
+back, about a dozen per tool call. Measured on this machine, that is most of a round trip for
+a small call (docs/benchmarks.md). When stdin and stdout are pipes or sockets (how every MCP
+client starts a server) we hand the SDK streams read and written by the event loop itself;
+otherwise (a file, a terminal) the SDK's own streams are used.
+
+Like the SDK, while serving we move the real descriptors aside: fd 0 reads the null device and
+fd 1 writes to stderr, so a stray ``print`` or a child process never corrupts the protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from mcp.server.stdio import stdio_server
+
+#: Longest protocol line read (a write_file call carries the whole file in one line).
+MAX_LINE = 1 << 30
+
+
+class _Lines:
+    """What the SDK iterates for incoming messages: decoded lines from a pipe."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+class _Writer:
+    """What the SDK writes outgoing messages to: a pipe, drained at each flush."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def write(self, text: str) -> None:
+        self._writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self._writer.drain()
+
+
+def _is_pipe(fd: int) -> bool:
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+@asynccontextmanager
+async def serve_streams() -> AsyncIterator[tuple[Any, Any]]:
+    """The (read, write) message streams of ``mcp.server.stdio.stdio_server``, on loop pipes
+    when stdin and stdout are pipes (see the module docstring)."""
+    if not (_is_pipe(0) and _is_pipe(1)):
+        async with stdio_server() as streams:
+            yield streams
+        return
+    loop = asyncio.get_running_loop()
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    saved_in, saved_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    transports: list[asyncio.BaseTransport] = []
+    try:
+        reader = asyncio.StreamReader(limit=MAX_LINE)
+        read_transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
+        )
+        transports.append(read_transport)
+        write_transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0)
+        )
+        transports.append(write_transport)
+        writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
+        async with stdio_server(_Lines(reader), _Writer(writer)) as streams:  # type: ignore[arg-type]
+            yield streams
+    finally:
+        for transport in transports:
+            transport.close()
+        os.dup2(saved_in, 0)
+        os.dup2(saved_out, 1)
+        os.close(saved_in)
+        os.close(saved_out)
