@@ -122,6 +122,12 @@ def operations(server: Server, ours: bool) -> dict[str, Callable[[int], Awaitabl
 
     done = [0]  # edits made so far: the file alternates, whatever i the caller counts from
 
+    async def reset(i: int) -> Any:  # the edited file as build() made it, for each run
+        done[0] = 0
+        content = "alpha = 1\nbeta = 2\ngamma = 3\n"
+        args = {"path": f"{r}/bench/edit.txt", "content": content}
+        return await server.call("write_file", {**args, "overwrite": True} if ours else args)
+
     async def edit(i: int) -> Any:
         old, new = edits[done[0] % 2]
         done[0] += 1
@@ -146,7 +152,8 @@ def operations(server: Server, ours: bool) -> dict[str, Callable[[int], Awaitabl
             "grep", {"pattern": "needle", "path": "/tree", "output_mode": "content"}
         )
 
-    ops = {"read": read, "write": write, "edit": edit, "list": listing, "glob": glob}
+    ops = {"reset": reset, "read": read, "write": write, "edit": edit, "list": listing}
+    ops["glob"] = glob
     if ours:
         ops["grep"] = grep
     return ops
@@ -164,6 +171,7 @@ async def run_server(
         await session.initialize()
         server = Server(session, root)
         ops = operations(server, ours)
+        await ops.pop("reset")(0)
         result = await ops["glob"](0)
         found["glob"] = len([x for x in str(result.content[0].text).split("\n") if "mod_" in x])
         for name, op in ops.items():

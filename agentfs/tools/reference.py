@@ -120,7 +120,7 @@ ERROR_EXAMPLE = (
 )
 
 
-def _demo(ws: Workspace) -> None:
+def build_demo(ws: Workspace) -> None:
     """The small project every example runs on."""
     ws.write("/README.md", "# Demo\n\nSays hello.\n")
     ws.write("/src/app.py", APP, parents=True)
@@ -139,7 +139,7 @@ def render() -> str:
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace(Path(tmp) / "demo.db", actor="docs", thread="main")
         try:
-            _demo(ws)
+            build_demo(ws)
             toolset = Toolset(ws, thread="main", actor="agent")
             results = {name: toolset.call(name, args) for name, args in EXAMPLES.items()}
             error = toolset.call(*ERROR_EXAMPLE)
@@ -209,7 +209,7 @@ def _tool(spec: Tool, args: dict[str, Any], result: dict[str, Any]) -> str:
         f"## {spec.name}\n\n**{spec.title}** ({'; '.join(flags)})\n\n{description}\n\n"
         f"Parameters:\n\n{_fields(json_schema(spec.input), inputs=True)}\n"
         f"Result:\n\n{_fields(json_schema(spec.output), inputs=False)}\n"
-        f"Example:\n\n```json\n{_json(args)}\n```\n\n```json\n{_json(_shown(result))}\n```\n"
+        f"Example:\n\n```json\n{_json(args)}\n```\n\n```json\n{_json(shown(result))}\n```\n"
     )
 
 
@@ -242,12 +242,12 @@ def _type(prop: dict[str, Any]) -> str:
     return str(kind)
 
 
-def _shown(value: Any, key: str | None = None) -> Any:
+def shown(value: Any, key: str | None = None) -> Any:
     """``value`` with times fixed and long strings cut (see the module docstring)."""
     if isinstance(value, dict):
-        return {k: _shown(v, k) for k, v in value.items()}
+        return {k: shown(v, k) for k, v in value.items()}
     if isinstance(value, list):
-        return [_shown(v) for v in value]
+        return [shown(v) for v in value]
     if key in _TIME_FIELDS and isinstance(value, str):
         return FIXED_TIME
     if key in _EPOCH_FIELDS and isinstance(value, int | float):
@@ -258,4 +258,4 @@ def _shown(value: Any, key: str | None = None) -> Any:
 
 
 def _json(value: Any) -> str:
-    return json.dumps(_shown(value), indent=2, ensure_ascii=False)
+    return json.dumps(shown(value), indent=2, ensure_ascii=False)

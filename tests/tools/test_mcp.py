@@ -19,7 +19,8 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 import agentfs
-from agentfs.tools import catalog
+from agentfs.tools import catalog, reference
+from agentfs.tools.toolset import Toolset
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTFS = Path(sys.executable).parent / "agentfs"
@@ -276,3 +277,24 @@ async def test_layers_serve_the_union_and_write_the_first(served: Path, tmp_path
         assert ws.read("/docs/guide.md") == b"the team guide\n"
     with agentfs.open(served) as ws:
         assert ws.read("/docs/guide.md") == b"mine\n"
+
+
+async def test_every_tool_answers_over_mcp_as_through_toolset_call(tmp_path: Path) -> None:
+    """docs/tools.md's example of every tool, run in order over MCP on one demo workspace and
+    through ``Toolset.call`` on an identical one: the same structured results (times aside)."""
+    served, local = tmp_path / "served.db", tmp_path / "local.db"
+    for path in (served, local):
+        with agentfs.Workspace(path, actor="docs", thread="main") as ws:
+            reference.build_demo(ws)
+    with agentfs.open(local) as ws:
+        toolset = Toolset(ws, thread="main", actor="agent")
+        expected = {name: toolset.call(name, args) for name, args in reference.EXAMPLES.items()}
+    async with client(served, "--thread", "main", "--actor", "agent") as session:
+        for name, args in reference.EXAMPLES.items():
+            result = await session.call_tool(name, args)
+            assert not result.is_error, (name, result.content)
+            assert reference.shown(result.structured_content) == reference.shown(
+                expected[name]
+            ), name
+        failed = await session.call_tool(*reference.ERROR_EXAMPLE)
+        assert _error(failed).startswith("Error [no_match]")
