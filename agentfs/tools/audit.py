@@ -2,11 +2,12 @@
 call wrote a row of ``ws_tool_write`` pointing at it.
 
 A call that changes the workspace is logged inside its own transaction, so the change and
-its log row commit together or not at all. A call that changes nothing (a listing, a search,
-a refused call) would pay a whole commit just for its log row, several times the cost of the
-call itself; those rows wait in memory and are written in one transaction with the next
-changing call, when ``BATCH`` of them wait, when the oldest is ``MAX_DELAY`` seconds old, or at
-``flush()``. A crash may lose the last second of read-only calls' rows, never a change's.
+its log row commit together or not at all. A call that changes no file (a listing, a search,
+a read, whose only write is its read-tracking record, a refused call) would pay for its log
+row in its own commit, a large part of the call's cost; those rows wait in memory and are
+written in one transaction with the next changing call, when ``BATCH`` of them wait, when the
+oldest is ``MAX_DELAY`` seconds old, or at ``flush()``. A crash may lose the last second of
+such calls' rows, never a change's.
 """
 
 from __future__ import annotations

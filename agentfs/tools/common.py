@@ -4,6 +4,7 @@ optimistic-concurrency check, and reading a file's text to change it."""
 from __future__ import annotations
 
 import time
+from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
@@ -36,7 +37,13 @@ def entry_type(st: Stat) -> EntryType:
 
 def iso(ns: int) -> str:
     """``2026-11-24T09:30:12Z``: seconds are enough for a model, and UTC is unambiguous."""
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ns // 1_000_000_000))
+    return _iso_seconds(ns // 1_000_000_000)
+
+
+@lru_cache(maxsize=4096)
+def _iso_seconds(seconds: int) -> str:
+    """Cached: the entries of a listing mostly share a handful of seconds."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
 def version_of(ws: AnyWorkspace, path: str, st: Stat) -> int:

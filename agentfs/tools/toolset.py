@@ -207,7 +207,12 @@ class Toolset:
                         self._check_workspace_size()
                         versions = list(dict.fromkeys(journal))
                         data = output.model_dump(mode="json")
-                        call_id = self.audit.record(spec.name, raw, data, None, started, versions)
+                        if spec.mutates:  # the change and its log row commit together
+                            call_id = self.audit.record(
+                                spec.name, raw, data, None, started, versions
+                            )
+                    if not spec.mutates:  # a tracked read: its row waits like a listing's
+                        self.audit.record(spec.name, raw, data, None, started)
                 else:
                     output = spec.run(ctx, args)
                     data = output.model_dump(mode="json")
