@@ -293,8 +293,8 @@ async def test_every_tool_answers_over_mcp_as_through_toolset_call(tmp_path: Pat
         for name, args in reference.EXAMPLES.items():
             result = await session.call_tool(name, args)
             assert not result.is_error, (name, result.content)
-            assert reference.shown(result.structured_content) == reference.shown(
-                expected[name]
-            ), name
+            assert reference.shown(result.structured_content) == reference.shown(expected[name]), (
+                name
+            )
         failed = await session.call_tool(*reference.ERROR_EXAMPLE)
         assert _error(failed).startswith("Error [no_match]")
