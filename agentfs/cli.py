@@ -32,6 +32,7 @@ import agentfs
 from agentfs import fsck as fsck_checks
 from agentfs import paths, transfer
 from agentfs.db import DEFAULT_CHUNK_SIZE
+from agentfs.tools.policy import Policy
 
 # --- errors: the one place user errors become a line and an exit status ----------------------
 
@@ -73,6 +74,25 @@ class AgentFSGroup(click.Group):
 WORKSPACE_FILE = click.Path(dir_okay=False, path_type=Path)
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+
+def _policy_from(_ctx: click.Context, _param: click.Parameter, path: Path | None) -> Policy:
+    """The ``--policy`` file as a ``Policy`` (none given: the default policy); a bad file is
+    one error line."""
+    try:
+        return Policy.load(path) if path is not None else Policy()
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
+
+
+policy_option = click.option(
+    "--policy",
+    "policy",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    callback=_policy_from,
+    help="A policy in TOML or JSON (docs/policies.md).",
+)
 
 
 def workspace_for_command(path: Path, *, create: bool = False, **options: Any) -> agentfs.Workspace:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from agentfs.cli import WORKSPACE_FILE, CLIError, cli, workspace_for_command
+from agentfs.cli import WORKSPACE_FILE, CLIError, cli, policy_option, workspace_for_command
 from agentfs.layered import AnyWorkspace, LayeredWorkspace
 from agentfs.tools.mcp_server import serve_stdio
 from agentfs.tools.policy import Policy
@@ -28,13 +28,7 @@ def serve() -> None:
 @click.argument("workspace", metavar="WS", type=WORKSPACE_FILE)
 @click.option("--tools", "names", metavar="A,B,...", help="Offer only these tools.")
 @click.option("--read-only", is_flag=True, help="Open read-only; list no tool that changes it.")
-@click.option(
-    "--policy",
-    "policy_file",
-    metavar="FILE",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="A policy in TOML or JSON (docs/policies.md).",
-)
+@policy_option
 @click.option("--thread", metavar="T", default="main", show_default=True, help="The thread.")
 @click.option("--actor", metavar="A", help="Who acts (recorded with versions).")
 @click.option(
@@ -49,7 +43,7 @@ def serve_mcp(
     workspace: Path,
     names: str | None,
     read_only: bool,
-    policy_file: Path | None,
+    policy: Policy,
     thread: str,
     actor: str | None,
     layers: tuple[Path, ...],
@@ -66,10 +60,6 @@ def serve_mcp(
       claude mcp add agentfs -- agentfs serve mcp /path/ws.db --thread main
       agentfs serve mcp thread.db --layer agent.db --layer team.db
     """
-    try:
-        policy = Policy.load(policy_file) if policy_file is not None else Policy()
-    except ValueError as exc:
-        raise CLIError(str(exc)) from None
     if read_only:
         policy = policy.model_copy(update={"read_only": True})
     first = workspace_for_command(workspace, readonly=read_only)

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from agentfs.cli import WORKSPACE_FILE, CLIError, cli, workspace_for_command
+from agentfs.cli import WORKSPACE_FILE, CLIError, cli, policy_option, workspace_for_command
 from agentfs.tools import catalog, reference
 from agentfs.tools.export import anthropic_tool, json_schema, openai_tool
 from agentfs.tools.policy import Policy
@@ -99,13 +99,7 @@ def tools_schema(names: tuple[str, ...], fmt: str) -> None:
 @click.argument("arguments", default="{}", metavar="[JSON]")
 @click.option("--thread", metavar="T", default="main", show_default=True, help="The thread.")
 @click.option("--actor", metavar="A", default="cli", show_default=True, help="Who acts.")
-@click.option(
-    "--policy",
-    "policy_file",
-    metavar="FILE",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="A policy in TOML or JSON (docs/policies.md).",
-)
+@policy_option
 @click.option("--text", "as_text", is_flag=True, help="Print what a model would read.")
 def tools_call(
     workspace: Path,
@@ -113,7 +107,7 @@ def tools_call(
     arguments: str,
     thread: str,
     actor: str,
-    policy_file: Path | None,
+    policy: Policy,
     as_text: bool,
 ) -> None:
     """Call one tool with JSON arguments ('-' reads them from stdin) and print its result;
@@ -125,10 +119,6 @@ def tools_call(
       echo '{"path": "notes.md", "content": "hi"}' | agentfs tools call ws.db write_file -
     """
     text = sys.stdin.read() if arguments == "-" else arguments
-    try:
-        policy = Policy.load(policy_file) if policy_file is not None else Policy()
-    except ValueError as exc:
-        raise CLIError(str(exc)) from None
     ws = workspace_for_command(workspace)
     with Toolset(ws, thread=thread, actor=actor, policy=policy) as toolset:
         result = toolset.invoke(name, text)

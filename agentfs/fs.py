@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import apsw
 
-from agentfs import hooks, paths
+from agentfs import hooks, paths, treeops
 from agentfs.chunks import Chunks
 from agentfs.cow import CopyOnWrite
 from agentfs.db import Transaction
@@ -328,15 +328,7 @@ class FileSystem:
 
     def exists(self, path: str) -> bool:
         """True when ``path`` names something (following symlinks, like ``os.path.exists``)."""
-        try:
-            self.stat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            return False
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                return False
-            raise
-        return True
+        return treeops.exists(self, path)
 
     def read(
         self, path: str, offset: int = 0, length: int | None = None, *, track: bool = True

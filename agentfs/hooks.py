@@ -15,15 +15,24 @@ from typing import TYPE_CHECKING
 
 from agentfs import paths
 from agentfs.inodes import Stat, is_dir, is_symlink, now_ns, split_ns
-from agentfs.reads import FileState
+from agentfs.reads import FileState, Reads
 from agentfs.versions import Version, digest
 
 if TYPE_CHECKING:
     from agentfs.fs import FileSystem, WriteTarget
 
 
-def remember_read(fs: FileSystem, thread: str, path: str, st: Stat, whole: bytes | None) -> None:
-    """Record that ``thread`` read the file ``st`` at ``path`` (all of it: ``whole``)."""
+def remember_read(
+    fs: FileSystem,
+    thread: str,
+    path: str,
+    st: Stat,
+    whole: bytes | None,
+    into: Reads | None = None,
+) -> None:
+    """Record that ``thread`` read the file ``st`` at ``path`` (all of it: ``whole``), in
+    ``fs``'s read log or in ``into`` (a layered workspace keeps the reads of its lower layers'
+    files in its first layer's log, where the copy-up that writes them checks)."""
     if is_symlink(fs._stat(path, False).st_mode):
         key = fs._realpath(path, [0])  # the file it leads to, every symlink followed
     else:
@@ -31,7 +40,7 @@ def remember_read(fs: FileSystem, thread: str, path: str, st: Stat, whole: bytes
     state = file_state(fs, key, st.st_ino)
     if state.hash is None and whole is not None:
         state = state._replace(hash=digest(whole))
-    fs.reads.record(thread, key, state, whole is None, now_ns())
+    (into or fs.reads).record(thread, key, state, whole is None, now_ns())
 
 
 def file_state(fs: FileSystem, key: str, ino: int) -> FileState:
@@ -50,14 +59,20 @@ def guard(fs: FileSystem, target: WriteTarget) -> None:
     """Enforce read-before-write on an existing file (see ``agentfs.reads``)."""
     if not fs.reads.read_before_write or target.created:
         return
-    key = history_path(fs, target.path)
-    if not fs.reads.guards(key):
+    check_read(fs, history_path(fs, target.path), target.ino, fs.reads, fs.versions.thread)
+
+
+def check_read(fs: FileSystem, key: str, ino: int, reads: Reads, thread: str | None) -> None:
+    """Raise ``StaleReadError`` unless ``thread`` read the file ``ino`` of ``fs`` (kept under
+    ``key``) as it is now, by the records and policy of ``reads`` (``fs``'s own, or the first
+    layer's when a layered workspace copies a lower file up)."""
+    if not reads.guards(key):
         return
-    state = file_state(fs, key, target.ino)
+    state = file_state(fs, key, ino)
     current = state.hash
     if current is None and state.size <= fs.cow.settings.max_bytes:
-        current = digest(fs.chunks.read(target.ino, state.size))
-    fs.reads.check(fs.versions.thread, key, state, current)
+        current = digest(fs.chunks.read(ino, state.size))
+    reads.check(thread, key, state, current)
 
 
 def wrote(fs: FileSystem, target: WriteTarget, ino: int) -> None:

@@ -22,11 +22,10 @@ workspace file; ``LayeredWorkspace([thread_ws, agent_ws, global_ws])`` shows the
 - History (``history``, ``version``, ``diff``, ``read_version``) is the owning layer's: the
   versions of a file that lives in the global layer are the global layer's versions.
 
-Read-before-write across layers: reads of the first layer are tracked as in any workspace. A
-read served by a lower layer is remembered by this handle (inode, ctime and digest of what was
-read), and copying that file up under a ``read_before_write`` policy checks it, so an agent
-cannot overwrite a shared file it never read, or one that changed after it read it. Those
-records live as long as the handle (a new handle must read again, which errs on the safe side).
+Read-before-write across layers: every tracked read is recorded in the first layer's read log,
+including a read served by a lower layer (with that file's inode, ctime and digest), and copying
+a lower file up checks that record by the core's own rule, so an agent cannot overwrite a shared
+file it never read, or one that changed after it read it.
 
 glob, grep and search run in every layer and merge: a lower layer's result is kept only if the
 union resolves its path to that layer. Search scores are normalised per layer (each layer's best
@@ -42,12 +41,12 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Literal, NamedTuple, TypeVar
+from typing import Any, Literal
 
-from agentfs import paths, skills, treeops
+from agentfs import hooks, paths, skills, treeops
 from agentfs.db import Transaction
-from agentfs.errors import StaleReadError, fs_error, not_found
-from agentfs.globs import match
+from agentfs.errors import fs_error, not_found
+from agentfs.fs import MAX_SYMLINK_HOPS
 from agentfs.inodes import DirEntry, Stat, is_dir, is_symlink
 from agentfs.kv import KVStore
 from agentfs.search.background import BackgroundEmbedder
@@ -58,13 +57,8 @@ from agentfs.search.index import IndexStatus
 from agentfs.search.ranking import Mode, SearchHit, SearchResults
 from agentfs.snapshots import Snapshots
 from agentfs.toolcalls import ToolCallLog
-from agentfs.versions import Version, digest
+from agentfs.versions import Version
 from agentfs.workspace import Workspace
-
-#: Symlinks followed while resolving one path, as in the core (and Linux): then ELOOP.
-MAX_SYMLINK_HOPS = 40
-
-_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -87,15 +81,6 @@ class _Place:
     merged: tuple[int, ...] = ()
 
 
-class _LowerRead(NamedTuple):
-    """A read served by a lower layer: what copying that file up is checked against."""
-
-    layer: int
-    ino: int
-    ctime_ns: int
-    hash: bytes | None
-
-
 class LayeredWorkspace:
     """Workspaces seen as one tree, the first the most specific (see the module docstring).
 
@@ -107,7 +92,6 @@ class LayeredWorkspace:
         if not layers:
             raise ValueError("a LayeredWorkspace needs at least one layer")
         self.layers: tuple[Workspace, ...] = tuple(layers)
-        self._lower_reads: dict[str, _LowerRead] = {}
 
     @property
     def top(self) -> Workspace:
@@ -218,7 +202,7 @@ class LayeredWorkspace:
         everyone = tuple(range(len(self.layers)))
         pending = paths.split(given)
         real, merged, hops = "/", everyone, 0
-        place = _Place("/", 0, self.top.lstat("/"), everyone, everyone)
+        place = None
         while pending:
             name = pending.pop(0)
             child = paths.join(real, name)
@@ -244,9 +228,12 @@ class LayeredWorkspace:
                 if not is_dir(other.st_mode):
                     break
                 run.append(i)
-            place = _Place(child, owner, st, tuple(i for i, _ in found), tuple(run))
-            real, merged = child, place.merged
-        if type(given) is paths.DirPath and place.stat is not None and not self._is_dir(place):
+            real, merged = child, tuple(run)
+            place = _Place(real, owner, st, tuple(i for i, _ in found), merged)
+        if real == "/":  # the root (perhaps through a symlink to it): every layer's, merged
+            return _Place("/", 0, self.top.lstat("/"), everyone, everyone)
+        assert place is not None
+        if type(given) is paths.DirPath and not self._is_dir(place):
             raise fs_error(errno.ENOTDIR, given)
         return place
 
@@ -290,32 +277,24 @@ class LayeredWorkspace:
 
     def exists(self, path: str) -> bool:
         """True when ``path`` names something in any layer (following symlinks)."""
-        try:
-            return self._place(path, follow=True).owner is not None
-        except (FileNotFoundError, NotADirectoryError):
-            return False
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                return False
-            raise
+        return treeops.exists(self, path)
 
     def read(
         self, path: str, offset: int = 0, length: int | None = None, *, track: bool = True
     ) -> bytes:
         """The bytes of the file ``path`` resolves to, from the layer that holds it. A tracked
-        read of a lower layer is remembered for read-before-write (module docstring)."""
+        read of a lower layer is recorded in the first layer's read log (module docstring)."""
         layer, place = self._existing(path, follow=True)
         if place.owner == 0:
             return layer.read(place.real, offset, length, track=track)
         data = layer.read(place.real, offset, length, track=False)
-        if track and self.thread is not None and place.stat is not None:
+        thread = self.thread
+        if track and thread is not None and not self.top.readonly and place.stat is not None:
             whole = offset == 0 and len(data) == place.stat.st_size
-            self._lower_reads[place.real] = _LowerRead(
-                place.owner or 0,
-                place.stat.st_ino,
-                place.stat.st_ctime_ns,
-                digest(data) if whole else None,
-            )
+            with self.top.transaction():
+                hooks.remember_read(
+                    layer, thread, place.real, place.stat, data if whole else None, self.top.reads
+                )
         return data
 
     def read_text(self, path: str, encoding: str = "utf-8") -> str:
@@ -371,31 +350,11 @@ class LayeredWorkspace:
         return self.top.write(place.real, data, parents=True, mode=mode)
 
     def _check_lower_read(self, place: _Place) -> None:
-        """Read-before-write for a copy-up: this handle's thread must have read the lower file
-        as it is now (module docstring)."""
-        key = place.real
-        if not any(match(glob, key) for glob in self.read_before_write):
-            return
-        thread = self.thread
-        if thread is None:
-            raise StaleReadError(key, "read_before_write needs a thread on the handle", "unread")
-        seen = self._lower_reads.get(key)
-        if seen is None or seen.layer != place.owner:
-            raise StaleReadError(
-                key,
-                f"thread {thread!r} has not read this file; read it before writing it",
-                "unread",
-            )
-        assert place.stat is not None and place.owner is not None
-        if (seen.ino, seen.ctime_ns) == (place.stat.st_ino, place.stat.st_ctime_ns):
-            return
-        now = digest(self.layers[place.owner].read(key, track=False))
-        if seen.hash != now:
-            raise StaleReadError(
-                key,
-                f"changed in {self.layers[place.owner].path} since thread {thread!r} read it;"
-                " read it again before writing",
-            )
+        """Read-before-write for a copy-up: the core's check of the lower file as it is now,
+        against this thread's record in the first layer's read log (module docstring)."""
+        assert place.owner is not None and place.stat is not None
+        lower = self.layers[place.owner]
+        hooks.check_read(lower, place.real, place.stat.st_ino, self.top.reads, self.thread)
 
     def mkdir(
         self, path: str, mode: int = 0o755, *, parents: bool = False, exist_ok: bool = False
@@ -503,32 +462,19 @@ class LayeredWorkspace:
         pattern: str,
         path: str = "/",
         *,
-        glob: str | None = None,
-        ignore_case: bool = False,
-        fixed_strings: bool = False,
         output: Output = "content",
-        before: int = 0,
-        after: int = 0,
         max_results: int | None = None,
-        multiline: bool = False,
+        **options: Any,
     ) -> GrepResult:
-        """Each layer's grep, merged by path; a path is searched in the layer the union shows.
-        ``max_results`` caps the merged result as it caps one workspace's."""
+        """Each layer's grep (``options`` as ``Workspace.grep`` takes them), merged by path; a
+        path is searched in the layer the union shows. ``max_results`` caps the merged result
+        as it caps one workspace's."""
         real, layers = self._search_scope(path)
         results = [
             (
                 i,
                 self.layers[i].grep(
-                    pattern,
-                    real,
-                    glob=glob,
-                    ignore_case=ignore_case,
-                    fixed_strings=fixed_strings,
-                    output=output,
-                    before=before,
-                    after=after,
-                    max_results=max_results,
-                    multiline=multiline,
+                    pattern, real, output=output, max_results=max_results, **options
                 ),
             )
             for i in layers
@@ -550,16 +496,13 @@ class LayeredWorkspace:
         *,
         mode: Mode | None = None,
         top_k: int = 5,
-        min_score: float = 0.0,
         path: str = "/",
-        glob: str | None = None,
-        include_content: bool = False,
-        snippet_length: int = 200,
-        vector_weight: float = 0.6,
         embedder: Embedder | None = None,
+        **options: Any,
     ) -> SearchResults:
-        """Each layer's best ``top_k``, merged by score; a layer without vectors answers a
-        hybrid or vector query from BM25."""
+        """Each layer's best ``top_k`` (``options`` as ``Workspace.search`` takes them), merged
+        by score; a layer without vectors answers a hybrid or vector query from BM25. A file
+        is reported by one layer only (the one the union shows), so no hit repeats."""
         first: SearchResults | None = None
         hits: list[SearchHit] = []
         pending = 0
@@ -568,24 +511,14 @@ class LayeredWorkspace:
             layer = self.layers[i]
             own = mode if mode == "bm25" or embedder or layer.embedder() else "bm25"
             found = layer.search(
-                query,
-                mode=own,
-                top_k=top_k,
-                min_score=min_score,
-                path=real,
-                glob=glob,
-                include_content=include_content,
-                snippet_length=snippet_length,
-                vector_weight=vector_weight,
-                embedder=embedder,
+                query, mode=own, top_k=top_k, path=real, embedder=embedder, **options
             )
             first = first or found
             pending += found.pending
             hits.extend(h for h in found.hits if self._visible(i, h.path))
         hits.sort(key=lambda h: -h.score)
-        unique = _first_per_key(hits, lambda h: h.path)[:top_k]
         assert first is not None
-        return SearchResults(first.mode, unique, pending)
+        return SearchResults(first.mode, hits[:top_k], pending)
 
     # --- history: the owning layer's ---------------------------------------------------------
 
@@ -640,9 +573,9 @@ class LayeredWorkspace:
         return self.top.active_skills(thread)
 
     def activate_skill(self, skill_id: str, thread: str | None = None) -> bool:
-        if self.skills().get(skill_id) is None:
-            raise fs_error(errno.ENOENT, f"{skills.SKILLS_DIR}/{skill_id}", "no such skill")
-        return skills.activate(self.top.conn, thread or self.thread or "", skill_id)
+        """Activate a skill of the union for ``thread`` (kept in the first layer)."""
+        thread = thread if thread is not None else (self.thread or "")
+        return skills.activate(self.top.conn, thread, skill_id, self.skills())
 
     def deactivate_skill(self, skill_id: str, thread: str | None = None) -> bool:
         return self.top.deactivate_skill(skill_id, thread)
@@ -667,17 +600,6 @@ def open_layers(
             ws.close()
         raise
     return LayeredWorkspace(opened)
-
-
-def _first_per_key(items: list[_T], key: Callable[[_T], str]) -> list[_T]:
-    seen: set[str] = set()
-    kept = []
-    for item in items:
-        k = key(item)
-        if k not in seen:
-            seen.add(k)
-            kept.append(item)
-    return kept
 
 
 def _merge_grep(

@@ -19,6 +19,7 @@ the other skills.
 
 from __future__ import annotations
 
+import errno
 import re
 import time
 from collections.abc import Iterable
@@ -29,6 +30,7 @@ import yaml
 
 from agentfs import paths
 from agentfs.db import write_transaction
+from agentfs.errors import fs_error
 
 if TYPE_CHECKING:
     import apsw
@@ -222,8 +224,11 @@ def active(conn: apsw.Connection, thread: str) -> list[str]:
     return [skill_id for (skill_id,) in rows]
 
 
-def activate(conn: apsw.Connection, thread: str, skill_id: str) -> bool:
-    """Activate ``skill_id`` for ``thread``; False when it already was."""
+def activate(conn: apsw.Connection, thread: str, skill_id: str, known: SkillCatalog) -> bool:
+    """Activate ``skill_id`` for ``thread``; False when it already was. ENOENT when ``known``
+    (the catalog the caller sees: one workspace's, or a layered union's) has no such skill."""
+    if known.get(skill_id) is None:
+        raise fs_error(errno.ENOENT, f"{SKILLS_DIR}/{skill_id}", "no such skill")
     with write_transaction(conn):
         conn.execute(
             "INSERT OR IGNORE INTO ws_skill_active(thread, skill_id, at_ns) VALUES (?, ?, ?)",

@@ -6,6 +6,7 @@ calls, so they live here rather than as a method copied into each class.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Iterator
 from typing import Protocol
 
@@ -32,6 +33,20 @@ class Tree(Protocol):
     def symlink(self, target: str, path: str) -> Stat: ...
     def readlink(self, path: str) -> str: ...
     def chmod(self, path: str, mode: int) -> None: ...
+
+
+def exists(tree: Tree, path: str) -> bool:
+    """True when ``path`` names something, following symlinks (like ``os.path.exists``):
+    False for a missing name, a file where a directory was needed, or a symlink loop."""
+    try:
+        tree.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return False
+        raise
+    return True
 
 
 def walk(tree: Tree, top: str = "/") -> Iterator[tuple[str, list[str], list[str]]]:

@@ -191,9 +191,7 @@ class Workspace(HistoryMixin, SearchMixin):
         """Activate a skill for ``thread``; False when it already was. ENOENT when there is
         no readable skill ``skill_id``."""
         with self._write():
-            if self.skills().get(skill_id) is None:
-                raise fs_error(errno.ENOENT, f"{skills.SKILLS_DIR}/{skill_id}", "no such skill")
-            return skills.activate(self.conn, self._skill_thread(thread), skill_id)
+            return skills.activate(self.conn, self._skill_thread(thread), skill_id, self.skills())
 
     def deactivate_skill(self, skill_id: str, thread: str | None = None) -> bool:
         """Deactivate a skill for ``thread``; False when it was not active."""

@@ -69,8 +69,8 @@ async def serve_streams() -> AsyncIterator[tuple[Any, Any]]:
             yield streams
         return
     loop = asyncio.get_running_loop()
-    wire_in, wire_out = os.dup(0), os.dup(1)
-    saved_in, saved_out = os.dup(0), os.dup(1)
+    wire_in, wire_out = os.dup(0), os.dup(1)  # the protocol's: the transports own and close them
+    saved_in, saved_out = os.dup(0), os.dup(1)  # to put fd 0 and fd 1 back afterwards
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)

@@ -156,23 +156,12 @@ def read_one(ctx: Context, args: ReadFileInput) -> ReadFileOutput:
     if ctx.limits.max_read_bytes is not None:
         max_bytes = min(max_bytes, ctx.limits.max_read_bytes)
     text = _decode(data)
-    if text is None:
-        return ReadFileOutput(
-            path=path,
-            content="",
-            size=len(data),
-            total_lines=0,
-            line_range=None,
-            truncated=False,
-            version=version,
-            binary=True,
-            mime=sniff_type(data[:SNIFF_BYTES]),
-        )
-    lines = text.split("\n")
-    if lines[-1] == "":
+    lines = [] if text is None else text.split("\n")
+    if lines and lines[-1] == "":
         lines.pop()  # a final newline ends the last line; it does not start another
     total = len(lines)
-    if total == 0:
+    if total == 0:  # nothing to show: a binary file (described) or an empty one
+        binary = text is None
         return ReadFileOutput(
             path=path,
             content="",
@@ -181,6 +170,8 @@ def read_one(ctx: Context, args: ReadFileInput) -> ReadFileOutput:
             line_range=None,
             truncated=False,
             version=version,
+            binary=binary,
+            mime=sniff_type(data[:SNIFF_BYTES]) if binary else None,
         )
     if args.offset > total:
         raise ToolError(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,9 @@ from agentfs.tools.spec import Tool
 from agentfs.tools.toolset import Toolset
 from agentfs.workspace import Workspace
 
-#: What every time in an example result is shown as.
-FIXED_TIME = "2026-01-01T00:00:00Z"
+#: What every time in an example result is shown as (ISO fields, and epoch-second ones).
+FIXED_EPOCH = 1_767_225_600.0
+FIXED_TIME = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(FIXED_EPOCH))
 _TIME_FIELDS = {"modified", "changed", "at", "created"}
 _EPOCH_FIELDS = {"updated"}
 #: Result strings longer than this are cut in the page (the tool returns them whole).
@@ -209,7 +211,7 @@ def _tool(spec: Tool, args: dict[str, Any], result: dict[str, Any]) -> str:
         f"## {spec.name}\n\n**{spec.title}** ({'; '.join(flags)})\n\n{description}\n\n"
         f"Parameters:\n\n{_fields(json_schema(spec.input), inputs=True)}\n"
         f"Result:\n\n{_fields(json_schema(spec.output), inputs=False)}\n"
-        f"Example:\n\n```json\n{_json(args)}\n```\n\n```json\n{_json(shown(result))}\n```\n"
+        f"Example:\n\n```json\n{_json(args)}\n```\n\n```json\n{_json(result)}\n```\n"
     )
 
 
@@ -251,7 +253,7 @@ def shown(value: Any, key: str | None = None) -> Any:
     if key in _TIME_FIELDS and isinstance(value, str):
         return FIXED_TIME
     if key in _EPOCH_FIELDS and isinstance(value, int | float):
-        return 1767225600.0
+        return FIXED_EPOCH
     if isinstance(value, str) and len(value) > _SHOWN_CHARS:
         return value[:_SHOWN_CHARS] + "…"
     return value

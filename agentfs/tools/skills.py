@@ -11,7 +11,7 @@ the skill exposes: any other name is ``denied``.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -129,20 +129,14 @@ def workspace_search_skills(ctx: Context, args: SearchSkillsInput) -> SearchSkil
     found = ws.skills()
     skills = {s.id: s for s in found.skills if ctx.visible(s.path)}
     active = set(ws.active_skills(ctx.thread))
-    search_mode: Literal["hybrid", "bm25"] = "hybrid" if ws.embedder() is not None else "bm25"
-    mode: str = search_mode
+    mode = "keywords"
     scores: dict[str, float] = {}
-    try:
-        result = ws.search(
-            args.query,
-            mode=search_mode,
-            top_k=100,
-            path=SKILLS_DIR,
-            glob="*/SKILL.md",
-        )
+    try:  # hybrid when the workspace has vectors, else bm25 (search's own default)
+        result = ws.search(args.query, top_k=100, path=SKILLS_DIR, glob="*/SKILL.md")
     except AgentFSError:
         result = None
     if result is not None:
+        mode = result.mode
         for hit in result.hits:
             skill_id = hit.path[len(SKILLS_DIR) + 1 :].split("/", 1)[0]
             if skill_id in skills:

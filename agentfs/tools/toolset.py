@@ -211,11 +211,10 @@ class Toolset:
                             call_id = self.audit.record(
                                 spec.name, raw, data, None, started, versions
                             )
-                    if not spec.mutates:  # a tracked read: its row waits like a listing's
-                        self.audit.record(spec.name, raw, data, None, started)
                 else:
                     output = spec.run(ctx, args)
                     data = output.model_dump(mode="json")
+                if not spec.mutates:  # a listing's or a tracked read's row waits (audit.py)
                     self.audit.record(spec.name, raw, data, None, started)
         except Exception as exc:  # every failure becomes a result
             return self._failed(spec.name, raw, from_exception(exc), started)

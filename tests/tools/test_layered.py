@@ -164,12 +164,17 @@ def test_read_before_write_covers_copy_up(layers: LayeredWorkspace) -> None:
         layers.write("/README.md", "blind overwrite\n")
     assert unread.value.reason == "unread"
     layers.read("/README.md")
+    # the read is recorded in the first layer's log, so another handle sees it too
+    assert [r.path for r in layers.top.reads_log("t1")] == ["/README.md"]
+    assert layers.layers[2].reads_log() == []  # the lower layer is never written
     layers.layers[2].write("/README.md", "changed by the team\n")  # after our read
     with pytest.raises(StaleReadError) as stale:
         layers.write("/README.md", "stale overwrite\n")
     assert stale.value.reason == "changed"
     assert layers.read("/README.md") == b"changed by the team\n"
-    layers.write("/README.md", "informed overwrite\n")
+    layers.read("/README.md")
+    again = LayeredWorkspace(layers.layers)  # a new handle over the same files
+    again.write("/README.md", "informed overwrite\n")
     layers.write("/README.md", "and again\n")  # the writer has seen its own write
     assert layers.top.read("/README.md") == b"and again\n"
     layers.write("/brand-new.md", "no read needed for a new file\n")
