@@ -160,14 +160,12 @@ class Transaction:
     of waiting). A nested write level is a savepoint, so a helper may open its own scope safely.
     A read level groups SELECTs that must see one state while other processes commit; nested,
     it is a no-op. ``on_begin`` runs right after an outermost BEGIN (inside the snapshot, so
-    it can validate caches against it), ``before_commit`` right before an outermost COMMIT
-    (still inside the transaction: derived rows such as the search index are written there, so
-    they commit with the change or not at all) and ``on_rollback`` whenever this level is
+    it can validate caches against it) and ``on_rollback`` whenever this level is
     undone, so caches filled inside it can be dropped. A class, not a generator: it sits on
     every call.
     """
 
-    __slots__ = ("_nested", "before_commit", "conn", "on_begin", "on_rollback", "write")
+    __slots__ = ("_nested", "conn", "on_begin", "on_rollback", "write")
 
     def __init__(
         self,
@@ -176,13 +174,11 @@ class Transaction:
         write: bool,
         on_begin: Callable[[], None] | None = None,
         on_rollback: Callable[[], None] | None = None,
-        before_commit: Callable[[], None] | None = None,
     ) -> None:
         self.conn = conn
         self.write = write
         self.on_begin = on_begin
         self.on_rollback = on_rollback
-        self.before_commit = before_commit
         self._nested = False
 
     def __enter__(self) -> Transaction:
@@ -209,14 +205,6 @@ class Transaction:
             if self.write:
                 conn.__exit__(exc_type, exc, tb)  # type: ignore[arg-type]
         elif exc_type is None:
-            if self.before_commit is not None:
-                try:
-                    self.before_commit()
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    if self.on_rollback is not None:
-                        self.on_rollback()
-                    raise
             conn.execute("COMMIT")
         else:
             conn.execute("ROLLBACK")

@@ -37,7 +37,6 @@ from agentfs.inodes import (
 )
 from agentfs.orphans import Orphans
 from agentfs.reads import Reads
-from agentfs.search.index import SearchIndex
 from agentfs.versions import Versions, digest
 
 MAX_SYMLINK_HOPS = 40
@@ -121,7 +120,6 @@ class FileSystem:
         self.cow = CopyOnWrite(conn)
         self.versions = Versions(conn, self.cow)
         self.reads = Reads(conn)
-        self.search_index = SearchIndex(conn, self.chunks)
         self._dirs: dict[str, int] = {"/": ROOT_INO}
         #: Symlink-free path of each directory path seen (history is kept by real path).
         self._real_dirs: dict[str, str] = {"/": "/"}
@@ -164,7 +162,6 @@ class FileSystem:
             write=True,
             on_begin=self._check_cache,
             on_rollback=self.drop_caches,
-            before_commit=self.search_index.flush,
         )
 
     def _read(self) -> Transaction:

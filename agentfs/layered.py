@@ -187,6 +187,10 @@ class LayeredWorkspace:
     def index_status(self) -> IndexStatus:
         return self.top.index_status()
 
+    def refresh_index(self, *, batches: int | None = None) -> int:
+        """Index what was written to the first layer (the only one written through here)."""
+        return self.top.refresh_index(batches=batches)
+
     def embed_in_background(
         self, *, interval: float = 5.0, embedder: Embedder | None = None
     ) -> BackgroundEmbedder:

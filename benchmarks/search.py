@@ -3,8 +3,11 @@
 Side by side in one run (warm caches, medians unless said otherwise):
 
   * corpus: every ``.py`` file of this Python's standard library, imported ``--copies`` times
-    (default 12: about 21,000 files, 380 MB) into one workspace with indexing on, and once
-    more with it off: files/s for both. The same tree is exported to a temp dir for ``rg``.
+    (default 12: about 21,000 files, 380 MB) in transactions of 500 files, three ways: with
+    indexing off; indexed after each transaction (what every commit paid before indexing was
+    deferred); and indexed when first read (a query right after the import drains the
+    queue). Files/s and MB of text/s, each including the index work. The same tree is
+    exported to a temp dir for ``rg``.
   * grep vs ``rg -n --hidden --no-ignore`` (Debian ripgrep, both cores) for a selective
     literal, a selective regex and a common word; the results are compared line by line.
   * BM25: latency of the 105 queries of ``benchmarks/relevance.json`` over the corpus's chunks
@@ -15,7 +18,8 @@ Side by side in one run (warm caches, medians unless said otherwise):
   * relevance: recall@5 and MRR of bm25, vector and hybrid on ``relevance.json`` (105 queries
     over the non-test standard library, 601 files), with the real MiniLM model. Embedding
     takes a few minutes; the embedded workspace is kept in ``benchmarks/.cache`` and reused.
-  * indexing cost: a 10 KiB text write with indexing on vs off.
+  * indexing cost: a 10 KiB text write with indexing on vs off (the write itself: it only
+    queues its file), and the same writes with the drain of their queue added, per write.
 
     .venv/bin/python benchmarks/search.py [--copies 12] [--skip relevance,vectors]
 """
@@ -74,7 +78,11 @@ def _stdlib(tests: bool) -> list[tuple[str, bytes]]:
     return found
 
 
-def _import(ws: agentfs.Workspace, files: Iterable[tuple[str, bytes]]) -> int:
+def _import(
+    ws: agentfs.Workspace, files: Iterable[tuple[str, bytes]], *, index_each: bool = False
+) -> int:
+    """Write ``files`` in transactions of BATCH; with ``index_each``, bring the index up to
+    date after each one (what writes cost when every commit indexed its files)."""
     batch: list[tuple[str, bytes]] = []
     count = 0
 
@@ -82,6 +90,8 @@ def _import(ws: agentfs.Workspace, files: Iterable[tuple[str, bytes]]) -> int:
         with ws.transaction():
             for path, data in batch:
                 ws.write(path, data, parents=True)
+        if index_each:
+            ws.refresh_index()
         batch.clear()
 
     for item in files:
@@ -103,30 +113,42 @@ def _copies(files: list[tuple[str, bytes]], first: int, end: int) -> Iterable[tu
 # --- corpus and grep ---------------------------------------------------------------------------
 
 
+#: The imports measured: (label, indexing on, index after each commit).
+IMPORTS = (
+    ("indexing off", False, False),
+    ("indexed at each commit (before: in the write's transaction)", True, True),
+    ("indexed when first read (now: a query right after the import)", True, False),
+)
+
+
 def build_corpus(
     workdir: Path, copies: int, midway: int, at_midway: Callable[[agentfs.Workspace], None]
-) -> tuple[agentfs.Workspace, Path, dict[str, float]]:
+) -> tuple[agentfs.Workspace, Path, list[list[object]]]:
     """The corpus workspace with indexing on (``at_midway`` runs once ``midway`` copies are
-    in: BM25 is measured at about 100,000 chunks), the same import with indexing off for the
-    rate, and the tree on disk for rg."""
+    in: BM25 is measured at about 100,000 chunks), after the same import timed three ways
+    (``IMPORTS``; the time of a deferred import includes the first query's drain), and the
+    tree on disk for rg. Rows: (way, files/s, MB of text/s)."""
     files = _stdlib(tests=True)
-    rows: dict[str, float] = {}
-    for indexing in (False, True):
-        ws = agentfs.open(workdir / f"corpus-{indexing}.db")
+    rows: list[list[object]] = []
+    for n, (label, indexing, index_each) in enumerate(IMPORTS):
+        path = workdir / f"corpus-{n}.db"
+        ws = agentfs.open(path)
         ws.configure_history(keep="none")
         ws.configure_index(enabled=indexing)
-        elapsed, count = 0.0, 0
+        elapsed, count, size = 0.0, 0, 0
         for part in (range(midway), range(midway, copies)):
+            items = [item for k in part for item in _copies(files, k, k + 1)]
+            size += sum(len(data) for _, data in items)
             start = time.perf_counter()
-            count += _import(ws, (item for k in part for item in _copies(files, k, k + 1)))
+            count += _import(ws, items, index_each=index_each)
+            ws.refresh_index()  # the first query's drain (nothing left with index_each)
             elapsed += time.perf_counter() - start
-            if indexing and part.start == 0:
+            if indexing and not index_each and part.start == 0:
                 at_midway(ws)
-        rows[f"import files/s, indexing {'on' if indexing else 'off'}"] = count / elapsed
-        rows["files"] = count
-        if not indexing:
+        rows.append([label, count / elapsed, size / elapsed / 1e6])
+        if n < len(IMPORTS) - 1:
             ws.close()
-            (workdir / "corpus-False.db").unlink()
+            path.unlink()
     tree = workdir / "tree"
     for rel, data in _copies(files, 0, copies):
         target = tree / rel.lstrip("/")
@@ -335,9 +357,12 @@ def bench_relevance(cache: Path) -> dict[str, dict[str, float]]:
 
 
 def bench_write_cost(workdir: Path, runs: int = 4, writes: int = 1000) -> dict[str, float]:
+    """Median write time with indexing on and off (interleaved runs), and with indexing on,
+    the run's total time including the drain that indexes what it wrote, per write."""
     text = (STDLIB / "argparse.py").read_text()
     bodies = [text[i * 10240 : (i + 1) * 10240] for i in range(8)]
     medians: dict[bool, list[float]] = {False: [], True: []}
+    amortised: list[float] = []
     for run in range(runs):
         for indexing in (run % 2 == 0, run % 2 == 1):  # interleaved
             ws = agentfs.open(workdir / f"write-{run}-{indexing}.db")
@@ -348,10 +373,19 @@ def bench_write_cost(workdir: Path, runs: int = 4, writes: int = 1000) -> dict[s
                 start = time.perf_counter()
                 ws.write(f"/f{i % 50}.py", bodies[i % 8])
                 times.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            ws.refresh_index()
+            if indexing:
+                amortised.append((sum(times) + time.perf_counter() - start) / writes)
             medians[indexing].append(statistics.median(times))
             ws.close()
     on, off = statistics.median(medians[True]), statistics.median(medians[False])
-    return {"on ms": 1e3 * on, "off ms": 1e3 * off, "ratio": on / off}
+    return {
+        "on ms": 1e3 * on,
+        "off ms": 1e3 * off,
+        "ratio": on / off,
+        "with drain ms": 1e3 * statistics.median(amortised),
+    }
 
 
 # --- report -----------------------------------------------------------------------------------
@@ -387,11 +421,13 @@ def main() -> int:
                     bm25.update(bench_bm25(ws))
 
             ws, tree, imported = build_corpus(workdir, args.copies, BM25_COPIES, midway)
-            out.append(f"## corpus: {int(imported['files']):,} files (stdlib .py x {args.copies})")
+            files = int(ws.conn.execute("SELECT count(*) FROM ws_index_file").get)  # type: ignore[arg-type]
+            out.append(f"## corpus: {files:,} files (stdlib .py x {args.copies})")
+            base = imported[1][1]
             out.append(
                 _table(
-                    ["import", "files/s"],
-                    [[k, v] for k, v in imported.items() if k != "files"],
+                    ["import, then a search", "files/s", "MB of text/s", "vs at each commit"],
+                    [[*row, f"{row[1] / base:.2f}x"] for row in imported],  # type: ignore[operator]
                 )
             )
             out.append(_table(["index", "size", "of the text"], index_sizes(ws)))
@@ -432,7 +468,7 @@ def main() -> int:
                                 r["ours s"],
                                 r["rg s"],
                                 f"{r['rg s'] / r['ours s']:.2f}x",  # type: ignore[operator]
-                                ">= 2x" if "selective" in str(r["what"]) else ">= 0.33x",
+                                ">= 2x" if "selective" in str(r["what"]) else ">= 0.5x",
                             ]
                             for r in rows
                         ],
@@ -477,8 +513,16 @@ def main() -> int:
             out.append("## 10 KiB text write, indexing on vs off (median of 4 x 1,000)")
             out.append(
                 _table(
-                    ["on ms", "off ms", "on / off", "target"],
-                    [[w["on ms"], w["off ms"], f"{w['ratio']:.2f}x", "<= 2x"]],
+                    ["on ms", "off ms", "on / off", "target", "on, with the drain, ms per write"],
+                    [
+                        [
+                            w["on ms"],
+                            w["off ms"],
+                            f"{w['ratio']:.2f}x",
+                            "<= 1.3x",
+                            w["with drain ms"],
+                        ]
+                    ],
                 )
             )
     if "relevance" not in skip:

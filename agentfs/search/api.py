@@ -1,13 +1,16 @@
 """The index as ``Workspace`` methods: choosing an embedder, embedding, rebuilding, status.
 
 A mixin over ``FileSystem`` (like ``agentfs.history.HistoryMixin``), so the workspace class
-stays a list of what it offers. Keeping the index right on every write needs none of this:
-that happens in the core (``agentfs.search.index``).
+stays a list of what it offers. The core knows nothing of the index: its triggers queue each
+changed file with the write, and this side drains the queue before the index is read
+(``refresh_index``; see ``agentfs.search.index``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+import apsw
 
 from agentfs.fs import FileSystem
 from agentfs.inodes import S_IFMT, S_IFREG
@@ -15,13 +18,26 @@ from agentfs.search import vectors
 from agentfs.search.background import BackgroundEmbedder
 from agentfs.search.embedders import Embedder, builtin
 from agentfs.search.glob import walk
-from agentfs.search.index import IndexStatus, queue_every_file, refresh
+from agentfs.search.index import ANY_QUEUED, IndexStatus, SearchIndex, queue_every_file
 from agentfs.search.names import first_names
 
 
 class SearchMixin(FileSystem):
     """``index``, ``index_status`` and ``configure_index`` (``search``, ``grep`` and ``glob``
     are the functions of ``agentfs.search`` assigned on ``Workspace``)."""
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        super().__init__(conn)
+        self.search_index = SearchIndex(conn, self.chunks)
+
+    def refresh_index(self, *, batches: int | None = None) -> int:
+        """Index what was written since the index was last brought up to date (writes only
+        queue their files: see ``agentfs.search.index``), at most ``batches`` batches of it;
+        how many files were indexed. Search, grep and ``index`` call it first; a read-only
+        handle cannot, and indexes nothing."""
+        if self._readonly or self.conn.execute(ANY_QUEUED).get is None:
+            return 0  # the probe takes no lock
+        return self.search_index.refresh(self._write, batches=batches)
 
     def embedder(self) -> Embedder | None:
         """The built-in embedder of the workspace's model (loaded once per process), or None
@@ -56,7 +72,7 @@ class SearchMixin(FileSystem):
             with self._write():
                 self.search_index.queue(self._files_under(path))
         else:
-            refresh(self)
+            self.refresh_index()
         if embedder is not None:
             with self._write():
                 vectors.choose(self.conn, embedder, replace=replace)
@@ -76,7 +92,7 @@ class SearchMixin(FileSystem):
         embedder = embedder or self.embedder()
         if embedder is None:
             return 0
-        refresh(self)  # files a raw-connection transaction left unindexed get their chunks
+        self.refresh_index()  # files written since the last drain get their chunks first
         return vectors.embed_pending(self, embedder, progress=progress)
 
     def embed_in_background(
@@ -93,7 +109,9 @@ class SearchMixin(FileSystem):
         return [e.ino for e in walk(self, "**", path) if e.mode & S_IFMT == S_IFREG]
 
     def index_status(self) -> IndexStatus:
-        """What is indexed, what was skipped and why, what waits for a vector."""
+        """What is indexed, what was skipped and why, what waits for a vector (the queue of
+        written files is drained first, so ``queued`` is 0 unless the handle is read-only)."""
+        self.refresh_index()
         with self._read():
             skipped = {
                 ino
@@ -107,8 +125,8 @@ class SearchMixin(FileSystem):
     def configure_index(
         self, *, enabled: bool | None = None, max_bytes: int | None = None
     ) -> IndexStatus:
-        """Turn indexing on write on or off, or change the size limit; files already there
-        are re-indexed under the new rules in the same transaction."""
+        """Turn indexing on or off, or change the size limit; files already there are queued
+        and re-indexed under the new rules before the status is returned."""
         with self._write():
             if enabled is not None:
                 self.search_index.set_enabled(enabled)

@@ -1,11 +1,12 @@
-"""The opt-in background step: a thread that embeds queued chunks while the agent works.
+"""The opt-in background step: a thread that indexes written files and embeds their chunks
+while the agent works, so the first query after a burst of writes finds little left to do.
 
 It has a connection of its own (a ``Workspace`` on the same file), so its short transactions
 interleave with the caller's like any second writer's (WAL, ``BEGIN IMMEDIATE``): embedding
 runs outside any transaction, and each batch is stored in one that checks the chunks are
 still there with the same text. onnxruntime and SQLite both release the GIL, so the caller
-keeps most of its speed. Without this, ``agentfs index`` / ``Workspace.index`` drain the
-queue on demand.
+keeps most of its speed. Without this, queries drain the index queue on demand, and
+``agentfs index`` / ``Workspace.index`` embed.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ if TYPE_CHECKING:
 
 
 class BackgroundEmbedder:
-    """Embed what waits for a vector every ``interval`` seconds until ``stop`` (or the end
-    of a ``with`` block); ``drain`` asks for a pass now and waits for it. ``error`` holds what
+    """Index what was written and embed what waits for a vector every ``interval`` seconds
+    until ``stop`` (or the end of a ``with`` block); ``drain`` asks for a pass now and waits
+    for it. ``error`` holds what
     stopped the thread early, if anything; ``embedded`` counts the vectors it stored."""
 
     def __init__(self, path: str | Path, embedder: Embedder | None, interval: float) -> None:
@@ -49,7 +51,9 @@ class BackgroundEmbedder:
                     with self._changed:
                         self._busy = True
                     embedder = self.embedder or ws.embedder()
-                    if embedder is not None:
+                    if embedder is None:
+                        ws.refresh_index()
+                    else:  # indexes first, then embeds
                         self.embedded += ws.embed_pending(embedder)
                     with self._changed:
                         self._busy = False
@@ -65,7 +69,7 @@ class BackgroundEmbedder:
 
     def drain(self, timeout: float | None = None) -> bool:
         """Start a pass now and wait until it ends (True), or ``timeout`` (False); what was
-        queued before the call is embedded by then."""
+        written before the call is indexed and embedded by then."""
         with self._changed:
             target = self._passes + (2 if self._busy else 1)
             self._wake.set()

@@ -28,13 +28,14 @@ from agentfs.errors import fs_error
 from agentfs.inodes import S_IFMT, S_IFREG
 from agentfs.search.chunking import decode_text
 from agentfs.search.glob import glob_regex, walk
-from agentfs.search.index import BINARY, chunk_ino, refresh
+from agentfs.search.index import BINARY, chunk_ino
 from agentfs.search.lines import Hit, matching_lines, split_lines
 from agentfs.search.names import names_below
 from agentfs.search.pattern import GrepPattern, compile_pattern
 
 if TYPE_CHECKING:
     from agentfs.fs import FileSystem
+    from agentfs.search.api import SearchMixin
 
 Output = Literal["content", "files", "count"]
 
@@ -75,7 +76,7 @@ class Candidate(NamedTuple):
 
 
 def grep(
-    fs: FileSystem,
+    fs: SearchMixin,
     pattern: str,
     path: str = "/",
     *,
@@ -104,7 +105,7 @@ def grep(
         return result
     # a multiline match may span chunks: only the line-bound forms narrow to chunks
     whole_files = multiline or before > 0 or after > 0  # context needs the lines around
-    refresh(fs)
+    fs.refresh_index()
     with fs._read():
         for found, pieces in _read(fs, _candidates(fs, path, glob, regex.trigrams, whole_files)):
             if found.binary:

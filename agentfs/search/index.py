@@ -1,12 +1,16 @@
 """The search index of a workspace: what is indexed, keeping it right, and asking it questions.
 
 Triggers (schema/migrations/0004-search.sql) queue every regular file whose content, size,
-link count or existence changed; ``flush`` drains that queue inside the same transaction, just
-before it commits (``FileSystem`` passes it to every write transaction it opens), so a write
-and its index rows commit together or not at all. Queries ``flush`` first too, which covers a
-transaction that committed without draining (one opened on the raw connection).
+link count or existence changed, in the write's own transaction: no change can be lost, and a
+write pays one queue row, not the indexing. The queue is drained when the index is about to
+be read (``SearchMixin.refresh_index``: before a search, a grep, ``index``, ``index
+--status``) and by the background step of long-running processes, in batches of up to
+``BATCH_FILES`` files or ``BATCH_BYTES`` bytes, each batch its own transaction: FTS5 writes
+one segment per transaction, so a batch costs about what one file did, and another writer
+waits at most one batch. Queries never miss a committed write: they drain first, and grep
+also reads a still-queued file whole (a read-only handle cannot drain).
 
-Per file, ``flush`` drops the old rows and re-reads the whole file: files over
+Per file, a drain drops the old rows and re-reads the whole file: files over
 ``search.max_bytes`` are not indexed (and grep scans them), so this is bounded. Chunks whose
 text is unchanged keep their embedding (it is copied by digest, never recomputed).
 """
@@ -14,7 +18,7 @@ text is unchanged keep their embedding (it is copied by digest, never recomputed
 from __future__ import annotations
 
 import errno
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,10 +31,20 @@ from agentfs.versions import digest
 
 if TYPE_CHECKING:
     from agentfs.chunks import Chunks
-    from agentfs.fs import FileSystem
+    from agentfs.db import Transaction
 
+#: The queue in inode order, with each file's size (0 for one gone meanwhile).
+_QUEUED = (
+    "SELECT q.ino, coalesce(i.size, 0) FROM ws_index_queue q"
+    " LEFT JOIN fs_inode i ON i.ino = q.ino ORDER BY q.ino LIMIT ?"
+)
+#: One probe: is anything queued?
+ANY_QUEUED = "SELECT 1 FROM ws_index_queue LIMIT 1"
 #: ws_index_file.state values.
 TEXT, BINARY, TOO_LARGE, OFF = "text", "binary", "too_large", "off"
+#: Most files, and about the most bytes, indexed in one transaction of a drain (see above).
+BATCH_FILES = 256
+BATCH_BYTES = 8 * 1024 * 1024
 #: A chunk id is (ino << CHUNK_BITS) | seq (schema/migrations/0004-search.sql).
 CHUNK_BITS = 20
 MAX_CHUNKS = 1 << CHUNK_BITS
@@ -50,7 +64,7 @@ class IndexSettings:
     """The ``search.*`` rows of ws_config.
 
     Attributes:
-        enabled: index text files as they are written.
+        enabled: index text files (a file written while off is recorded as 'off').
         max_bytes: larger files are left out of the index (grep scans them).
         embedder: the model id of the stored vectors ('' when none was chosen yet).
         dim: their dimension (0 when none).
@@ -77,11 +91,11 @@ class IndexStatus:
     """What ``agentfs index --status`` shows.
 
     Attributes:
-        enabled: indexing on write is on.
+        enabled: indexing is on.
         max_bytes: the size limit for indexed files.
         files: live regular files by state ('text', 'binary', 'too_large', 'off').
         chunks: BM25 chunks.
-        queued: files changed but not indexed yet (0 after any write through the API).
+        queued: files written but not indexed yet (drained before the index is read).
         embedder: model id of the stored vectors, or ''.
         dim: their dimension.
         embedded: chunks with a vector.
@@ -112,15 +126,6 @@ def queue_every_file(conn: apsw.Connection) -> int:
     )
 
 
-def refresh(fs: FileSystem) -> None:
-    """Index what a transaction left queued (one opened on the raw connection) before a
-    query trusts the index; a read-only handle cannot, and treats queued files as unindexed."""
-    if fs._readonly or fs.conn.execute("SELECT 1 FROM ws_index_queue LIMIT 1").get is None:
-        return
-    with fs._write():
-        pass  # the commit drains the queue (FileSystem passes it SearchIndex.flush)
-
-
 class SearchIndex:
     """Index maintenance for one connection (the query side lives in the sibling modules)."""
 
@@ -146,26 +151,47 @@ class SearchIndex:
 
     # --- keeping it right ---------------------------------------------------------------------
 
-    def flush(self) -> None:
-        """Index every queued inode as it is now. Runs inside the caller's write transaction;
-        one probe when nothing is queued.
+    def refresh(self, write: Callable[[], Transaction], *, batches: int | None = None) -> int:
+        """Index what is queued, in batches, each in a transaction ``write()`` opens (inside
+        the caller's, as a savepoint, when one is open); at most ``batches`` of them. Returns
+        how many files were indexed."""
+        done = 0
+        more = True
+        while more and (batches is None or batches > 0):
+            with write():
+                indexed, more = self.drain_batch()
+            done += indexed
+            if batches is not None:
+                batches -= 1
+        return done
 
-        All queued inodes are dropped first and indexed after. Their old vectors are set
+    def drain_batch(self) -> tuple[int, bool]:
+        """Index one batch of queued inodes as they are now, inside the caller's write
+        transaction, and take them off the queue; how many there were, and whether more wait.
+
+        The batch's inodes are all dropped first and indexed after. Their old vectors are set
         aside by the digest of their chunk's text, so a new chunk with the same text (an
         unchanged part of an edited file, or of a file a copy-up or a restore replaced) takes
         one over instead of waiting to be embedded again."""
         conn = self.conn
-        if conn.execute("SELECT 1 FROM ws_index_queue LIMIT 1").get is None:
-            return
+        queued: list[int] = []
+        budget = BATCH_BYTES
+        for ino, size in conn.execute(_QUEUED, (BATCH_FILES,)):
+            if queued and size > budget:
+                break
+            queued.append(ino)  # type: ignore[arg-type]
+            budget -= size  # type: ignore[operator]
+        if not queued:
+            return 0, False
         settings = self.settings
-        queued = [ino for (ino,) in conn.execute("SELECT ino FROM ws_index_queue")]
         old: list[tuple[int, bytes]] = []
         for ino in queued:
             old.extend(self._drop(ino))
         pool = self._set_vectors_aside(old) if settings.embedder else {}
         for ino in queued:
             self._index(ino, settings, pool)
-        conn.execute("DELETE FROM ws_index_queue")
+        conn.executemany("DELETE FROM ws_index_queue WHERE ino = ?", [(ino,) for ino in queued])
+        return len(queued), conn.execute(ANY_QUEUED).get is not None
 
     def _index(self, ino: int, settings: IndexSettings, pool: dict[bytes, list[bytes]]) -> None:
         """Index ``ino`` as it is now; chunks whose text is in ``pool`` take a vector from it."""

@@ -30,12 +30,13 @@ from agentfs.errors import fs_error
 from agentfs.inodes import S_IFMT, S_IFREG
 from agentfs.search.embedders import builtin
 from agentfs.search.glob import walk
-from agentfs.search.index import chunk_ino, refresh
+from agentfs.search.index import chunk_ino
 from agentfs.search.names import first_names
 from agentfs.search.vectors import check_model, chunk_texts, nearest, stored_model
 
 if TYPE_CHECKING:
     from agentfs.fs import FileSystem
+    from agentfs.search.api import SearchMixin
     from agentfs.search.embedders import Embedder
 
 Mode = Literal["bm25", "vector", "hybrid"]
@@ -89,7 +90,7 @@ class SearchResults:
 
 
 def search(
-    fs: FileSystem,
+    fs: SearchMixin,
     query: str,
     *,
     mode: Mode | None = None,
@@ -106,7 +107,7 @@ def search(
     ``mode`` None picks hybrid when the workspace has an embedder, else bm25. ``embedder``
     embeds the query (default: the built-in model the workspace's vectors were made with)."""
     _validate(query, mode, top_k, min_score, snippet_length, vector_weight)
-    refresh(fs)
+    fs.refresh_index()
     model, _dim = stored_model(fs.conn)
     mode = mode or ("hybrid" if model else "bm25")
     if mode != "bm25":
@@ -168,7 +169,7 @@ def _scope(fs: FileSystem, path: str, glob: str | None) -> Scope:
 
 
 def _score(
-    fs: FileSystem,
+    fs: SearchMixin,
     query: str,
     mode: str,
     scope: Scope,
@@ -210,7 +211,7 @@ def _reciprocal_ranks(scores: dict[int, float], weight: float) -> dict[int, floa
 
 
 def _nearest(
-    fs: FileSystem, query: str, scope: Scope, limit: int, embedder: Embedder
+    fs: SearchMixin, query: str, scope: Scope, limit: int, embedder: Embedder
 ) -> dict[int, float]:
     """The ``limit`` chunks in scope nearest to ``query``'s vector, with their similarity."""
     conn = fs.conn
@@ -228,7 +229,7 @@ def _nearest(
     return dict(nearest(conn, vector, limit, among, fs.search_index.vectors))
 
 
-def _fts_query(fs: FileSystem, query: str) -> str:
+def _fts_query(fs: SearchMixin, query: str) -> str:
     """The FTS5 query for ``query``: its words OR-ed, leaving out English stopwords, words no
     chunk has, and, beyond a budget of POSTINGS chunks, the most common words.
 

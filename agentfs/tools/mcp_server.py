@@ -16,9 +16,11 @@ Design choices:
   user as a yes/no form (``elicitation/create``) before it runs, when the client declared
   the elicitation capability and the connection can carry a request to it; otherwise it is
   denied (``approval_denied``), never run unasked.
-* **The audit stays current without a commit per read.** Read-only calls' log rows wait in
-  the ``Toolset`` (``agentfs.tools.audit``); the server writes them when it has been idle for
-  ``IDLE_FLUSH`` seconds, and at shutdown.
+* **Idle time does the deferred work.** Read-only calls' audit rows wait in the ``Toolset``
+  (``agentfs.tools.audit``), and writes only queue their files for the search index; when
+  the server has been idle for ``IDLE_FLUSH`` seconds it writes the rows and indexes the
+  queue one batch at a time, stopping as soon as a call comes in (and writes the rows at
+  shutdown), so a search after a burst of edits rarely waits for indexing.
 * **Vectors stay fresh.** When the workspace has an embedder, a background embedder (its own
   connection, ``ws.embed_in_background``) embeds new passages for the server's lifetime.
 """
@@ -101,6 +103,7 @@ class McpServer:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        self._last_call = time.monotonic()  # not idle: idle work waits
         arguments = params.arguments or {}
         granted = True
         spec = catalog.find(params.name)
@@ -147,10 +150,17 @@ class McpServer:
                 self.toolset.flush()
 
     async def _flush_when_idle(self) -> None:
+        ws = self.toolset.ws
         while True:
             await anyio.sleep(IDLE_FLUSH)
-            if time.monotonic() - self._last_call >= IDLE_FLUSH:
-                self.toolset.flush()
+            if not self._idle():
+                continue
+            self.toolset.flush()
+            while not ws.readonly and self._idle() and ws.refresh_index(batches=1):
+                await anyio.sleep(0)  # a call that came in meanwhile goes first
+
+    def _idle(self) -> bool:
+        return time.monotonic() - self._last_call >= IDLE_FLUSH
 
 
 def serve_stdio(toolset: Toolset) -> None:

@@ -180,6 +180,7 @@ def test_an_unknown_embedder_is_a_user_error(db: Path) -> None:
 
 def test_rebuild(db: Path) -> None:
     with agentfs.open(db) as ws:
+        ws.refresh_index()  # the fixture's writes are only queued until the index is read
         ws.conn.execute("UPDATE ws_chunk SET start_line = 7, end_line = 1")
         assert not agentfs.fsck.check(ws).clean
     status = json.loads(ok("index", db, "--rebuild", "--json").stdout)

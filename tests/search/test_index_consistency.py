@@ -145,12 +145,15 @@ class IndexConsistency(RuleBasedStateMachine):
         super().__init__()
         self.tmp = tempfile.mkdtemp(prefix="agentfs-index-model-")
         self.ws = agentfs.open(os.path.join(self.tmp, "ws.db"))
+        #: A read-only handle on the same file: it cannot drain the index queue.
+        self.reader = agentfs.open(os.path.join(self.tmp, "ws.db"), readonly=True)
         self.enabled = True
         self.max_bytes = 1048576
         self.snaps: list[str] = []
 
     def teardown(self) -> None:
         self.ws.close()
+        self.reader.close()
         shutil.rmtree(self.tmp)
 
     # --- helpers ------------------------------------------------------------------------------
@@ -352,8 +355,8 @@ class IndexConsistency(RuleBasedStateMachine):
     @invariant()
     def index_rows_are_the_brute_force_ones(self) -> None:
         conn = self.ws.conn
+        assert self.ws.index_status().enabled == self.enabled  # drains the queue first
         assert conn.execute("SELECT count(*) FROM ws_index_queue").get == 0
-        assert self.ws.index_status().enabled == self.enabled
         assert self.ws.index_status().max_bytes == self.max_bytes
         by_ino = {ino: data for ino, data in self.live_files().values()}
         live = {
@@ -422,9 +425,15 @@ class IndexConsistency(RuleBasedStateMachine):
         ref.close()
 
     def check_grep(
-        self, regex: str, ignore_case: bool, pattern: str | None = None, fixed: bool = False
+        self,
+        regex: str,
+        ignore_case: bool,
+        pattern: str | None = None,
+        fixed: bool = False,
+        ws: agentfs.Workspace | None = None,
     ) -> list[tuple[str, int, str]]:
-        """``grep`` equals RE2 run on each line of every text file; returns the matches."""
+        """``grep`` (through ``ws``, default the writable handle) equals RE2 run on each line
+        of every text file; returns the matches."""
         options = re2.Options()
         options.case_sensitive = not ignore_case
         rx = re2.compile(regex, options)
@@ -435,13 +444,21 @@ class IndexConsistency(RuleBasedStateMachine):
                 binary.append(path)
                 continue
             expected += [(path, i + 1, ln) for i, ln in enumerate(lines_of(text)) if rx.search(ln)]
-        result = self.ws.grep(
+        result = (ws or self.ws).grep(
             regex if pattern is None else pattern, ignore_case=ignore_case, fixed_strings=fixed
         )
         got = [(ln.path, ln.line, ln.text) for ln in result.lines if ln.is_match]
         assert got == expected, f"grep {regex!r} ignore_case={ignore_case}"
         assert result.skipped == binary
         return got
+
+    @rule(path=PATHS, data=DATA)
+    def write_then_grep_read_only(self, path: str, data: bytes) -> None:
+        """Right after a write, before any query drains the queue, a read-only handle's grep
+        (which reads queued files whole) still finds exactly what is there."""
+        self.write(path, data)  # queued, unless the tree refused it or nothing changed
+        for pattern in FIXED_PATTERNS:
+            self.check_grep(pattern, False, ws=self.reader)
 
     @invariant()
     def grep_never_misses(self) -> None:

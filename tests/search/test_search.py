@@ -45,6 +45,8 @@ def file_lines(ws: agentfs.Workspace, path: str) -> list[str]:
 
 
 def index_tables(ws: agentfs.Workspace) -> tuple:
+    """Every index row, as a query sees them (the queue of written files drained first)."""
+    ws.refresh_index()
     conn = ws.conn
     return (
         conn.execute("SELECT * FROM ws_index_file ORDER BY ino").fetchall(),
@@ -87,8 +89,8 @@ def test_the_line_range_is_the_best_chunk_and_the_snippet_comes_from_it(
     lines = [f"filler line {i} about nothing" for i in range(1, 121)]
     lines[76] = "the needle is here on line seventy-seven"
     ws.write("/long.txt", "\n".join(lines) + "\n")
-    assert len(chunks_of(ws.conn, ws.stat("/long.txt").st_ino)) > 2
     hit = ws.search("needle", mode="bm25", snippet_length=60, include_content=True).hits[0]
+    assert len(chunks_of(ws.conn, ws.stat("/long.txt").st_ino)) > 2
     first, last = hit.line_range
     assert 1 <= first <= 77 <= last <= 120
     chunk = file_lines(ws, "/long.txt")[first - 1 : last]

@@ -112,6 +112,21 @@ async def test_calls_return_text_and_structured_results(served: Path) -> None:
         assert {c.name for c in ws.tool_calls.list()} == {"read_file", "edit_file", "list_tree"}
 
 
+async def test_an_idle_server_indexes_what_was_written(served: Path) -> None:
+    async with client(served) as session:
+        for i in range(5):
+            args = {"path": f"/notes/n{i}.md", "content": f"idle note {i}\n"}
+            assert not (await session.call_tool("write_file", args)).is_error
+        with agentfs.open(served, readonly=True) as reader:
+            waiting = "SELECT count(*) FROM ws_index_queue"
+            with anyio.fail_after(20):
+                while reader.conn.execute(waiting).get:
+                    await anyio.sleep(0.1)
+            assert reader.index_status().files == {"text": 7}
+        hits = await session.call_tool("workspace_search", {"query": "idle note", "mode": "bm25"})
+        assert len(hits.structured_content["hits"]) == 5
+
+
 async def test_errors_are_is_error_results_with_their_code(served: Path) -> None:
     async with client(served) as session:
         cases = {
