@@ -11,6 +11,7 @@ import click
 
 import agentfs
 from agentfs.cli import _size, cli, json_option, render, workspace_argument
+from agentfs.search import minilm
 from agentfs.search.embedders import BUILTIN
 
 
@@ -184,6 +185,8 @@ def search_(
         snippet_length=snippet_length,
         vector_weight=vector_weight,
     )
+    if found.note:
+        click.echo(f"agentfs: {found.note}", err=True)
     render(asdict(found), as_json, _search_lines)
     if not found.hits:
         click.get_current_context().exit(1)
@@ -212,6 +215,9 @@ def _search_lines(found: dict[str, Any]) -> list[str]:
     help=f"Embed chunks with this model ({', '.join(BUILTIN)}); chosen once per workspace.",
 )
 @click.option("--replace", is_flag=True, help="Switch to another embedder: re-embed everything.")
+@click.option(
+    "--no-embed", is_flag=True, help="Only BM25 and trigrams: do not choose the default model."
+)
 @click.option("--on/--off", "enabled", default=None, help="Index text files as they are written.")
 @click.option("--max-size", type=click.IntRange(min=0), help="Leave out files larger (bytes).")
 @json_option
@@ -222,13 +228,15 @@ def index_(
     path: str,
     embedder: str | None,
     replace: bool,
+    no_embed: bool,
     enabled: bool | None,
     max_size: int | None,
     as_json: bool,
 ) -> None:
     """Bring the search index up to date and embed the chunks that wait for a vector (with a
-    progress bar), then show its status. BM25 and trigram indexes are kept on every write;
-    vectors are made here.
+    progress bar), then show its status. Searches index what was written first by themselves;
+    vectors are made here. The first run chooses minilm when the embed extra is installed
+    (unless --embedder or --no-embed says otherwise).
 
     \b
     Example:
@@ -239,6 +247,10 @@ def index_(
     """
     if enabled is not None or max_size is not None:
         ws.configure_index(enabled=enabled, max_bytes=max_size)
+    first = embedder is None and not (status_only or no_embed) and ws.embedder() is None
+    if first and minilm.available():
+        embedder = "minilm"
+        click.echo("agentfs: embedding with minilm, the default model", err=True)
     if status_only:
         status = ws.index_status()
     else:
@@ -253,7 +265,11 @@ def index_(
 
         try:
             status = ws.index(
-                embedder, rebuild=rebuild, path=path, replace=replace, progress=progress
+                None if no_embed else embedder,
+                rebuild=rebuild,
+                path=path,
+                replace=replace,
+                progress=progress,
             )
         finally:
             if bar is not None:

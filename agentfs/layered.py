@@ -505,24 +505,23 @@ class LayeredWorkspace:
         **options: Any,
     ) -> SearchResults:
         """Each layer's best ``top_k`` (``options`` as ``Workspace.search`` takes them), merged
-        by score; a layer without vectors answers a hybrid or vector query from BM25. A file
-        is reported by one layer only (the one the union shows), so no hit repeats."""
+        by score; a layer without vectors answers a hybrid or vector query from BM25 (the
+        first layer's note says so). A file is reported by one layer only (the one the union
+        shows), so no hit repeats."""
         first: SearchResults | None = None
         hits: list[SearchHit] = []
         pending = 0
         real, layers = self._search_scope(path)
         for i in layers:
-            layer = self.layers[i]
-            own = mode if mode == "bm25" or embedder or layer.embedder() else "bm25"
-            found = layer.search(
-                query, mode=own, top_k=top_k, path=real, embedder=embedder, **options
+            found = self.layers[i].search(
+                query, mode=mode, top_k=top_k, path=real, embedder=embedder, **options
             )
             first = first or found
             pending += found.pending
             hits.extend(h for h in found.hits if self._visible(i, h.path))
         hits.sort(key=lambda h: -h.score)
         assert first is not None
-        return SearchResults(first.mode, hits[:top_k], pending)
+        return SearchResults(first.mode, hits[:top_k], pending, first.note)
 
     # --- history: the owning layer's ---------------------------------------------------------
 

@@ -69,7 +69,7 @@ step "find things: by name (glob), by text (grep, narrowed by a trigram index), 
 $AGENTFS glob "$WS" '**/search/*.py' --path /tour/src --sort name
 $AGENTFS grep "$WS" 'def (glob|grep|search)\(' /tour/src
 $AGENTFS search "$WS" "turn a regular expression into trigrams" --path /tour/src -k 3 --mode bm25
-$AGENTFS index "$WS" --embedder minilm   # a real offline model (the embed extra); once per workspace
+$AGENTFS index "$WS"   # the first index chooses minilm, a real offline model (the embed extra)
 $AGENTFS search "$WS" "which files hold a literal string" --path /tour/src -k 3
 
 step "the agent tools: what an agent calls, audited, with errors it can act on"

@@ -74,6 +74,17 @@ class EmbedModelMismatchError(AgentFSError, RuntimeError):
     its package, or a damaged file): its vectors would not match those already stored."""
 
 
+def available() -> bool:
+    """Is the ``embed`` extra installed (its packages findable, none of them imported)?"""
+    try:
+        return all(
+            importlib.util.find_spec(name) is not None
+            for name in ("numpy", "onnxruntime", "tokenizers", MODEL_PACKAGE, TOKENIZER_PACKAGE)
+        )
+    except (ImportError, ValueError):
+        return False
+
+
 def _require(module: str) -> ModuleType:
     """Import a package of the extra, turning its absence into the error that says what to
     install (a bare ``ModuleNotFoundError: onnxruntime`` does not)."""

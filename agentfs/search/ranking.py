@@ -81,12 +81,22 @@ class SearchHit:
 
 @dataclass
 class SearchResults:
-    """The hits, best first, with the mode used and how many chunks still wait for a vector
-    (they are invisible to vector search until ``agentfs index`` embeds them)."""
+    """The hits, best first, with the mode used, how many chunks still wait for a vector
+    (they are invisible to vector search until ``agentfs index`` embeds them), and a note
+    when the mode asked for could not be used (why, and what to do)."""
 
     mode: str
     hits: list[SearchHit] = field(default_factory=list)
     pending: int = 0
+    note: str | None = None
+
+
+#: Why a hybrid or vector search was answered from BM25.
+NO_VECTORS = (
+    "{mode} search needs vectors and this workspace has none yet (run `agentfs index WS`"
+    " with the embed extra installed, or `agentfs index WS --embedder minilm`);"
+    " these results come from keywords (bm25)"
+)
 
 
 def search(
@@ -104,21 +114,26 @@ def search(
     embedder: Embedder | None = None,
 ) -> SearchResults:
     """The ``top_k`` files at or below ``path`` (matching ``glob``) that best answer ``query``.
-    ``mode`` None picks hybrid when the workspace has an embedder, else bm25. ``embedder``
-    embeds the query (default: the built-in model the workspace's vectors were made with)."""
+    ``mode`` None picks hybrid when the workspace has an embedder, else bm25; a hybrid or
+    vector search on a workspace without vectors is answered from BM25, with a ``note``
+    saying so. ``embedder`` embeds the query (default: the built-in model the workspace's
+    vectors were made with)."""
     _validate(query, mode, top_k, min_score, snippet_length, vector_weight)
     fs.refresh_index()
     model, _dim = stored_model(fs.conn)
     mode = mode or ("hybrid" if model else "bm25")
+    note = None
+    if mode != "bm25" and not model and embedder is None:
+        note, mode = NO_VECTORS.format(mode=mode), "bm25"
     if mode != "bm25":
-        embedder = embedder or _builtin_for(model)
+        embedder = embedder or builtin(model)
     with fs._read():
         scope = _scope(fs, path, glob)
         pending = int(fs.conn.execute("SELECT count(*) FROM ws_embed_queue").get)  # type: ignore[arg-type]
         limit = max(MIN_CANDIDATES, top_k * CANDIDATES_PER_RESULT)
         scores = _score(fs, query, mode, scope, limit, vector_weight, embedder)
         hits = _hits(fs, scores, scope, top_k, min_score, query, snippet_length, include_content)
-    return SearchResults(mode, hits, pending)
+    return SearchResults(mode, hits, pending, note)
 
 
 def _validate(
@@ -132,17 +147,6 @@ def _validate(
         raise fs_error(errno.EINVAL, query, "top_k and snippet_length must be >= 1")
     if not 0.0 <= min_score <= 1.0 or not 0.0 <= weight <= 1.0:
         raise fs_error(errno.EINVAL, query, "min_score and vector_weight are between 0 and 1")
-
-
-def _builtin_for(model: str) -> Embedder:
-    if not model:
-        raise fs_error(
-            errno.ENOENT,
-            "search",
-            "this workspace has no vectors: choose an embedder first"
-            " (agentfs index WS --embedder minilm), or search with mode='bm25'",
-        )
-    return builtin(model)
 
 
 class Scope:

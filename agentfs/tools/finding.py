@@ -344,18 +344,10 @@ class WorkspaceSearchOutput(ToolOutput):
 def workspace_search(ctx: Context, args: WorkspaceSearchInput) -> WorkspaceSearchOutput:
     ws = ctx.ws
     base = ctx.path(args.path) if args.path is not None else "/"
-    mode: str = args.mode
-    note = None
-    if mode != "bm25" and ws.embedder() is None:
-        note = (
-            f"{mode} search needs vectors and this workspace has none yet (run"
-            " `agentfs index WS --embedder minilm`); these results come from keywords (bm25)"
-        )
-        mode = "bm25"
     top_k = ctx.cap(args.top_k)
     found = ws.search(
         args.query,
-        mode=mode,  # type: ignore[arg-type]
+        mode=args.mode,
         top_k=top_k,
         min_score=args.min_score,
         path=base,
@@ -376,7 +368,7 @@ def workspace_search(ctx: Context, args: WorkspaceSearchInput) -> WorkspaceSearc
         for h in found.hits
         if ctx.visible(h.path)
     ]
-    return WorkspaceSearchOutput(mode=found.mode, hits=hits, note=note, pending=found.pending)
+    return WorkspaceSearchOutput(mode=found.mode, hits=hits, note=found.note, pending=found.pending)
 
 
 class WorkspaceIndexInput(ToolInput):

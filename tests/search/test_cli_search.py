@@ -10,6 +10,7 @@ import pytest
 from clirun import assert_user_error, ok, run
 
 import agentfs
+from agentfs.search import minilm
 from agentfs.search.embedders import HashingEmbedder
 
 DOCS = {
@@ -93,8 +94,34 @@ def test_an_empty_query_is_a_one_line_user_error(db: Path) -> None:
     assert_user_error(run("search", db, " "), "query")
 
 
-def test_vector_search_without_an_embedder_is_a_user_error(db: Path) -> None:
-    assert_user_error(run("search", db, "retry", "--mode", "vector"), "--embedder")
+def test_vector_search_without_vectors_answers_from_bm25_and_says_so_on_stderr(
+    db: Path,
+) -> None:
+    result = ok("search", db, "retry", "--mode", "vector")
+    assert result.stdout == ok("search", db, "retry", "--mode", "bm25").stdout
+    assert result.stderr.startswith("agentfs: vector search needs vectors")
+    found = json.loads(ok("search", db, "retry", "--json").stdout)
+    assert found["note"] is None
+    found = json.loads(ok("search", db, "retry", "--mode", "hybrid", "--json").stdout)
+    assert found["mode"] == "bm25" and "agentfs index WS" in found["note"]
+
+
+@pytest.mark.skipif(not minilm.available(), reason="the embed extra is not installed")
+def test_the_first_index_chooses_minilm(db: Path) -> None:
+    result = ok("index", db, "--json")
+    assert "embedding with minilm" in result.stderr
+    status = json.loads(result.stdout)
+    assert status["embedder"] == minilm.MODEL_ID and status["pending"] == 0
+    found = json.loads(ok("search", db, "keep responses in a cache", "--json").stdout)
+    assert (found["mode"], found["note"]) == ("hybrid", None)
+    assert found["hits"][0]["path"] == "/docs/cache.md"
+    again = ok("index", db)  # chosen once: no second announcement
+    assert "embedding with minilm" not in again.stderr
+
+
+def test_no_embed_keeps_the_index_bm25_only(db: Path) -> None:
+    status = json.loads(ok("index", db, "--no-embed", "--json").stdout)
+    assert (status["embedder"], status["embedded"]) == ("", 0)
 
 
 def test_index_status_json(db: Path) -> None:

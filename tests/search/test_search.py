@@ -229,13 +229,19 @@ def test_index_status_counts(corpus: agentfs.Workspace) -> None:
 # --- vectors -------------------------------------------------------------------------------------
 
 
-def test_vector_search_without_an_embedder_says_what_to_do(corpus: agentfs.Workspace) -> None:
-    assert corpus.search("retry").mode == "bm25"  # the default without vectors
+def test_without_vectors_hybrid_and_vector_answer_from_bm25_and_say_so(
+    corpus: agentfs.Workspace,
+) -> None:
+    plain = corpus.search("retry")
+    assert (plain.mode, plain.note) == ("bm25", None)  # the default without vectors
     for mode in ("vector", "hybrid"):
-        with pytest.raises(OSError) as exc:
-            corpus.search("retry", mode=mode)  # type: ignore[arg-type]
-        assert exc.value.errno == errno.ENOENT
-        assert "embedder" in str(exc.value)
+        found = corpus.search("retry", mode=mode)  # type: ignore[arg-type]
+        assert found.mode == "bm25"
+        assert [h.path for h in found.hits] == [h.path for h in plain.hits]
+        assert found.note is not None and found.note.startswith(f"{mode} search needs vectors")
+        assert "agentfs index WS" in found.note
+    corpus.index(HashingEmbedder())
+    assert corpus.search("retry", mode="hybrid").note is None
 
 
 def test_vector_mode_finds_the_file_sharing_words(corpus: agentfs.Workspace) -> None:
