@@ -111,6 +111,12 @@ class Chunks:
             ),
         )
 
+    def put(self, rows: list[tuple[int, int, bytes]]) -> None:
+        """Set whole chunks, ``(ino, chunk_index, data)`` each, whether or not they exist; the
+        caller keeps the layout (every chunk full but the last)."""
+        if rows:
+            self.conn.executemany(_UPSERT, rows)
+
     def write(self, ino: int, file_size: int, offset: int, data: bytes) -> int:
         """Write ``data`` at ``offset`` (zero-filling any gap after the old end); new size."""
         if not data:

@@ -12,11 +12,12 @@ kernel); access times are not updated on read (``noatime``), so reads never take
 from __future__ import annotations
 
 import errno
+import io
 from typing import NamedTuple
 
 import apsw
 
-from agentfs import hooks, paths, treeops
+from agentfs import handle, hooks, paths, treeops
 from agentfs.chunks import Chunks
 from agentfs.cow import CopyOnWrite
 from agentfs.db import Transaction
@@ -348,6 +349,20 @@ class FileSystem:
                 whole = offset == 0 and len(data) == st.st_size
                 hooks.remember_read(self, thread, path, st, data if whole else None)
             return data
+
+    def open(
+        self,
+        path: str,
+        mode: str = "r",
+        *,
+        encoding: str = "utf-8",
+        buffer_limit: int = handle.BUFFER_LIMIT,
+    ) -> handle.WorkspaceFile | io.TextIOWrapper:
+        """A file object (``read``, ``write``, ``seek``, ``tell``, ``truncate``, ``flush``,
+        ``close``; a context manager) for ``mode`` as the built-in ``open`` takes it: binary
+        with ``b``, else text in ``encoding``. What it writes commits atomically at each
+        ``flush`` and at ``close``, which records one version (``agentfs.handle``)."""
+        return handle.open_file(self, path, mode, encoding, buffer_limit)
 
     def read_text(self, path: str, encoding: str = "utf-8") -> str:
         return self.read(path).decode(encoding)

@@ -1,0 +1,382 @@
+"""``ws.open(path, mode)``: a file object whose writes commit atomically at ``flush``/``close``,
+with one version per handle, not one per write call.
+
+Writes and truncations go to an in-memory image of the chunks they touch; reads through the
+handle see them at once (read-your-writes) and take everything else from the committed file.
+``flush`` applies the image in one write transaction, so another handle or process sees the
+file as it was or as it is after the flush, never a mix. ``close`` flushes and records one
+version of what the handle wrote (none if it wrote nothing). A file opened for writing is
+created by its first flush, so an ``open("w")`` that writes nothing and closes leaves an
+empty file, while a reader in between sees the old content.
+
+Large sequential writes stay linear: each byte is copied once into the image and once into
+SQLite, and the version's hash is computed as the bytes arrive while every write continues
+where the last one ended from offset 0 (``open("w")`` then ``write`` calls, what ``cp``,
+``tar`` and editors do); a frozen file (held by a version or a snapshot) is copied up at the
+first flush only, and not at all when the handle rewrites it whole.
+
+Caveats:
+    The handle is bound to its path: a flush writes to whatever file the path names then
+    (like an editor's save), and ranges it did not write are read from that file.
+    The image is held in memory; past ``buffer_limit`` bytes of dirty chunks the handle
+    flushes by itself, so a file written in one go larger than that is seen by other readers
+    in steps (each step whole). Reads through the handle are not tracked reads.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import io
+import os
+from typing import TYPE_CHECKING
+
+from agentfs import hooks, paths
+from agentfs.errors import fs_error
+from agentfs.inodes import is_dir, now_ns
+from agentfs.versions import digest
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
+
+    from agentfs.fs import FileSystem
+
+#: Dirty bytes a handle holds before it flushes by itself.
+BUFFER_LIMIT = 256 * 1024 * 1024
+
+_MODES = {"r", "w", "a", "x"}
+
+
+def parse_mode(mode: str) -> tuple[str, bool, bool]:
+    """('r'|'w'|'a'|'x', plus, binary) of an ``open`` mode; EINVAL for anything else."""
+    kinds = [c for c in mode if c in _MODES]
+    rest = mode.replace("+", "", 1).replace("b", "", 1).replace("t", "", 1)
+    if len(kinds) != 1 or len(rest) != 1 or ("b" in mode and "t" in mode):
+        raise fs_error(errno.EINVAL, mode, "mode is r, w, a or x, with an optional + and b or t")
+    return kinds[0], "+" in mode, "b" in mode
+
+
+class WorkspaceFile(io.RawIOBase):
+    """A binary file object over one workspace file (see the module docstring)."""
+
+    def __init__(
+        self, fs: FileSystem, path: str, mode: str, buffer_limit: int = BUFFER_LIMIT
+    ) -> None:
+        super().__init__()
+        kind, plus, _binary = parse_mode(mode)
+        self._fs = fs
+        self.name = paths.normalize(path)
+        self.mode = mode
+        self._readable = kind == "r" or plus
+        self._writable = kind != "r" or plus
+        self._append = kind == "a"
+        self._limit = buffer_limit
+        self._cs = fs.chunks.size
+        #: Chunk index -> the chunk's bytes as the handle has them (only chunks it changed).
+        self._dirty: dict[int, bytearray] = {}
+        self._pos = 0
+        self._flushed = 0  # the inode this handle's last flush wrote
+        existing = self._committed_size()
+        if kind == "r" and existing is None:
+            raise fs_error(errno.ENOENT, self.name)
+        if kind == "x" and existing is not None:
+            raise fs_error(errno.EEXIST, self.name)
+        if self._writable and fs._readonly:
+            raise fs_error(errno.EROFS, self.name, "the workspace is open read-only")
+        if kind != "r" and existing is None:
+            self._check_creatable()
+        #: Committed bytes below this offset are still the file's (a truncate lowers it).
+        self._base = 0 if kind in ("w", "x") or existing is None else existing
+        self._size = self._base
+        self._pos = self._size if self._append else 0  # as the built-in open does
+        self._create = existing is None or kind in ("w", "x")
+        self._wrote = self._pending = self._create and kind != "r"
+        #: The version's hash, fed while the writes run on from 0 without a gap (None: the
+        #: version reads the bytes back), and how many bytes it has seen.
+        self._hash: hashlib.blake2b | None = (
+            hashlib.blake2b(digest_size=16) if self._base == 0 else None
+        )
+        self._hashed = 0
+
+    # --- io.RawIOBase ----------------------------------------------------------------------
+
+    def readable(self) -> bool:
+        return self._readable
+
+    def writable(self) -> bool:
+        return self._writable
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        self._check_open()
+        return self._pos
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        self._check_open()
+        base = {os.SEEK_SET: 0, os.SEEK_CUR: self._pos, os.SEEK_END: self._size}.get(whence)
+        if base is None:
+            raise fs_error(errno.EINVAL, self.name, f"whence must be 0, 1 or 2, not {whence}")
+        if base + offset < 0:
+            raise fs_error(errno.EINVAL, self.name, "a seek before the start of the file")
+        self._pos = base + offset
+        return self._pos
+
+    def readinto(self, buffer: bytearray | memoryview, /) -> int:  # type: ignore[override]
+        data = self.read(len(buffer))
+        memoryview(buffer).cast("B")[: len(data)] = data
+        return len(data)
+
+    def read(self, size: int | None = -1) -> bytes:
+        self._check_open()
+        if not self._readable:
+            raise io.UnsupportedOperation("not readable")
+        end = self._size if size is None or size < 0 else min(self._size, self._pos + size)
+        if end <= self._pos:
+            return b""
+        data = self._range(self._pos, end)
+        self._pos = end
+        return data
+
+    def readall(self) -> bytes:
+        return self.read(-1)
+
+    def write(self, data: Buffer, /) -> int:
+        self._check_open()
+        if not self._writable:
+            raise io.UnsupportedOperation("not writable")
+        view = memoryview(data).cast("B")
+        n = len(view)
+        if n == 0:
+            return 0
+        if self._append:
+            self._pos = self._size
+        start = self._pos
+        self._feed_hash(start, view)
+        cs = self._cs
+        done = 0
+        while done < n:
+            at = start + done
+            index, lo = divmod(at, cs)
+            take = min(cs - lo, n - done)
+            chunk = self._chunk_for_write(index, lo, take)
+            if len(chunk) < lo:
+                chunk.extend(bytes(lo - len(chunk)))
+            chunk[lo : lo + take] = view[done : done + take]
+            done += take
+        self._pos = start + n
+        self._size = max(self._size, self._pos)
+        self._wrote = self._pending = True
+        if len(self._dirty) * cs >= self._limit:
+            self.flush()
+        return n
+
+    def truncate(self, size: int | None = None) -> int:
+        self._check_open()
+        if not self._writable:
+            raise io.UnsupportedOperation("not writable")
+        size = self._pos if size is None else size
+        if size < 0:
+            raise fs_error(errno.EINVAL, self.name, "size must be >= 0")
+        cs = self._cs
+        keep = -(-size // cs)
+        for index in [i for i in self._dirty if i >= keep]:
+            del self._dirty[index]
+        if size % cs and keep - 1 in self._dirty:
+            del self._dirty[keep - 1][size % cs :]
+        self._base = min(self._base, size)
+        self._size = size
+        if self._hash is not None and size < self._hashed:
+            self._hash = hashlib.blake2b(digest_size=16) if size == 0 else None
+            self._hashed = 0
+        self._wrote = self._pending = True
+        return size
+
+    def flush(self) -> None:
+        """Commit what the handle changed since the last flush, in one transaction."""
+        if self.closed or not self._pending:
+            return
+        self._commit(version=False)
+
+    def close(self) -> None:
+        """Flush, record one version of what the handle wrote, and close."""
+        if self.closed:
+            return
+        try:
+            if self._wrote or self._pending:
+                self._commit(version=True)
+        finally:
+            self._dirty.clear()
+            super().close()
+
+    # --- the image ---------------------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ValueError("I/O operation on closed file")
+
+    def _committed_size(self) -> int | None:
+        """Size of the regular file the path names now, None when there is none; EISDIR."""
+        fs = self._fs
+        with fs._read():
+            try:
+                st = fs._stat(self.name, True)
+            except FileNotFoundError:
+                return None
+        if is_dir(st.st_mode):
+            raise fs_error(errno.EISDIR, self.name)
+        if st.type != "file":
+            raise fs_error(errno.EINVAL, self.name, "not a regular file")
+        return st.st_size
+
+    def _check_creatable(self) -> None:
+        parent, _name = paths.parent_and_name(self.name)
+        if not self._fs.stat(parent).is_dir():
+            raise fs_error(errno.ENOTDIR, parent)
+
+    def _committed(self, start: int, end: int) -> bytes:
+        """``[start, end)`` of the committed file, cut at ``_base`` and zero-filled."""
+        stop = min(end, self._base)
+        data = b""
+        if stop > start:
+            fs = self._fs
+            with fs._read():
+                st = fs._stat(self.name, True)
+                data = fs.chunks.read(st.st_ino, min(st.st_size, self._base), start, stop - start)
+        return data.ljust(end - start, b"\0")
+
+    def _chunk_for_write(self, index: int, lo: int, take: int) -> bytearray:
+        """The image of chunk ``index``, made on its first write from the bytes the file has
+        there now, unless the write covers them all. Bytes past an image's end are zeros."""
+        chunk = self._dirty.get(index)
+        if chunk is None:
+            start = index * self._cs
+            known = max(0, min(self._size, start + self._cs) - start)
+            covered = lo == 0 and take >= known
+            chunk = bytearray() if covered else bytearray(self._committed(start, start + known))
+            self._dirty[index] = chunk
+        return chunk
+
+    def _range(self, start: int, end: int) -> bytes:
+        cs = self._cs
+        out = bytearray()
+        pos = start
+        while pos < end:
+            index, lo = divmod(pos, cs)
+            take = min(cs - lo, end - pos)
+            chunk = self._dirty.get(index)
+            if chunk is not None:
+                piece = bytes(chunk[lo : lo + take])
+                out += piece.ljust(take, b"\0")
+            else:
+                out += self._committed(pos, pos + take)
+            pos += take
+        return bytes(out)
+
+    def _feed_hash(self, start: int, view: memoryview) -> None:
+        if self._hash is None:
+            return
+        if start == self._hashed and self._size == self._hashed:
+            self._hash.update(view)
+            self._hashed += len(view)
+        else:
+            self._hash = None  # not a plain run from 0: the version reads the bytes back
+
+    # --- committing ------------------------------------------------------------------------
+
+    def _commit(self, *, version: bool) -> None:
+        fs = self._fs
+        now = now_ns()
+        with fs._write():
+            if self._pending:
+                self._apply(now)
+            if version and self._wrote:
+                self._record()
+        self._dirty.clear()
+        self._base = self._size
+        self._create = False
+        self._pending = False
+
+    def _apply(self, now: int) -> None:
+        """Make the committed file what the handle holds: keep the committed bytes below
+        ``_base``, write the dirty chunks, zero-fill any gap, set the size."""
+        fs = self._fs
+        target = fs._open_for_write(self.name, False, 0o644, 0, now)
+        committed = fs._size(target.ino)
+        hooks.guard(fs, target)
+        if target.ino != self._flushed:  # what an earlier flush committed gets no version
+            hooks.keep_untracked(fs, target)
+        keep = min(committed, self._base)  # committed bytes that stay the file's
+        ino = target.ino
+        if not target.created and fs.cow.frozen(ino):
+            # a rewrite from 0 copies no chunk up; otherwise the kept ones come along
+            ino = hooks.copy_up(fs, target, now, size=0 if keep == 0 else None).st_ino
+            committed = 0 if keep == 0 else committed
+        chunks, cs, size = fs.chunks, self._cs, self._size
+        if committed > keep:
+            chunks.truncate(ino, committed, keep)
+        rows = []
+        for index in range(-(-size // cs)):
+            start = index * cs
+            length = min(cs, size - start)
+            chunk = self._dirty.get(index)
+            if chunk is not None:
+                rows.append((ino, index, bytes(chunk[:length]).ljust(length, b"\0")))
+            elif start + length > keep:  # past the kept bytes: a hole, or the old last chunk
+                old = chunks.read(ino, keep, start, max(0, keep - start)) if start < keep else b""
+                rows.append((ino, index, old.ljust(length, b"\0")))
+        chunks.put(rows)
+        fs._set_content(ino, size)
+        self._flushed = ino
+
+    def _record(self) -> None:
+        fs = self._fs
+        target = fs._open_for_write(self.name, False, 0o644, 0, now_ns(), create=False)
+        ino = target.ino
+        size = fs._size(ino)
+        if fs.cow.settings.versions(size):
+            if self._hash is not None and self._hashed == size:
+                hash_ = self._hash.digest()
+            else:
+                hash_ = digest(fs.chunks.read(ino, size))
+            key = hooks.history_path(fs, target.path)
+            latest = fs.versions.latest(key)
+            if latest is None or latest.ino != ino or latest.hash != hash_:
+                hooks.record(fs, key, "write", ino, size, hash_, latest=latest)
+        hooks.wrote(fs, target, ino)
+
+
+class _FlushThrough:
+    """Python's buffered writers do not pass ``flush`` on to the raw file: here it must
+    reach it, since that is where the commit happens."""
+
+    def flush(self) -> None:
+        super().flush()  # type: ignore[misc]
+        self.raw.flush()  # type: ignore[attr-defined]
+
+
+class _BufferedWriter(_FlushThrough, io.BufferedWriter):
+    pass
+
+
+class _BufferedRandom(_FlushThrough, io.BufferedRandom):
+    pass
+
+
+def open_file(
+    fs: FileSystem, path: str, mode: str, encoding: str, buffer_limit: int
+) -> WorkspaceFile | io.TextIOWrapper:
+    """``ws.open``: the raw handle for a binary mode, a text wrapper over it otherwise."""
+    raw = WorkspaceFile(fs, path, mode, buffer_limit)
+    kind, plus, binary = parse_mode(mode)
+    if binary:
+        return raw
+    buffered: io.BufferedIOBase
+    if plus:
+        buffered = _BufferedRandom(raw)
+    elif kind == "r":
+        buffered = io.BufferedReader(raw)
+    else:
+        buffered = _BufferedWriter(raw)
+    return io.TextIOWrapper(buffered, encoding=encoding)
