@@ -111,7 +111,7 @@ class Chunks:
             ),
         )
 
-    def put(self, rows: list[tuple[int, int, bytes]]) -> None:
+    def put(self, rows: list[tuple[int, int, bytes | bytearray]]) -> None:
         """Set whole chunks, ``(ino, chunk_index, data)`` each, whether or not they exist; the
         caller keeps the layout (every chunk full but the last)."""
         if rows:

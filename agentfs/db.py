@@ -77,9 +77,14 @@ def _checkpoint_interval(conn: apsw.Connection) -> None:
     each distinct page once however often it was rewritten, and small-file writes keep
     rewriting the same directory and index pages: measured 5,900 -> 8,800 1 KiB writes/s from
     1,000 to 16,000 4 KiB pages. journal_size_limit trims the WAL file back afterwards."""
-    page_size = conn.pragma("page_size")
-    _set(conn, "wal_autocheckpoint", WAL_CHECKPOINT_BYTES // page_size)
+    _set(conn, "wal_autocheckpoint", wal_checkpoint_pages(conn))
     _set(conn, "journal_size_limit", WAL_CHECKPOINT_BYTES)
+
+
+def wal_checkpoint_pages(conn: apsw.Connection) -> int:
+    """WAL_CHECKPOINT_BYTES in pages of ``conn``'s database. A ``Workspace`` checkpoints at
+    that size from a background thread instead (``agentfs.checkpoint``)."""
+    return WAL_CHECKPOINT_BYTES // int(conn.pragma("page_size"))
 
 
 def _foreign_keys_off(conn: apsw.Connection) -> None:

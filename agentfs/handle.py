@@ -316,13 +316,16 @@ class WorkspaceFile(io.RawIOBase):
         chunks, cs, size = fs.chunks, self._cs, self._size
         if committed > keep:
             chunks.truncate(ino, committed, keep)
-        rows = []
+        rows: list[tuple[int, int, bytes | bytearray]] = []
         for index in range(-(-size // cs)):
             start = index * cs
             length = min(cs, size - start)
             chunk = self._dirty.get(index)
             if chunk is not None:
-                rows.append((ino, index, bytes(chunk[:length]).ljust(length, b"\0")))
+                if len(chunk) < length:
+                    chunk.extend(bytes(length - len(chunk)))
+                del chunk[length:]
+                rows.append((ino, index, chunk))  # apsw binds the bytearray: no copy
             elif start + length > keep:  # past the kept bytes: a hole, or the old last chunk
                 old = chunks.read(ino, keep, start, max(0, keep - start)) if start < keep else b""
                 rows.append((ino, index, old.ljust(length, b"\0")))

@@ -17,6 +17,7 @@ from types import TracebackType
 import apsw
 
 from agentfs import db, paths, skills, treeops
+from agentfs.checkpoint import BackgroundCheckpointer
 from agentfs.errors import fs_error
 from agentfs.history import HistoryMixin
 from agentfs.kv import KVStore
@@ -101,7 +102,12 @@ class Workspace(HistoryMixin, SearchMixin):
         self.kv = KVStore(conn)
         self.tool_calls = ToolCallLog(conn)
         self.snapshots = Snapshots(self)
+        self._checkpointer: BackgroundCheckpointer | None = None
         if not readonly:
+            self._checkpointer = BackgroundCheckpointer(
+                conn.filename, db.wal_checkpoint_pages(conn)
+            )
+            self._checkpointer.install(conn)
             self.orphans.purge()  # finish deletes a crash interrupted
 
     # --- lifecycle -----------------------------------------------------------------------------
@@ -113,6 +119,8 @@ class Workspace(HistoryMixin, SearchMixin):
                 self.orphans.purge()
         except apsw.ConnectionClosedError:
             return
+        if self._checkpointer is not None:
+            self._checkpointer.close()
         self.conn.close()
 
     @property
