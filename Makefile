@@ -48,11 +48,13 @@ demo: $(VENV)/.installed
 test: system-deps $(VENV)/.installed $(PEER)/.installed $(NPM)/.installed
 	$(VENV)/bin/ruff check agentfs tests benchmarks examples
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/python -m pytest
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check agentfs tests benchmarks examples
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/ruff format --check agentfs tests benchmarks examples
 
 bench: system-deps $(VENV)/.installed $(PEER)/.installed $(NPM)/.installed

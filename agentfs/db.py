@@ -18,8 +18,6 @@ from pathlib import Path
 import apsw
 import sqlite_vec
 
-from agentfs.search.index import queue_every_file
-
 #: Bytes per fs_data chunk for new workspaces. 64 KiB chunks measured about 2x the write speed
 #: of the spec's default 4 KiB chunks, with 1-3 % space overhead instead of 13-34 %.
 DEFAULT_CHUNK_SIZE = 65536
@@ -278,18 +276,15 @@ def _history(conn: apsw.Connection) -> None:
     _run_sql("history-guard.sql")(conn)
 
 
-def _search(conn: apsw.Connection) -> None:
-    """The search tables, then every file already there queued so the first write transaction
-    (or query) indexes it."""
-    _run_sql("migrations/0004-search.sql")(conn)
-    queue_every_file(conn)
-
-
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "spec tables v0.4", _bootstrap),
     Migration(2, "orphan queue", _run_sql("migrations/0002-workspace.sql")),
     Migration(3, "history: versions, snapshots, reads", _history),
-    Migration(4, "search: chunks, BM25 and trigram indexes, embedding queue", _search),
+    Migration(
+        4,
+        "search: chunks, BM25 and trigram indexes, embedding queue",
+        _run_sql("migrations/0004-search.sql"),
+    ),
     Migration(
         5, "tools: what each tool call wrote, active skills", _run_sql("migrations/0005-tools.sql")
     ),
