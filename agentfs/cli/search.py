@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 import agentfs
-from agentfs.cli import _size, cli, json_option, render, workspace_argument
+from agentfs.cli.base import cli, human_size, json_option, render, workspace_argument
 from agentfs.search import minilm
 from agentfs.search.embedders import BUILTIN
 
@@ -281,7 +281,7 @@ def _status_lines(status: dict[str, Any]) -> list[str]:
     files = status["files"]
     lines = [
         f"indexing:  {'on' if status['enabled'] else 'off'},"
-        f" files up to {_size(status['max_bytes'])}",
+        f" files up to {human_size(status['max_bytes'])}",
         f"files:     {files.get('text', 0)} text, {files.get('binary', 0)} binary,"
         f" {files.get('too_large', 0)} too large, {files.get('off', 0)} not indexed (off)",
         f"chunks:    {status['chunks']}",

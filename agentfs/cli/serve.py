@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from agentfs.cli import WORKSPACE_FILE, CLIError, cli, policy_option, workspace_for_command
+from agentfs.cli.base import WORKSPACE_FILE, CLIError, cli, policy_option, workspace_for_command
 from agentfs.layered import AnyWorkspace, LayeredWorkspace
 from agentfs.tools.mcp_server import serve_stdio
 from agentfs.tools.policy import Policy

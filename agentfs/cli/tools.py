@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from agentfs.cli import WORKSPACE_FILE, CLIError, cli, policy_option, workspace_for_command
+from agentfs.cli.base import WORKSPACE_FILE, CLIError, cli, policy_option, workspace_for_command
 from agentfs.tools import catalog, reference
 from agentfs.tools.export import anthropic_tool, json_schema, openai_tool
 from agentfs.tools.policy import Policy

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 import agentfs
-from agentfs.cli import WORKSPACE_FILE, cli, json_option, render, workspace_argument
+from agentfs.cli.base import WORKSPACE_FILE, cli, json_option, render, workspace_argument
 
 
 def _stamp(ns: int) -> str:

@@ -1,27 +1,15 @@
-"""The ``agentfs`` command line: thin click commands over the Python API.
-
-Every command names the workspace file first (``agentfs cat WS.db /notes.txt``; for the
-key-value store, ``agentfs kv WS.db get KEY``), makes one library call and prints the result
-through ``render``: lines for people, ``--json`` for programs. The logic lives in the core.
-
-Exit status: 0 on success; 1 for a user error (printed as one line, ``agentfs: <reason>``, on
-stderr) and when ``fsck`` finds problems; 2 for a usage error (click's default). User errors
-are converted in exactly one place, ``AgentFSGroup.invoke``: ``OSError`` from the core and
-``agentfs.AgentFSError`` (a missing kv key, a value that is not JSON). Anything else is a bug
-and keeps its traceback.
-"""
+"""The file commands: init, info, ls, tree, stat, cat, write, mkdir, rm, mv, cp, ln, chmod,
+touch, import/export, kv, fsck, timeline and the rest of the plain workspace operations."""
 
 from __future__ import annotations
 
 import errno
-import functools
 import json
-import os
 import posixpath
 import stat as statmod
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
@@ -31,169 +19,21 @@ import click
 import agentfs
 from agentfs import fsck as fsck_checks
 from agentfs import paths, transfer
-from agentfs.db import DEFAULT_CHUNK_SIZE
-from agentfs.tools.policy import Policy
-
-# --- errors: the one place user errors become a line and an exit status ----------------------
-
-
-class CLIError(click.ClickException):
-    """A user error: printed as ``agentfs: <message>`` on one line, exit status 1."""
-
-    def show(self, file: Any = None) -> None:
-        click.echo(f"agentfs: {self.format_message()}", err=True)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split("\n"))
-
-
-def _describe_os_error(exc: OSError) -> str:
-    """``/a -> /b: Reason: detail`` from the path(s) and message the core put in the error."""
-    names = " -> ".join(str(name) for name in (exc.filename, exc.filename2) if name is not None)
-    reason = exc.strerror or str(exc)
-    return f"{names}: {reason}" if names else reason
-
-
-class AgentFSGroup(click.Group):
-    """The root command group; its ``invoke`` turns user errors into one line and exit 1."""
-
-    def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except OSError as exc:
-            if exc.errno == errno.EPIPE:
-                raise  # click quiets a closed pipe (agentfs cat ... | head)
-            raise CLIError(_one_line(_describe_os_error(exc))) from exc
-        except agentfs.AgentFSError as exc:
-            raise CLIError(_one_line(str(exc))) from exc
-
-
-# --- shared parameters: the workspace, --json ------------------------------------------------
-
-WORKSPACE_FILE = click.Path(dir_okay=False, path_type=Path)
-
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-
-
-def _policy_from(_ctx: click.Context, _param: click.Parameter, path: Path | None) -> Policy:
-    """The ``--policy`` file as a ``Policy`` (none given: the default policy); a bad file is
-    one error line."""
-    try:
-        return Policy.load(path) if path is not None else Policy()
-    except ValueError as exc:
-        raise CLIError(str(exc)) from None
-
-
-policy_option = click.option(
-    "--policy",
-    "policy",
-    metavar="FILE",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    callback=_policy_from,
-    help="A policy in TOML or JSON (docs/policies.md).",
+from agentfs.cli.base import (
+    WORKSPACE_FILE,
+    CLIError,
+    cli,
+    count_of,
+    fields_of,
+    group_workspace,
+    human_size,
+    json_option,
+    render,
+    when_text,
+    workspace_argument,
+    workspace_for_command,
 )
-
-
-def workspace_for_command(path: Path, *, create: bool = False, **options: Any) -> agentfs.Workspace:
-    """Open ``path`` for the running command; it is closed when the command's context ends.
-
-    Only ``init`` creates: any other command refuses a missing file instead of making one.
-    """
-    options.setdefault("actor", os.environ.get("AGENTFS_ACTOR", "cli"))
-    options.setdefault("thread", os.environ.get("AGENTFS_THREAD") or None)
-    try:
-        ws = agentfs.Workspace(path, create=create, **options)
-    except FileNotFoundError as exc:
-        if create:
-            raise
-        raise CLIError(f"{path}: no such workspace (create it with: agentfs init {path})") from exc
-    return click.get_current_context().with_resource(ws)
-
-
-def workspace_argument(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Add the ``WS`` argument (first) and call ``command`` with the open ``Workspace``."""
-
-    @click.argument("workspace", metavar="WS", type=WORKSPACE_FILE)
-    @functools.wraps(command)
-    def wrapper(workspace: Path, **kwargs: Any) -> Any:
-        return command(workspace_for_command(workspace), **kwargs)
-
-    return wrapper
-
-
-def group_workspace(command: Callable[..., Any]) -> Callable[..., Any]:
-    """For subcommands of a group that took ``WS`` (``agentfs kv WS get KEY``): open it lazily,
-    so ``agentfs kv WS get --help`` works without a workspace."""
-
-    @functools.wraps(command)
-    def wrapper(**kwargs: Any) -> Any:
-        return command(workspace_for_command(click.get_current_context().obj), **kwargs)
-
-    return wrapper
-
-
-# --- rendering ----------------------------------------------------------------------------------
-
-
-def render(data: Any, as_json: bool, text: Callable[[Any], Iterable[str]] | None = None) -> None:
-    """Print JSON-ready ``data`` as JSON, or as the lines ``text(data)`` makes (default: one
-    ``key: value`` line per field)."""
-    if as_json:
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
-        return
-    for line in (text or _fields)(data):
-        click.echo(line)
-
-
-def _fields(data: dict[str, Any]) -> list[str]:
-    width = max(map(len, data), default=0) + 1
-    return [f"{key + ':':<{width}} {value}" for key, value in data.items()]
-
-
-def _when(seconds: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(seconds))
-
-
-def _size(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    value = float(n)
-    for unit in ("KiB", "MiB", "GiB"):
-        value /= 1024
-        if value < 1024 or unit == "GiB":
-            break
-    return f"{value:.1f} {unit}"
-
-
-def _count(n: int, word: str, plural: str | None = None) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
-
-
-# --- the command group -----------------------------------------------------------------------
-
-
-@click.group(cls=AgentFSGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="agentfs-workspace", prog_name="agentfs")
-def cli() -> None:
-    """An AI agent's workspace in one SQLite file: files, a key-value store, a tool-call log.
-
-    Every command names the workspace file first. Errors print one line on stderr and exit 1;
-    usage errors exit 2.
-
-    \b
-    Example:
-      agentfs init ws.db
-      echo "- ship it" | agentfs write ws.db /notes/todo.md -p
-      agentfs ls ws.db /notes -l
-      agentfs cat ws.db /notes/todo.md
-    """
-
-
-def main() -> None:
-    """Console-script entry point (``agentfs``)."""
-    cli(prog_name="agentfs")
-
+from agentfs.db import DEFAULT_CHUNK_SIZE
 
 # --- the workspace -------------------------------------------------------------------------------
 
@@ -331,7 +171,7 @@ def _tree_lines(root: dict[str, Any]) -> Iterator[str]:
         yield f"{prefix}{'└── ' if last else '├── '}{node['name']}{target}"
         push(node.get("children", []), prefix + ("    " if last else "│   "))
     yield ""
-    yield f"{_count(dirs, 'directory', 'directories')}, {_count(others, 'file')}"
+    yield f"{count_of(dirs, 'directory', 'directories')}, {count_of(others, 'file')}"
 
 
 @cli.command()
@@ -353,8 +193,8 @@ def _stat_lines(data: dict[str, Any]) -> list[str]:
     shown = dict(data, mode=f"{data['perm']} ({statmod.filemode(data['mode'])})")
     del shown["perm"]
     for key in ("atime_ns", "mtime_ns", "ctime_ns"):
-        shown[key[:-3]] = _when(shown.pop(key) / 1e9)
-    return _fields(shown)
+        shown[key[:-3]] = when_text(shown.pop(key) / 1e9)
+    return fields_of(shown)
 
 
 @cli.command()
@@ -556,9 +396,9 @@ def _report_transfer(stats: Any, as_json: bool, verb: str, where: str) -> None:
         stats.as_dict(),
         as_json,
         lambda s: [
-            f"{verb} {_count(s['files'], 'file')}, "
-            f"{_count(s['directories'], 'directory', 'directories')}, "
-            f"{_count(s['symlinks'], 'symlink')} ({_size(s['bytes'])}) {where}"
+            f"{verb} {count_of(s['files'], 'file')}, "
+            f"{count_of(s['directories'], 'directory', 'directories')}, "
+            f"{count_of(s['symlinks'], 'symlink')} ({human_size(s['bytes'])}) {where}"
             + (f", {len(s['skipped'])} skipped" if s["skipped"] else "")
         ],
     )
@@ -768,7 +608,7 @@ def _call_lines(calls: list[dict[str, Any]]) -> Iterator[str]:
         params = json.dumps(call["parameters"], ensure_ascii=False)
         params = params if len(params) <= 60 else params[:57] + "..."
         yield (
-            f"{_when(call['started_at'])}  #{call['id']:<5} {call['name']:<16} "
+            f"{when_text(call['started_at'])}  #{call['id']:<5} {call['name']:<16} "
             f"{call['duration_ms']:>7} ms  {outcome:<6} {params}"
         )
         for write in call["writes"]:
@@ -837,7 +677,3 @@ def timeline(
         for call in calls
     ]
     render(rows, as_json, _call_lines)
-
-
-# The history, search, serve and tools commands register themselves on ``cli`` (own modules).
-from agentfs import cli_history, cli_search, cli_serve, cli_tools  # noqa: E402, F401
