@@ -89,8 +89,8 @@ class WorkspaceFile(io.RawIOBase):
         self._base = 0 if kind in ("w", "x") or existing is None else existing
         self._size = self._base
         self._pos = self._size if self._append else 0  # as the built-in open does
-        self._create = existing is None or kind in ("w", "x")
-        self._wrote = self._pending = self._create and kind != "r"
+        # a new file, or open("w"/"x"), changes the file even if nothing is written
+        self._wrote = self._pending = kind != "r" and (existing is None or kind in ("w", "x"))
         #: The version's hash, fed while the writes run on from 0 without a gap (None: the
         #: version reads the bytes back), and how many bytes it has seen.
         self._hash: hashlib.blake2b | None = (
@@ -259,18 +259,23 @@ class WorkspaceFile(io.RawIOBase):
         return chunk
 
     def _range(self, start: int, end: int) -> bytes:
+        """``[start, end)`` as the handle sees it: its images where it has them, the committed
+        file elsewhere (each run of chunks it did not touch read in one go)."""
         cs = self._cs
         out = bytearray()
         pos = start
         while pos < end:
             index, lo = divmod(pos, cs)
-            take = min(cs - lo, end - pos)
             chunk = self._dirty.get(index)
             if chunk is not None:
-                piece = bytes(chunk[lo : lo + take])
-                out += piece.ljust(take, b"\0")
+                take = min(cs - lo, end - pos)
+                out += bytes(chunk[lo : lo + take]).ljust(take, b"\0")
             else:
-                out += self._committed(pos, pos + take)
+                stop = min(end, (index + 1) * cs)
+                while stop < end and stop // cs not in self._dirty:
+                    stop = min(end, stop + cs)
+                take = stop - pos
+                out += self._committed(pos, stop)
             pos += take
         return bytes(out)
 
@@ -295,7 +300,6 @@ class WorkspaceFile(io.RawIOBase):
                 self._record()
         self._dirty.clear()
         self._base = self._size
-        self._create = False
         self._pending = False
 
     def _apply(self, now: int) -> None:
@@ -332,6 +336,7 @@ class WorkspaceFile(io.RawIOBase):
         chunks.put(rows)
         fs._set_content(ino, size)
         self._flushed = ino
+        hooks.wrote(fs, target._replace(ino=ino), ino)  # the next flush is not a stale write
 
     def _record(self) -> None:
         fs = self._fs

@@ -22,6 +22,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 import agentfs
 from agentfs import fsck
+from agentfs.errors import StaleReadError
 from agentfs.versions import digest
 
 CHUNK = 512  # the smallest chunk size: small writes cross chunk boundaries often
@@ -285,3 +286,21 @@ def test_sparse_writes_read_as_zeros(ws: agentfs.Workspace) -> None:
         f.seek(0)
         assert f.read(10) == bytes(10)
     assert ws.read("/s") == bytes(200_000) + b"end"
+
+
+def test_read_before_write_holds_across_flushes(ws: agentfs.Workspace) -> None:
+    ws.write("/f", b"v1")
+    ws.read_before_write = True
+    ws.thread = "t1"
+    ws.read("/f")
+    with ws.open("/f", "r+b") as f:
+        f.write(b"A")
+        f.flush()
+        f.write(b"B")  # its own flush above does not make this write stale
+    assert ws.read("/f", track=False) == b"AB"
+    ws.thread = "t2"  # never read it
+    f = ws.open("/f", "ab")
+    f.write(b"x")
+    with pytest.raises(StaleReadError):
+        f.close()
+    assert f.closed and ws.read("/f", track=False) == b"AB"
