@@ -105,7 +105,7 @@ def grep(
         return result
     # a multiline match may span chunks: only the line-bound forms narrow to chunks
     whole_files = multiline or before > 0 or after > 0  # context needs the lines around
-    fs.refresh_index()
+    fs.refresh_index(batches=DRAIN_BATCHES)  # the rest of the queue is read whole below
     with fs._read():
         for found, pieces in _read(fs, _candidates(fs, path, glob, regex.trigrams, whole_files)):
             if found.binary:
@@ -132,6 +132,11 @@ def grep(
                 break
     return result
 
+
+#: Batches of the index queue a grep indexes before it runs: enough for what an agent just
+#: wrote; after a large import the rest is read whole (as rg would) instead of making one
+#: grep pay for indexing everything.
+DRAIN_BATCHES = 2
 
 #: grep reads its candidates' bytes this much at a time, in one query per batch.
 READ_BATCH = 8 << 20

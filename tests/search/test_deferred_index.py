@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import agentfs
+from agentfs.search import grep as grep_module
 from agentfs.search import index as search_index
 
 
@@ -129,3 +130,17 @@ def test_indexing_off_records_files_as_off_when_drained(ws: agentfs.Workspace) -
     assert queued(ws) == 1
     assert ws.index_status().files == {"off": 1}
     assert ws.grep("phi").files == ["/f.txt"]  # grep reads what the index leaves out
+
+
+def test_grep_indexes_a_little_and_reads_the_rest_whole(
+    ws: agentfs.Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(search_index, "BATCH_FILES", 3)
+    with ws.transaction():
+        for i in range(10):
+            ws.write(f"/f{i}.txt", f"needle {i}\n")
+    found = ws.grep("needle", output="files").files
+    assert found == sorted(f"/f{i}.txt" for i in range(10))
+    assert queued(ws) == 10 - grep_module.DRAIN_BATCHES * 3  # a large import is not indexed by grep
+    assert len(ws.search("needle", mode="bm25", top_k=50).hits) == 10  # search indexes it all
+    assert queued(ws) == 0
