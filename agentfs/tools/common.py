@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field
 
 from agentfs.errors import HistoryNotFoundError
-from agentfs.inodes import Stat
+from agentfs.inodes import S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, Stat
 from agentfs.tools.errors import ToolError
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 EntryType = Literal["file", "directory", "symlink", "other"]
 
-_TYPES: dict[str, EntryType] = {"file": "file", "dir": "directory", "symlink": "symlink"}
+_TYPES: dict[int, EntryType] = {S_IFREG: "file", S_IFDIR: "directory", S_IFLNK: "symlink"}
 
 PATH_DOC = "workspace path: absolute (/src/app.py) or from the root (src/app.py)"
 
@@ -32,7 +32,7 @@ EXPECTED_VERSION = Field(
 
 
 def entry_type(st: Stat) -> EntryType:
-    return _TYPES.get(st.type, "other")
+    return _TYPES.get(st.st_mode & S_IFMT, "other")
 
 
 def iso(ns: int) -> str:

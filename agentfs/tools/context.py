@@ -47,6 +47,11 @@ class Context:
         self._check(path, write)
         return path
 
+    @property
+    def filters_paths(self) -> bool:
+        """Does the policy allow or deny by path at all? (When not, nothing needs checking.)"""
+        return bool(self.policy.deny or self.policy.allow)
+
     def visible(self, path: str) -> bool:
         """May this tool show ``path`` (a grep hit, a listing entry)? Nothing denied is shown,
         so a denied file's name or content never reaches the model."""
@@ -59,7 +64,7 @@ class Context:
     def check_tree(self, top: str, *, write: bool) -> None:
         """Refuse an operation on the whole subtree at ``top`` (a recursive delete, move or
         copy) if the policy refuses any path inside it."""
-        if not (self.policy.deny or self.policy.allow):
+        if not self.filters_paths:
             return
         self._check(top, write)
         try:
@@ -72,7 +77,7 @@ class Context:
             return
 
     def _check(self, path: str, write: bool) -> None:
-        if not (self.policy.deny or self.policy.allow):
+        if not self.filters_paths:
             return
         try:
             real = self.ws.realpath(path)

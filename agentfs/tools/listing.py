@@ -4,7 +4,10 @@ cut; entries the policy denies are left out."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
+from typing_extensions import TypedDict
 
 from agentfs import paths
 from agentfs.tools.common import PATH_DOC, EntryType, entry_type, iso, version_of
@@ -18,11 +21,14 @@ LS_LIMIT = 1000
 TREE_LIMIT = 500
 
 
-class Entry(ToolOutput):
+class Entry(TypedDict):
+    """One entry of ``ls``: a plain dict, not a model. A listing has up to 1,000 of them, and
+    building a pydantic model per entry was most of ``ls``'s time (500 entries: 3.9 ms)."""
+
     name: str
     type: EntryType
     size: int
-    modified: str = Field(description="last modification, ISO 8601 UTC")
+    modified: Annotated[str, Field(description="last modification, ISO 8601 UTC")]
 
 
 class LsInput(ToolInput):
@@ -37,10 +43,10 @@ class LsOutput(ToolOutput):
     def text(self) -> str:
         if not self.entries:
             return f"{self.path} is empty."
-        width = max(len(f"{e.size:,}") for e in self.entries)
+        width = max(len(f"{e['size']:,}") for e in self.entries)
         rows = [
-            f"{e.type:<9} {e.size:>{width},} {e.modified} {e.name}"
-            + ("/" if e.type == "directory" else "")
+            f"{e['type']:<9} {e['size']:>{width},} {e['modified']} {e['name']}"
+            + ("/" if e["type"] == "directory" else "")
             for e in self.entries
         ]
         if self.truncated:
@@ -61,18 +67,23 @@ def ls(ctx: Context, args: LsInput) -> LsOutput:
     cap = ctx.cap(LS_LIMIT)
     entries: list[Entry] = []
     truncated = False
+    filtered = ctx.filters_paths
     for name, st in ctx.ws.readdir_plus(path):
-        if not ctx.visible(paths.join(path, name)):
+        if filtered and not ctx.visible(paths.join(path, name)):
             continue
         if len(entries) == cap:
             truncated = True
             break
-        entries.append(  # built from our own values: no validation (500 entries cost 5 ms)
-            Entry.model_construct(
-                name=name, type=entry_type(st), size=st.st_size, modified=iso(st.st_mtime_ns)
-            )
+        entries.append(
+            {
+                "name": name,
+                "type": entry_type(st),
+                "size": st.st_size,
+                "modified": iso(st.st_mtime_ns),
+            }
         )
-    return LsOutput(path=path, entries=entries, truncated=truncated)
+    # built from our own values: not validated again
+    return LsOutput.model_construct(path=path, entries=entries, truncated=truncated)
 
 
 class ListTreeInput(ToolInput):
