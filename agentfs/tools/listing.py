@@ -91,11 +91,13 @@ class ListTreeInput(ToolInput):
     max_depth: int = Field(4, ge=1, le=64, description="levels below path to show")
 
 
-class TreeEntry(ToolOutput):
+class TreeEntry(TypedDict):
+    """One entry of ``list_tree``: a plain dict, like ``ls``'s ``Entry``."""
+
     path: str
     type: EntryType
     size: int
-    depth: int = Field(description="1 for the entries of path itself")
+    depth: Annotated[int, Field(description="1 for the entries of path itself")]
 
 
 class ListTreeOutput(ToolOutput):
@@ -130,7 +132,7 @@ def list_tree(ctx: Context, args: ListTreeInput) -> ListTreeOutput:
         )
     elif walk.deeper:
         walk.lines.append(f"(directories marked ... hold more below depth {args.max_depth})")
-    return ListTreeOutput(
+    return ListTreeOutput.model_construct(  # built from our own values: not validated again
         path=top,
         tree="\n".join(walk.lines),
         entries=walk.entries,
@@ -160,7 +162,7 @@ class _TreeWalk:
                 self.cut = True
                 return
             kind = entry_type(st)
-            self.entries.append(TreeEntry(path=full, type=kind, size=st.st_size, depth=depth))
+            self.entries.append({"path": full, "type": kind, "size": st.st_size, "depth": depth})
             self.lines.append("  " * depth + name + ("/" if kind == "directory" else ""))
             if kind != "directory":
                 continue
