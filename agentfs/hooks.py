@@ -191,7 +191,7 @@ def history_deleted(fs: FileSystem, path: str, mode: int) -> None:
     for p in fs.versions.paths_under(real) if is_dir(mode) else [real]:
         latest = fs.versions.latest(p)
         if latest is not None and latest.has_content:
-            record(fs, p, "delete")
+            record(fs, p, "delete", latest=latest)
 
 
 def history_moved(fs: FileSystem, src: str, dst: str, ino: int, mode: int) -> None:
@@ -201,8 +201,9 @@ def history_moved(fs: FileSystem, src: str, dst: str, ino: int, mode: int) -> No
         return
     real_src, real_dst = history_path(fs, src), history_path(fs, dst)
     if not is_dir(mode):
-        if fs.versions.latest(real_src) is not None:
-            record(fs, real_src, "move", other=real_dst)
+        latest = fs.versions.latest(real_src)
+        if latest is not None:
+            record(fs, real_src, "move", other=real_dst, latest=latest)
         history_arrived(fs, real_dst, ino, "rename", other=real_src)
         return
     for old in fs.versions.paths_under(real_src):
@@ -214,7 +215,7 @@ def history_moved(fs: FileSystem, src: str, dst: str, ino: int, mode: int) -> No
         except (FileNotFoundError, NotADirectoryError):
             continue  # gone while versioning was off: nothing moves
         new = real_dst + old[len(real_src) :]
-        record(fs, old, "move", other=new)
+        record(fs, old, "move", other=new, latest=latest)
         history_arrived(fs, new, found[1], "rename", other=old)
 
 
