@@ -67,7 +67,7 @@ _TOUCH_DIR = (
 )
 _SET_CONTENT = (
     "UPDATE fs_inode SET size = ?, mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ?"
-    " WHERE ino = ?"
+    f" WHERE ino = ? RETURNING {STAT_COLUMNS}"
 )
 _CREATE_INODE = (
     "INSERT INTO fs_inode(mode, nlink, uid, gid, size, atime, mtime, ctime,"
@@ -438,18 +438,17 @@ class FileSystem:
                 hooks.touch(self, target, now)  # the same bytes: no new version, no copy
                 return self._stat_ino(ino)
             held = latest is not None and latest.ino == ino  # by its last version, surely
-            copied: Stat | None = None
             if (held and ino not in self.cow.fresh) or self.cow.frozen(ino):
-                copied = hooks.copy_up(self, target, now, size=len(data), held=held)
-                ino = copied.st_ino
+                st = hooks.copy_up(self, target, now, size=len(data), held=held)
+                ino = st.st_ino
                 self.chunks.append_new(ino, 0, data)  # the copy has the new size already
             else:
                 self.chunks.replace(ino, data)
-                self._set_content(ino, len(data))
+                st = self._set_content(ino, len(data))
             if versioned:
                 hooks.record(self, history_path, "write", ino, len(data), hash_, latest=latest)
             hooks.wrote(self, target, ino)
-            return copied if copied is not None else self._stat_ino(ino)
+            return st
 
     def pwrite(self, path: str, data: bytes | str, offset: int) -> int:
         """Write at ``offset`` (a gap after the end reads as zeros); returns bytes written."""
@@ -557,9 +556,10 @@ class FileSystem:
     def _size(self, ino: int) -> int:
         return self.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (ino,)).get
 
-    def _set_content(self, ino: int, size: int) -> None:
+    def _set_content(self, ino: int, size: int) -> Stat:
+        """Set a changed file's size and times; its stat after (one statement, RETURNING)."""
         sec, nsec = split_ns(now_ns())
-        self.conn.execute(_SET_CONTENT, (size, sec, nsec, sec, nsec, ino))
+        return Stat(*self.conn.execute(_SET_CONTENT, (size, sec, nsec, sec, nsec, ino)).get)
 
     # --- the namespace ---------------------------------------------------------------------------
 
