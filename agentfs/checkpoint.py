@@ -29,8 +29,7 @@ class BackgroundCheckpointer:
     """The WAL hook of one writing connection and the thread it wakes.
 
     Attributes:
-        checkpoints: checkpoints the thread has run (for tests and ``agentfs info``-style
-            diagnostics).
+        checkpoints: how many checkpoints the thread has run.
         error: what stopped the thread, if anything (the writer then checkpoints itself).
     """
 

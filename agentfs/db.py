@@ -276,15 +276,30 @@ def _history(conn: apsw.Connection) -> None:
     _run_sql("history-guard.sql")(conn)
 
 
+def queue_every_file(conn: apsw.Connection) -> int:
+    """Queue every live regular file (the root, a directory, is never one) for indexing:
+    migration 4 on files already there, a settings change, an fsck rebuild. Returns how many.
+    The queue is the search index's, but these migrations make it, so the statement is here
+    (mode bits as numbers: S_IFMT 61440, S_IFREG 32768)."""
+    return len(
+        conn.execute(
+            "INSERT OR IGNORE INTO ws_index_queue(ino) SELECT ino FROM fs_inode"
+            " WHERE (mode & 61440) = 32768 AND nlink > 0 AND ino <> 1 RETURNING 1"
+        ).fetchall()
+    )
+
+
+def _search(conn: apsw.Connection) -> None:
+    """The search tables, then every file already there queued (the first query indexes it)."""
+    _run_sql("migrations/0004-search.sql")(conn)
+    queue_every_file(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "spec tables v0.4", _bootstrap),
     Migration(2, "orphan queue", _run_sql("migrations/0002-workspace.sql")),
     Migration(3, "history: versions, snapshots, reads", _history),
-    Migration(
-        4,
-        "search: chunks, BM25 and trigram indexes, embedding queue",
-        _run_sql("migrations/0004-search.sql"),
-    ),
+    Migration(4, "search: chunks, BM25 and trigram indexes, embedding queue", _search),
     Migration(
         5, "tools: what each tool call wrote, active skills", _run_sql("migrations/0005-tools.sql")
     ),

@@ -39,7 +39,7 @@ from agentfs.versions import digest
 if TYPE_CHECKING:
     from typing_extensions import Buffer
 
-    from agentfs.fs import FileSystem
+    from agentfs.fs import FileSystem, WriteTarget
 
 #: Dirty bytes a handle holds before it flushes by itself.
 BUFFER_LIMIT = 256 * 1024 * 1024
@@ -218,12 +218,10 @@ class WorkspaceFile(io.RawIOBase):
 
     def _committed_size(self) -> int | None:
         """Size of the regular file the path names now, None when there is none; EISDIR."""
-        fs = self._fs
-        with fs._read():
-            try:
-                st = fs._stat(self.name, True)
-            except FileNotFoundError:
-                return None
+        try:
+            st = self._fs.stat(self.name)
+        except FileNotFoundError:
+            return None
         if is_dir(st.st_mode):
             raise fs_error(errno.EISDIR, self.name)
         if st.type != "file":
@@ -238,12 +236,7 @@ class WorkspaceFile(io.RawIOBase):
     def _committed(self, start: int, end: int) -> bytes:
         """``[start, end)`` of the committed file, cut at ``_base`` and zero-filled."""
         stop = min(end, self._base)
-        data = b""
-        if stop > start:
-            fs = self._fs
-            with fs._read():
-                st = fs._stat(self.name, True)
-                data = fs.chunks.read(st.st_ino, min(st.st_size, self._base), start, stop - start)
+        data = self._fs.read(self.name, start, stop - start, track=False) if stop > start else b""
         return data.ljust(end - start, b"\0")
 
     def _chunk_for_write(self, index: int, lo: int, take: int) -> bytearray:
@@ -295,16 +288,19 @@ class WorkspaceFile(io.RawIOBase):
         now = now_ns()
         with fs._write():
             if self._pending:
-                self._apply(now)
+                target = self._apply(now)
+            else:  # only the version is left to record: the file as the last flush left it
+                target = fs._open_for_write(self.name, False, 0o644, 0, now, create=False)
             if version and self._wrote:
-                self._record()
+                self._record(target)
         self._dirty.clear()
         self._base = self._size
         self._pending = False
 
-    def _apply(self, now: int) -> None:
+    def _apply(self, now: int) -> WriteTarget:
         """Make the committed file what the handle holds: keep the committed bytes below
-        ``_base``, write the dirty chunks, zero-fill any gap, set the size."""
+        ``_base``, write the dirty chunks, zero-fill any gap, set the size. Returns the file
+        written (a copy-up's new inode, if there was one)."""
         fs = self._fs
         target = fs._open_for_write(self.name, False, 0o644, 0, now)
         committed = fs._size(target.ino)
@@ -336,11 +332,14 @@ class WorkspaceFile(io.RawIOBase):
         chunks.put(rows)
         fs._set_content(ino, size)
         self._flushed = ino
-        hooks.wrote(fs, target._replace(ino=ino), ino)  # the next flush is not a stale write
+        target = target._replace(ino=ino)
+        hooks.wrote(fs, target, ino)  # the writer has seen this: the next flush is not stale
+        return target
 
-    def _record(self) -> None:
+    def _record(self, target: WriteTarget) -> None:
+        """The handle's one version: of the file as it is now, hashed as it was written
+        when the writes ran on from 0, else read back."""
         fs = self._fs
-        target = fs._open_for_write(self.name, False, 0o644, 0, now_ns(), create=False)
         ino = target.ino
         size = fs._size(ino)
         if fs.cow.settings.versions(size):
@@ -352,7 +351,6 @@ class WorkspaceFile(io.RawIOBase):
             latest = fs.versions.latest(key)
             if latest is None or latest.ino != ino or latest.hash != hash_:
                 hooks.record(fs, key, "write", ino, size, hash_, latest=latest)
-        hooks.wrote(fs, target, ino)
 
 
 class _FlushThrough:

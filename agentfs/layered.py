@@ -413,16 +413,7 @@ class LayeredWorkspace:
     def copy(self, src: str, dst: str, *, recursive: bool = False) -> None:
         """Copy from the union into the first layer, in one transaction of the first layer."""
         with self.top.transaction():
-            st = self.stat(src)
-            if not st.is_dir():
-                self.write(dst, self.read(src))
-                self.chmod(dst, st.st_mode)
-                return
-            if not recursive:
-                raise fs_error(errno.EISDIR, src, "use recursive=True to copy a directory")
-            if paths.is_within(self.realpath(dst), self.realpath(src)):
-                raise fs_error(errno.EINVAL, dst, f"cannot copy {src} into itself")
-            treeops.copy_tree(self, paths.normalize(src), paths.normalize(dst))
+            treeops.copy(self, paths.normalize(src), paths.normalize(dst), recursive=recursive)
 
     def _make_parent(self, real: str) -> None:
         parent, _name = paths.parent_and_name(real)

@@ -1,7 +1,7 @@
 """Tree operations written once over the file API, for ``Workspace`` and ``LayeredWorkspace``.
 
-Both expose the same per-path calls; walking a tree and copying one are sequences of those
-calls, so they live here rather than as a method copied into each class.
+Both expose the same per-path calls; walking a tree and copying a file or a tree are sequences
+of those calls, so they live here rather than as a method copied into each class.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Protocol
 
 from agentfs import paths
+from agentfs.errors import fs_error
 from agentfs.inodes import DirEntry, Stat
 
 
@@ -32,6 +33,7 @@ class Tree(Protocol):
     ) -> Stat: ...
     def symlink(self, target: str, path: str) -> Stat: ...
     def readlink(self, path: str) -> str: ...
+    def realpath(self, path: str) -> str: ...
     def chmod(self, path: str, mode: int) -> None: ...
 
 
@@ -65,6 +67,21 @@ def walk(tree: Tree, top: str = "/") -> Iterator[tuple[str, list[str], list[str]
         stack.extend(paths.join(current, name) for name in reversed(dirnames))
 
 
+def copy(tree: Tree, src: str, dst: str, *, recursive: bool) -> None:
+    """Copy the file ``src`` (bytes and mode, a symlink followed) or, with ``recursive``, the
+    directory tree ``src`` to ``dst``. The caller holds the transaction."""
+    st = tree.stat(src)
+    if not st.is_dir():
+        _copy_file(tree, src, dst, st.st_mode)
+        return
+    if not recursive:
+        raise fs_error(errno.EISDIR, src, "use recursive=True to copy a directory")
+    # compared on symlink-free paths, so a route into src through a symlink is caught too
+    if paths.is_within(tree.realpath(paths.parent_and_name(dst)[0]), tree.realpath(src)):
+        raise fs_error(errno.EINVAL, dst, f"cannot copy {src} into itself")
+    copy_tree(tree, src, dst)
+
+
 def copy_tree(tree: Tree, src: str, dst: str) -> None:
     """Copy directory ``src`` to a new ``dst``: modes kept, symlinks copied as symlinks, hard
     links not kept. The caller holds the transaction and has refused a copy into itself."""
@@ -76,5 +93,9 @@ def copy_tree(tree: Tree, src: str, dst: str) -> None:
         elif entry.is_symlink():
             tree.symlink(tree.readlink(s), d)
         else:
-            tree.write(d, tree.read(s))
-            tree.chmod(d, tree.lstat(s).st_mode)
+            _copy_file(tree, s, d, tree.lstat(s).st_mode)
+
+
+def _copy_file(tree: Tree, src: str, dst: str, mode: int) -> None:
+    tree.write(dst, tree.read(src))
+    tree.chmod(dst, mode)

@@ -165,18 +165,8 @@ class Workspace(HistoryMixin, SearchMixin):
     def copy(self, src: str, dst: str, *, recursive: bool = False) -> None:
         """Copy a file (bytes and mode) or, with ``recursive``, a directory tree, in one
         transaction. Symlinks are copied as symlinks; hard links inside a tree are not kept."""
-        src, dst = paths.normalize(src), paths.normalize(dst)
         with self._write():
-            st = self.stat(src)
-            if st.is_dir():
-                if not recursive:
-                    raise fs_error(errno.EISDIR, src, "use recursive=True to copy a directory")
-                if self._inside(dst, self._realpath(src, [0])):
-                    raise fs_error(errno.EINVAL, dst, f"cannot copy {src} into itself")
-                treeops.copy_tree(self, src, dst)
-            else:
-                self.write(dst, self.read(src))
-                self.chmod(dst, st.st_mode)
+            treeops.copy(self, paths.normalize(src), paths.normalize(dst), recursive=recursive)
 
     # --- finding: the search functions, as methods (``ws.glob(...)``, ``ws.grep(...)``) ----
 

@@ -3,7 +3,6 @@ reads, retention. Thin like the rest of ``agentfs.cli``: parse, call the core, p
 
 from __future__ import annotations
 
-import datetime
 import json
 import shlex
 from pathlib import Path
@@ -12,11 +11,11 @@ from typing import Any
 import click
 
 import agentfs
-from agentfs.cli.base import WORKSPACE_FILE, cli, json_option, render, workspace_argument
+from agentfs.cli.base import WORKSPACE_FILE, cli, json_option, render, when_text, workspace_argument
 
 
 def _stamp(ns: int) -> str:
-    return datetime.datetime.fromtimestamp(ns / 1e9).strftime("%Y-%m-%d %H:%M:%S")
+    return when_text(ns / 1e9)
 
 
 def _version_line(v: dict[str, Any]) -> str:

@@ -12,13 +12,14 @@ from collections.abc import Callable
 
 import apsw
 
+from agentfs.db import queue_every_file
 from agentfs.fs import FileSystem
 from agentfs.inodes import S_IFMT, S_IFREG
 from agentfs.search import vectors
 from agentfs.search.background import BackgroundEmbedder
 from agentfs.search.embedders import Embedder, builtin
 from agentfs.search.glob import walk
-from agentfs.search.index import ANY_QUEUED, IndexStatus, SearchIndex, queue_every_file
+from agentfs.search.index import ANY_QUEUED, IndexStatus, SearchIndex
 from agentfs.search.names import first_names
 
 

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 class BackgroundEmbedder:
     """Index what was written and embed what waits for a vector every ``interval`` seconds
     until ``stop`` (or the end of a ``with`` block); ``drain`` asks for a pass now and waits
-    for it. ``error`` holds what
-    stopped the thread early, if anything; ``embedded`` counts the vectors it stored."""
+    for it. ``error`` holds what stopped the thread early, if anything; ``embedded`` counts
+    the vectors it stored."""
 
     def __init__(self, path: str | Path, embedder: Embedder | None, interval: float) -> None:
         self.path = Path(path)

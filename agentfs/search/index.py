@@ -3,13 +3,13 @@
 Triggers (schema/migrations/0004-search.sql) queue every regular file whose content, size,
 link count or existence changed, in the write's own transaction: no change can be lost, and a
 write pays one queue row, not the indexing. The queue is drained when the index is about to
-be read (``SearchMixin.refresh_index``: before a search, ``index``, ``index --status``; a
-grep drains two batches and reads the rest whole) and by the background step of long-running
-processes, in batches of up to
-``BATCH_FILES`` files or ``BATCH_BYTES`` bytes, each batch its own transaction: FTS5 writes
-one segment per transaction, so a batch costs about what one file did, and another writer
-waits at most one batch. Queries never miss a committed write: they drain first, and grep
-also reads a still-queued file whole (a read-only handle cannot drain).
+be read (``SearchMixin.refresh_index``: before a search, ``index``, ``index --status``; a grep
+drains two batches and reads the rest whole) and by the background step of long-running
+processes, in batches of up to ``BATCH_FILES`` files or ``BATCH_BYTES`` bytes, each batch its
+own transaction: FTS5 writes one segment per transaction, so a batch costs about what one
+file did, and another writer waits at most one batch. Queries never miss a committed write:
+they drain first, and grep also reads a still-queued file whole (a read-only handle cannot
+drain).
 
 Per file, a drain drops the old rows and re-reads the whole file: files over
 ``search.max_bytes`` are not indexed (and grep scans them), so this is bounded. Chunks whose
@@ -114,17 +114,6 @@ class IndexStatus:
     embedded: int
     pending: int
     skipped: list[tuple[str, str]]
-
-
-def queue_every_file(conn: apsw.Connection) -> int:
-    """Queue every live regular file (the root, a directory, is never one) for re-indexing:
-    migration 4 on existing files, a settings change, an fsck rebuild. Returns how many."""
-    return len(
-        conn.execute(
-            "INSERT OR IGNORE INTO ws_index_queue(ino) SELECT ino FROM fs_inode"
-            f" WHERE (mode & {S_IFMT}) = {S_IFREG} AND nlink > 0 AND ino <> 1 RETURNING 1"
-        ).fetchall()
-    )
 
 
 class SearchIndex:

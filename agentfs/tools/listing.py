@@ -67,9 +67,8 @@ def ls(ctx: Context, args: LsInput) -> LsOutput:
     cap = ctx.cap(LS_LIMIT)
     entries: list[Entry] = []
     truncated = False
-    filtered = ctx.filters_paths
     for name, st in ctx.ws.readdir_plus(path):
-        if filtered and not ctx.visible(paths.join(path, name)):
+        if not ctx.visible(paths.join(path, name)):
             continue
         if len(entries) == cap:
             truncated = True

@@ -156,7 +156,7 @@ class McpServer:
             if not self._idle():
                 continue
             self.toolset.flush()
-            while not ws.readonly and self._idle() and ws.refresh_index(batches=1):
+            while self._idle() and ws.refresh_index(batches=1):  # 0 on a read-only handle
                 await anyio.sleep(0)  # a call that came in meanwhile goes first
 
     def _idle(self) -> bool:

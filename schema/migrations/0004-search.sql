@@ -149,8 +149,3 @@ WHEN (old.mode & 61440) <> (new.mode & 61440)
 BEGIN
   INSERT OR IGNORE INTO ws_index_queue(ino) VALUES (new.ino);
 END;
-
--- Files already there when the index is added (an adopted agentfs-sdk file, a workspace
--- from before search): queued, so the first query indexes them.
-INSERT OR IGNORE INTO ws_index_queue(ino)
-  SELECT ino FROM fs_inode WHERE (mode & 61440) = 32768 AND nlink > 0 AND ino <> 1;
