@@ -5,10 +5,10 @@ every page of the WAL into the database file and fsyncs it before returning: a 1
 that happens to be that commit took 110-140 ms instead of 0.2 ms, and a 100 MiB write through
 ``ws.open`` spent 0.7-0.9 s of its 1.1 s there (docs/benchmarks.md). Here the commit only
 notices (the WAL hook, which replaces the automatic checkpoint on that connection) and wakes a
-thread that checkpoints on a connection of its own, on the other core. A checkpoint is
-``PASSIVE``: it never blocks the writer or readers, and what it cannot copy yet waits for the
-next one. Should the thread fall far behind (a WAL of ``BEHIND`` times the threshold), the
-writer checkpoints itself, so the WAL stays bounded.
+thread that checkpoints on a connection of its own, on the other core: ``PASSIVE`` first,
+which blocks no one, then a short ``RESTART`` so the WAL starts over rather than growing while
+writes go on (``_checkpoint``). Should the thread fall far behind (a WAL of ``BEHIND`` times
+the threshold), the writer checkpoints itself, so the WAL stays bounded.
 
 The thread starts at the first wake-up (most handles never write 40 MiB) and stops at
 ``close``; it is a daemon, and a checkpoint killed half-way is harmless (SQLite redoes it).
@@ -17,12 +17,17 @@ The thread starts at the first wake-up (most handles never write 40 MiB) and sto
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import apsw
 
 #: A WAL this many times the threshold makes the writer checkpoint by itself.
 BEHIND = 4
+#: How long the thread's RESTART checkpoint waits for the writer's transaction or an old
+#: reader before giving up, and how long it then leaves RESTART alone.
+RESTART_WAIT_MS = 50
+RESTART_BACKOFF_S = 1.0
 
 
 class BackgroundCheckpointer:
@@ -41,6 +46,7 @@ class BackgroundCheckpointer:
         self._wake = threading.Event()
         self._stop = False
         self._thread: threading.Thread | None = None
+        self._restart_after = 0.0
 
     def install(self, conn: apsw.Connection) -> None:
         """Make ``conn``'s commits wake this checkpointer instead of checkpointing."""
@@ -49,7 +55,10 @@ class BackgroundCheckpointer:
     def _on_commit(self, conn: apsw.Connection, name: str, pages: int) -> int:
         if pages >= self.threshold:
             if self.error is not None or pages >= BEHIND * self.threshold:
-                conn.wal_checkpoint(name, apsw.SQLITE_CHECKPOINT_PASSIVE)
+                try:
+                    conn.wal_checkpoint(name, apsw.SQLITE_CHECKPOINT_PASSIVE)
+                except apsw.BusyError:
+                    pass  # the thread is checkpointing right now
             else:
                 if self._thread is None:
                     self._start()
@@ -63,6 +72,10 @@ class BackgroundCheckpointer:
     def _run(self) -> None:
         try:
             conn = apsw.Connection(self.path, flags=apsw.SQLITE_OPEN_READWRITE)
+            conn.set_busy_timeout(RESTART_WAIT_MS)
+            # A connection opens the file (and learns it is in WAL mode) at its first
+            # statement: until then a checkpoint does nothing and reports (-1, -1).
+            conn.execute("SELECT 1 FROM sqlite_schema LIMIT 1").get
         except BaseException as exc:  # the writer falls back to checkpointing itself
             self.error = exc
             return
@@ -73,7 +86,7 @@ class BackgroundCheckpointer:
                 if self._stop:
                     return
                 try:
-                    conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+                    self._checkpoint(conn)
                 except apsw.BusyError:
                     continue  # a connection is closing or recovering: the next commit retries
                 self.checkpoints += 1
@@ -81,6 +94,23 @@ class BackgroundCheckpointer:
             self.error = exc
         finally:
             conn.close()
+
+    def _checkpoint(self, conn: apsw.Connection) -> None:
+        """Copy the WAL's pages into the database without blocking anyone (PASSIVE), then
+        the few frames committed meanwhile with the writer held off (RESTART), so that the
+        next commit starts the WAL over instead of growing it: a writer that never pauses
+        would otherwise never let a PASSIVE checkpoint finish. A reader holding an old
+        snapshot makes RESTART wait (``RESTART_WAIT_MS``) and then give up; it is not tried
+        again for ``RESTART_BACKOFF_S``, so a long reader cannot stall the writer often."""
+        log, _ = conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+        if log < 0:
+            raise RuntimeError(f"{self.path}: the WAL checkpoint did not run (not in WAL mode?)")
+        if time.monotonic() < self._restart_after:
+            return
+        try:
+            conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_RESTART)
+        except apsw.BusyError:
+            self._restart_after = time.monotonic() + RESTART_BACKOFF_S
 
     def close(self) -> None:
         """Stop the thread (after the checkpoint it is running, if any)."""
