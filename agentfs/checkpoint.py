@@ -16,6 +16,7 @@ The thread starts at the first wake-up (most handles never write 40 MiB) and sto
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from pathlib import Path
@@ -55,10 +56,8 @@ class BackgroundCheckpointer:
     def _on_commit(self, conn: apsw.Connection, name: str, pages: int) -> int:
         if pages >= self.threshold:
             if self.error is not None or pages >= BEHIND * self.threshold:
-                try:
+                with contextlib.suppress(apsw.BusyError):  # the thread is checkpointing now
                     conn.wal_checkpoint(name, apsw.SQLITE_CHECKPOINT_PASSIVE)
-                except apsw.BusyError:
-                    pass  # the thread is checkpointing right now
             else:
                 if self._thread is None:
                     self._start()
@@ -75,7 +74,7 @@ class BackgroundCheckpointer:
             conn.set_busy_timeout(RESTART_WAIT_MS)
             # A connection opens the file (and learns it is in WAL mode) at its first
             # statement: until then a checkpoint does nothing and reports (-1, -1).
-            conn.execute("SELECT 1 FROM sqlite_schema LIMIT 1").get
+            conn.execute("SELECT 1 FROM sqlite_schema LIMIT 1").fetchall()
         except BaseException as exc:  # the writer falls back to checkpointing itself
             self.error = exc
             return

@@ -1,15 +1,16 @@
-"""Copy-on-write in the core: which inodes are frozen, copying one up, marking changed directories.
+"""Copy-on-write in the core: which inodes a snapshot holds, copying one up, marking changed
+directories.
 
-An inode is FROZEN when a version or a snapshot may hold it; its content, size and type then
-never change again. ``FileSystem`` asks ``frozen`` before it changes a file's content and, if
-so, ``copy_up`` gives the live name(s) a fresh inode to change instead. This lives in the core,
-under every way of writing (API, tools, the FUSE mount later), so no writer can reach around it.
+An inode is FROZEN when a snapshot or a version holds its bytes; they then never change in
+place. ``FileSystem`` asks before it changes a file's content: an inode a snapshot may hold is
+copied up (``copy_up`` gives the live name(s) a fresh inode to change instead); one that only
+versions name has their bytes kept aside first when it is small (``Versions.keep``) and is
+copied up when it is not. This lives in the core, under every way of writing (API, tools, the
+FUSE mount later), so no writer can reach around it.
 
-Two cheap tests decide frozen, with no table scan: an inode number at or below the snapshot
-watermark (the fs_inode counter when the newest snapshot was taken) existed then, and any live
-inode that existed then is in that snapshot; above it, an inode is frozen only if a version
-names it (one probe of ``ws_version_ino``). An inode this transaction created is never frozen
-yet, so a transaction that writes a file twice (an import appending blocks) versions it once.
+A snapshot holds an inode when its number is at or below the snapshot watermark (the fs_inode
+counter when the newest snapshot was taken): any live inode that existed then is in that
+snapshot. That test needs no table scan. An inode this transaction created is never held yet.
 
 ``ws_dirty`` lists the directories whose entries changed since the newest snapshot, so the next
 snapshot reads only those; ``mark_dirty`` is one probe when the directory is already listed.
@@ -124,13 +125,10 @@ class CopyOnWrite:
         """Settings may have been rolled back: reload them at the next transaction."""
         self._settings_version = None
 
-    def frozen(self, ino: int) -> bool:
-        """May a snapshot or a committed version hold ``ino``'s current content?"""
-        if ino in self.fresh:
-            return False
-        if ino <= self.settings.watermark:
-            return True
-        return self.conn.execute("SELECT 1 FROM ws_version WHERE ino = ?", (ino,)).get is not None
+    def snapshotted(self, ino: int) -> bool:
+        """May a snapshot hold ``ino``'s current content? (Versions that name it are
+        ``Versions.keep``'s business.)"""
+        return ino not in self.fresh and ino <= self.settings.watermark
 
     def referenced(self, ino: int) -> bool:
         """Does any version or snapshot entry still name ``ino`` (so it must not be freed)?"""

@@ -303,6 +303,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         5, "tools: what each tool call wrote, active skills", _run_sql("migrations/0005-tools.sql")
     ),
+    Migration(6, "history: versions' bytes kept aside", _run_sql("migrations/0006-kept.sql")),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -119,7 +119,7 @@ class FileSystem:
         self.chunks = Chunks(conn, int(chunk_size))
         self.orphans = Orphans(conn, self.chunks.size)
         self.cow = CopyOnWrite(conn)
-        self.versions = Versions(conn, self.cow)
+        self.versions = Versions(conn, self.cow, self.chunks)
         self.reads = Reads(conn)
         self._dirs: dict[str, int] = {"/": ROOT_INO}
         #: Symlink-free path of each directory path seen (history is kept by real path).
@@ -180,6 +180,7 @@ class FileSystem:
             self._data_version = version
             self.drop_caches()
         self.cow.begin(version, changed)
+        self.versions.begin()
 
     def drop_caches(self) -> None:
         """Forget every cached directory path, and reload the history settings at the next
@@ -281,6 +282,17 @@ class FileSystem:
             raise fs_error(errno.EEXIST, name) from None
         self.conn.execute(_TOUCH_DIR, (1 if directory else 0, sec, nsec, sec, nsec, parent_ino))
         self.cow.mark_dirty(parent_ino)
+        return ino
+
+    def _nameless_file(self, mode: int, data: bytes) -> int:
+        """A new regular file with no name yet holding ``data`` (history restoring a version
+        whose bytes were kept aside links it next)."""
+        sec, nsec = split_ns(now_ns())
+        ino = self.conn.execute(
+            _CREATE_INODE, (mode, 0, len(data), sec, sec, sec, nsec, nsec, nsec)
+        ).get
+        self.cow.fresh.add(ino)
+        self.chunks.append_new(ino, 0, data)
         return ino
 
     def _unlink_dentry(self, dentry_id: int, parent_ino: int, ino: int, mode: int) -> None:
@@ -437,11 +449,10 @@ class FileSystem:
             if latest is not None and latest.ino == ino and latest.hash == hash_:
                 hooks.touch(self, target, now)  # the same bytes: no new version, no copy
                 return self._stat_ino(ino)
-            held = latest is not None and latest.ino == ino  # by its last version, surely
-            if (held and ino not in self.cow.fresh) or self.cow.frozen(ino):
-                st = hooks.copy_up(self, target, now, size=len(data), held=held)
-                ino = st.st_ino
-                self.chunks.append_new(ino, 0, data)  # the copy has the new size already
+            ino = hooks.writable(self, target, now, size=len(data))
+            if ino != target.ino:  # copied up: the copy has the new size already
+                self.chunks.append_new(ino, 0, data)
+                st = self._stat_ino(ino)
             else:
                 self.chunks.replace(ino, data)
                 st = self._set_content(ino, len(data))

@@ -308,10 +308,9 @@ class WorkspaceFile(io.RawIOBase):
         if target.ino != self._flushed:  # what an earlier flush committed gets no version
             hooks.keep_untracked(fs, target)
         keep = min(committed, self._base)  # committed bytes that stay the file's
-        ino = target.ino
-        if not target.created and fs.cow.frozen(ino):
-            # a rewrite from 0 copies no chunk up; otherwise the kept ones come along
-            ino = hooks.copy_up(fs, target, now, size=0 if keep == 0 else None).st_ino
+        # a rewrite from 0 copies no chunk up; otherwise the kept ones come along
+        ino = hooks.writable(fs, target, now, size=0 if keep == 0 else None)
+        if ino != target.ino:
             committed = 0 if keep == 0 else committed
         chunks, cs, size = fs.chunks, self._cs, self._size
         if committed > keep:

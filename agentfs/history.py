@@ -22,7 +22,7 @@ from agentfs.cow import HistorySettings, keep_text
 from agentfs.errors import HistoryNotFoundError, fs_error
 from agentfs.fs import FileSystem
 from agentfs.globs import compile_glob
-from agentfs.inodes import is_dir, now_ns
+from agentfs.inodes import S_IFMT, S_IFREG, is_dir, now_ns
 from agentfs.reads import Read
 from agentfs.snapshots import Snapshots
 from agentfs.versions import Version
@@ -35,6 +35,7 @@ class GcReport:
     versions_pruned: int
     entries_pruned: int
     inodes_freed: int
+    kept_freed: int  # versions' bytes kept aside (ws_kept rows), freed with their versions
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -173,9 +174,9 @@ class HistoryMixin(FileSystem):
         """The bytes ``path`` had at version ``n``."""
         with self._read():
             found = self.version(path, n)
-            if found.ino is None or found.size is None:
+            if not found.has_content:
                 raise HistoryNotFoundError(f"{found.path}: version {n} is a {found.op}, no content")
-            return self.chunks.read(found.ino, found.size)
+            return self.versions.content(found)
 
     def diff(self, path: str, a: int | None = None, b: int | None = None) -> str:
         """Unified diff of ``path`` from version ``a`` to version ``b``.
@@ -204,27 +205,34 @@ class HistoryMixin(FileSystem):
 
     def restore_version(self, path: str, n: int) -> Version:
         """Make version ``n`` of ``path`` its current content again, recorded as a new
-        version ('restore'; returned). No byte is copied: the name is relinked to the
-        version's frozen inode (a later write copies up, as for any frozen file) unless another
-        path has that inode now (after a rename), which gets a copy instead, so the two never
-        become hard links. Recreates a deleted file. With versioning off nothing is recorded
-        and version ``n`` itself is returned."""
+        version ('restore'; returned). The name is relinked to an inode holding the version:
+        the version's own frozen inode when it has one (no byte copied; a copy instead if
+        another path has that inode now, after a rename, so the two never become hard
+        links), else a new inode with its kept bytes and the mode the file has now. Recreates
+        a deleted file. With versioning off nothing is recorded and version ``n`` itself is
+        returned."""
         with self._write():
             found = self.version(path, n)
-            if found.ino is None:
+            if not found.has_content:
                 raise HistoryNotFoundError(f"{found.path}: version {n} is a {found.op}, no content")
             key = found.path
             parent_ino, name = self._parent(key, create=True)
             existing = self._lookup(parent_ino, name)
+            mode = S_IFREG | 0o644
             if existing is not None:
                 if is_dir(existing[2]):
                     raise fs_error(errno.EISDIR, key, "a directory has this name now")
                 if existing[1] == found.ino:
                     return self.versions.latest(key) or found  # it is the current content
+                if existing[2] & S_IFMT == S_IFREG:
+                    mode = existing[2]
                 self._unlink_dentry(existing[0], parent_ino, existing[1], existing[2])
-            ino = found.ino
-            if self.conn.execute("SELECT nlink FROM fs_inode WHERE ino = ?", (ino,)).get:
-                ino = self.cow.clone(ino, now_ns()).st_ino  # named elsewhere: a copy of its own
+            if found.ino is None:  # its bytes were kept aside: a new inode holds them
+                ino = self._nameless_file(mode, self.versions.content(found))
+            elif self.conn.execute("SELECT nlink FROM fs_inode WHERE ino = ?", (found.ino,)).get:
+                ino = self.cow.clone(found.ino, now_ns()).st_ino  # named elsewhere: a copy
+            else:
+                ino = found.ino
             self._link_existing(parent_ino, name, ino)
             if not self.cow.settings.versioning:
                 return found
@@ -236,8 +244,9 @@ class HistoryMixin(FileSystem):
     # --- garbage collection -------------------------------------------------------------------
 
     def gc(self) -> GcReport:
-        """Free what nothing references any more: versions beyond ``history.keep``, snapshot
-        rows no snapshot needs, and every inode no name, version or snapshot holds."""
+        """Free what nothing references any more: versions beyond ``history.keep`` (with the
+        bytes kept for them), snapshot rows no snapshot needs, and every inode no name,
+        version or snapshot holds."""
         with self._write():
             pruned = []
             keep = self.cow.settings.keep
@@ -247,6 +256,10 @@ class HistoryMixin(FileSystem):
                     " WHERE v.path = ws_version.path) - ? RETURNING 1",
                     (keep,),
                 ).fetchall()
+            kept = self.conn.execute(  # of every version gone: pruned, or forked away
+                "DELETE FROM ws_kept WHERE id NOT IN"
+                " (SELECT kept FROM ws_version WHERE kept IS NOT NULL) RETURNING 1"
+            ).fetchall()
             entries = self.snapshots.prune()
             freed = self.conn.execute(
                 "INSERT OR IGNORE INTO ws_orphan(ino, queued_at) SELECT ino, unixepoch()"
@@ -257,7 +270,7 @@ class HistoryMixin(FileSystem):
                 " OR NOT EXISTS (SELECT 1 FROM ws_entry e WHERE e.ino = i.ino)) RETURNING 1"
             ).fetchall()
         self.orphans.purge()
-        return GcReport(len(pruned), entries, len(freed))
+        return GcReport(len(pruned), entries, len(freed), len(kept))
 
     # --- fork ---------------------------------------------------------------------------------
 

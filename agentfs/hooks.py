@@ -104,15 +104,25 @@ def keep_untracked(
     size = fs._size(ino)
     if not fs.cow.settings.versions(size):
         return latest
-    record(fs, key, "write", ino, size, digest(fs.chunks.read(ino, size)), latest=latest)
+    hash_ = digest(fs.chunks.read(ino, size))
+    record(fs, key, "write", ino, size, hash_, latest=latest, pending=False)
     return fs.versions.latest(key)
 
 
-def writable(fs: FileSystem, target: WriteTarget, now: int) -> int:
-    """The inode to change for ``target``: itself, or a copy-up when it is frozen."""
-    if target.created or not fs.cow.frozen(target.ino):
-        return target.ino
-    return copy_up(fs, target, now).st_ino
+def writable(fs: FileSystem, target: WriteTarget, now: int, size: int | None = None) -> int:
+    """The inode whose content to change for ``target``: its own, once the versions that
+    name it have their bytes kept (``Versions.keep``), or a copy-up when a snapshot may hold
+    it or it is too large to keep. ``size``: the caller then writes the whole new content,
+    this long (a copy-up copies no chunk)."""
+    ino = target.ino
+    if target.created:
+        return ino
+    if fs.cow.snapshotted(ino):
+        return copy_up(fs, target, now, size=size).st_ino
+    key = history_path(fs, target.path) if fs.versions.pending else None
+    if fs.versions.keep(ino, fs._size(ino), key):
+        return ino
+    return copy_up(fs, target, now, size=size, held=True).st_ino
 
 
 def copy_up(
@@ -141,8 +151,9 @@ def version_changed(fs: FileSystem, target: WriteTarget, ino: int, size: int) ->
         record(fs, history_path(fs, target.path), "write", ino, size, hash_)
         return
     if fs.cow.settings.versioning:
-        latest = fs.versions.latest(history_path(fs, target.path))
-        if latest and latest.ino == ino and ino in fs.cow.fresh:
+        key = history_path(fs, target.path)
+        latest = fs.versions.latest(key)
+        if latest and latest.ino == ino and (key, latest.n) in fs.versions.pending:
             fs.versions.forget(latest)
 
 
@@ -155,9 +166,11 @@ def record(
     hash_: bytes | None = None,
     other: str | None = None,
     latest: Version | EllipsisType | None = ...,
+    *,
+    pending: bool = True,
 ) -> None:
-    """Add an event to the history of ``path`` (symlink-free: see ``_history_path``)."""
-    for dropped in fs.versions.record(path, op, ino, size, hash_, other, latest):
+    """Add an event to the history of ``path`` (symlink-free: see ``history_path``)."""
+    for dropped in fs.versions.record(path, op, ino, size, hash_, other, latest, pending=pending):
         release_if_unheld(fs, dropped)
 
 

@@ -1,12 +1,16 @@
 """Version history of each path (``ws_version``), written by the core in the operation's own
 transaction, and read back by ``history``, ``cat --version`` and ``diff``.
 
-Numbers run from 1 per path in the order events happened; the newest ``write`` row of a live
-file names the inode the file has now, so that inode is frozen (``agentfs.cow``) and the next
-write copies up. Unchanged bytes make no version (``write`` compares digests first), and a
-transaction that writes one path several times leaves one version: its row is updated, not
-repeated. Retention (``history.keep``) prunes a path's oldest rows as new ones arrive; the
-inodes only they held go to the orphan queue and are freed with it.
+Numbers run from 1 per path in the order events happened. A version's bytes are in one of two
+places: an inode it names (``ino``), or a ``ws_kept`` row (``kept``). The newest ``write`` of a
+live file names the file's own inode; before that inode's bytes change in place, ``keep``
+copies them into ``ws_kept`` for every older row still naming it (a small file), or tells the
+caller to copy the file up instead (a large one: the rows keep the old inode, the name gets a
+new one). A whole overwrite of a small versioned file thus costs one appended row, not a new
+inode. Unchanged bytes make no version (``write`` compares digests first), and a transaction
+that writes one path several times leaves one version: its row is updated, not repeated.
+Retention (``history.keep``) prunes a path's oldest rows as new ones arrive, with their kept
+bytes; the inodes only they held go to the orphan queue and are freed with it.
 """
 
 from __future__ import annotations
@@ -17,11 +21,17 @@ from typing import NamedTuple
 
 import apsw
 
+from agentfs.chunks import Chunks
 from agentfs.cow import CopyOnWrite
 from agentfs.inodes import now_ns
 
-#: Events that carry content (an inode); 'delete' and 'move' do not.
+#: Events that carry content (an inode or kept bytes); 'delete' and 'move' do not.
 CONTENT_OPS = frozenset({"write", "rename", "link", "restore"})
+
+#: The largest content whose versions keep their bytes in ``ws_kept`` when the file changes in
+#: place; a larger file is copied up instead (writing its bytes twice would cost more than a new
+#: inode). Measured in docs/history.md.
+KEPT_MAX = 16 * 1024
 
 
 def digest(data: bytes) -> bytes:
@@ -42,10 +52,11 @@ class Version(NamedTuple):
     actor: str | None
     thread: str | None
     other: str | None
+    kept: int | None = None
 
     @property
     def has_content(self) -> bool:
-        return self.ino is not None
+        return self.ino is not None or self.kept is not None
 
     def as_dict(self) -> dict[str, object]:
         row = self._asdict()
@@ -53,8 +64,9 @@ class Version(NamedTuple):
         return row
 
 
-_COLUMNS = "path, n, op, ino, size, hash, at_ns, actor, thread, other"
+_COLUMNS = "path, n, op, ino, size, hash, at_ns, actor, thread, other, kept"
 _LATEST = f"SELECT {_COLUMNS} FROM ws_version WHERE path = ? ORDER BY n DESC LIMIT 1"
+_KEEP = "INSERT INTO ws_kept(data) VALUES (?) RETURNING id"
 _INSERT = (
     "INSERT INTO ws_version(path, n, op, ino, size, hash, at_ns, actor, thread, other)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -68,14 +80,23 @@ class Versions:
         actor, thread: who writes, recorded with every event (set on the workspace handle).
         journal: when a list, every (path, n) recorded is appended to it, so a caller can
             tell which versions one operation made (the agent tools' audit links them).
+        pending: the rows this transaction recorded that describe their inode as it will be
+            at commit: a later change in the same transaction updates such a row instead of
+            keeping its bytes (``begin`` empties it).
     """
 
-    def __init__(self, conn: apsw.Connection, cow: CopyOnWrite) -> None:
+    def __init__(self, conn: apsw.Connection, cow: CopyOnWrite, chunks: Chunks) -> None:
         self.conn = conn
         self.cow = cow
+        self.chunks = chunks
         self.actor: str | None = None
         self.thread: str | None = None
         self.journal: list[tuple[str, int]] | None = None
+        self.pending: set[tuple[str, int]] = set()
+
+    def begin(self) -> None:
+        """A new outermost transaction: no row is pending yet."""
+        self.pending = set()
 
     def latest(self, path: str) -> Version | None:
         row = self.conn.execute(_LATEST, (path,)).get
@@ -90,11 +111,15 @@ class Versions:
         hash_: bytes | None = None,
         other: str | None = None,
         latest: Version | EllipsisType | None = ...,
+        *,
+        pending: bool = True,
     ) -> list[int]:
         """Append an event to ``path``'s history (inside the caller's transaction).
 
         A second ``write`` of the same inode in one transaction updates that transaction's row
         instead. ``latest`` saves a lookup when the caller has the path's newest row already.
+        ``pending`` False: the row keeps the inode's bytes as they are now, even if this
+        transaction changes them next (a file's untracked content, recorded before a change).
         Returns the inodes retention pruned that nothing else holds any more, for the caller
         to release.
         """
@@ -106,7 +131,7 @@ class Versions:
             and op == "write"
             and latest.op in CONTENT_OPS
             and latest.ino == ino
-            and ino in self.cow.fresh
+            and (path, latest.n) in self.pending
         ):
             self.conn.execute(
                 "UPDATE ws_version SET size = ?, hash = ?, at_ns = ? WHERE path = ? AND n = ?",
@@ -117,15 +142,54 @@ class Versions:
         self.conn.execute(
             _INSERT, (path, n, op, ino, size, hash_, now, self.actor, self.thread, other)
         )
+        if pending and ino is not None:
+            self.pending.add((path, n))
         if self.journal is not None:
             self.journal.append((path, n))
         return self._prune(path, n)
 
+    def keep(self, ino: int, size: int, path: str | None) -> bool:
+        """Before inode ``ino`` (``size`` bytes) changes in place: give every version row that
+        names it its bytes in ``ws_kept``, except ``path``'s pending row (the change about to
+        be recorded updates that one). False when there is such a row but the file is over
+        ``KEPT_MAX``: the caller must copy the file up instead, and nothing was kept."""
+        rows = [
+            (row_path, n)
+            for row_path, n in self.conn.execute(
+                "SELECT path, n FROM ws_version WHERE ino = ?", (ino,)
+            ).fetchall()
+            if row_path != path or (row_path, n) not in self.pending
+        ]
+        if not rows:
+            return True
+        if size > KEPT_MAX:
+            return False
+        data = self.chunks.read(ino, size)
+        for row_path, n in rows:
+            kept = self.conn.execute(
+                "INSERT INTO ws_kept(data) VALUES (?) RETURNING id", (data,)
+            ).get
+            self.conn.execute(
+                "UPDATE ws_version SET ino = NULL, kept = ? WHERE path = ? AND n = ?",
+                (kept, row_path, n),
+            )
+        return True
+
+    def content(self, version: Version) -> bytes:
+        """The bytes of a content row, wherever they are."""
+        if version.kept is not None:
+            return self.conn.execute("SELECT data FROM ws_kept WHERE id = ?", (version.kept,)).get
+        if version.ino is None or version.size is None:
+            raise ValueError(f"{version.path}: version {version.n} is a {version.op}, no content")
+        return self.chunks.read(version.ino, version.size)
+
     def forget(self, version: Version) -> None:
-        """Drop a row this transaction wrote (the file grew past ``history.max_bytes``)."""
+        """Drop a pending row this transaction wrote (the file grew past
+        ``history.max_bytes``); such a row names its inode, so there are no kept bytes."""
         self.conn.execute(
             "DELETE FROM ws_version WHERE path = ? AND n = ?", (version.path, version.n)
         )
+        self.pending.discard((version.path, version.n))
         if self.journal is not None and (version.path, version.n) in self.journal:
             self.journal.remove((version.path, version.n))
 
@@ -133,15 +197,14 @@ class Versions:
         keep = self.cow.settings.keep
         if not keep or newest <= keep:  # all kept, or versioning off (gc prunes then)
             return []
-        dropped = [
-            int(ino)
-            for (ino,) in self.conn.execute(
-                "DELETE FROM ws_version WHERE path = ? AND n <= ? RETURNING ino",
-                (path, newest - keep),
-            ).fetchall()
-            if ino is not None
-        ]
-        return [ino for ino in dropped if self._unheld(ino)]
+        rows = self.conn.execute(
+            "DELETE FROM ws_version WHERE path = ? AND n <= ? RETURNING ino, kept",
+            (path, newest - keep),
+        ).fetchall()
+        for _, kept in rows:
+            if kept is not None:
+                self.conn.execute("DELETE FROM ws_kept WHERE id = ?", (kept,))
+        return [int(ino) for ino, _ in rows if ino is not None and self._unheld(int(ino))]
 
     def _unheld(self, ino: int) -> bool:
         """Nothing names ``ino`` any more: no dentry (nlink 0), no version, no snapshot."""

@@ -224,12 +224,15 @@ class Workspace(HistoryMixin, SearchMixin):
                 kv_keys=one("SELECT count(*) FROM kv_store").get,
                 tool_calls=one("SELECT count(*) FROM tool_calls").get,
                 orphans_pending=self.orphans.pending(),
-                versions=one("SELECT count(*) FROM ws_version WHERE ino IS NOT NULL").get,
+                versions=one(
+                    "SELECT count(*) FROM ws_version WHERE ino IS NOT NULL OR kept IS NOT NULL"
+                ).get,
                 snapshots=one("SELECT count(*) FROM ws_snapshot").get,
                 history_bytes=one(
                     "SELECT coalesce(sum(size), 0) FROM fs_inode WHERE mode & 61440 = 32768"
                     f" AND NOT {_LIVE} AND ino NOT IN (SELECT ino FROM ws_orphan)"
-                ).get,
+                ).get
+                + one("SELECT coalesce(sum(size), 0) FROM ws_version WHERE kept IS NOT NULL").get,
             )
 
 

@@ -64,39 +64,82 @@ def repair_ws_config_values(conn: apsw.Connection) -> list[str]:
 
 
 _BAD_VERSIONS = (
-    "SELECT v.path, v.n, v.op, v.ino, i.ino IS NULL, i.mode, i.size, v.size FROM ws_version v"
-    " LEFT JOIN fs_inode i ON i.ino = v.ino WHERE v.n < 1"
-    " OR (v.op IN ('delete', 'move')) <> (v.ino IS NULL)"
+    "SELECT v.path, v.n, v.op, v.ino, i.ino IS NULL, i.mode, i.size, v.size, v.kept,"
+    " k.id IS NULL, length(k.data) FROM ws_version v LEFT JOIN fs_inode i ON i.ino = v.ino"
+    " LEFT JOIN ws_kept k ON k.id = v.kept WHERE v.n < 1"
+    " OR (v.op IN ('delete', 'move')) <> (v.ino IS NULL AND v.kept IS NULL)"
+    " OR (v.ino IS NOT NULL AND v.kept IS NOT NULL)"
     " OR v.op NOT IN ('write', 'rename', 'move', 'link', 'restore', 'delete')"
     f" OR (v.ino IS NOT NULL AND (i.ino IS NULL OR NOT {_is(S_IFREG, 'i.mode')}"
     " OR i.size IS NOT v.size OR v.hash IS NULL))"
+    " OR (v.kept IS NOT NULL AND (k.id IS NULL OR length(k.data) IS NOT v.size"
+    " OR v.hash IS NULL))"
 )
 
 
 @_check
 def check_ws_version_inode(conn: apsw.Connection) -> _Finding:
     """Each version has a valid op and number; a content version names an existing regular
-    file of the recorded size (frozen content never changes size)."""
-    for path, n, op, ino, missing, mode, size, want in conn.execute(_BAD_VERSIONS):
-        if ino is not None and missing:
+    file of the recorded size (frozen content never changes size) or kept bytes of that
+    size, never both."""
+    for row in conn.execute(_BAD_VERSIONS):
+        path, n, op, ino, missing, mode, size, want, kept, kept_missing, kept_size = row
+        if ino is not None and kept is not None:
+            yield f"version {n} of {path} names both inode {ino} and kept bytes {kept}", False
+        elif ino is not None and missing:
             yield f"version {n} of {path} ({op}) names missing inode {ino}", True
         elif ino is not None and mode is not None and (mode & 0o170000) != S_IFREG:
             yield f"version {n} of {path} names inode {ino}, which is not a regular file", False
         elif ino is not None and size != want:
             yield f"version {n} of {path}: inode {ino} has {size} bytes, recorded {want}", False
+        elif kept is not None and kept_missing:
+            yield f"version {n} of {path} ({op}) names missing kept bytes {kept}", True
+        elif kept is not None and kept_size != want:
+            yield (
+                f"version {n} of {path}: kept bytes {kept} are {kept_size}, recorded {want}",
+                False,
+            )
         else:
-            yield f"version {n} of {path} is malformed (op {op!r}, ino {ino})", False
+            yield f"version {n} of {path} is malformed (op {op!r}, ino {ino}, kept {kept})", False
 
 
 def repair_ws_version_inode(conn: apsw.Connection) -> list[str]:
-    """Versions whose inode is gone are dropped (nothing is left to read back); the rest are
-    reported only."""
+    """Versions whose inode or kept bytes are gone are dropped (nothing is left to read
+    back); the rest are reported only."""
     rows = _rows(
         conn,
-        "DELETE FROM ws_version WHERE ino IS NOT NULL AND NOT EXISTS (SELECT 1 FROM fs_inode i"
-        " WHERE i.ino = ws_version.ino) RETURNING path, n",
+        "DELETE FROM ws_version WHERE (ino IS NOT NULL AND NOT EXISTS (SELECT 1 FROM fs_inode i"
+        " WHERE i.ino = ws_version.ino)) OR (kept IS NOT NULL AND NOT EXISTS (SELECT 1"
+        " FROM ws_kept k WHERE k.id = ws_version.kept)) RETURNING path, n",
     )
     return [f"dropped version {n} of {path}: its content is gone" for path, n in rows]
+
+
+_KEPT_NAMED = (
+    "SELECT k.id, count(v.path) FROM ws_kept k LEFT JOIN ws_version v ON v.kept = k.id"
+    " GROUP BY k.id HAVING count(v.path) <> 1"
+)
+
+
+@_check
+def check_ws_kept_named(conn: apsw.Connection) -> _Finding:
+    """Every kept row holds the bytes of exactly one version (retention frees it with its
+    version, so one no version names is a leak; two sharing one would free it twice)."""
+    for kept, count in conn.execute(_KEPT_NAMED):
+        if count == 0:
+            yield f"kept bytes {kept} belong to no version", True
+        else:
+            yield f"kept bytes {kept} are named by {count} versions", False
+
+
+def repair_ws_kept_named(conn: apsw.Connection) -> list[str]:
+    """Kept bytes no version names are deleted (nothing can read them)."""
+    rows = _rows(
+        conn,
+        "DELETE FROM ws_kept WHERE NOT EXISTS (SELECT 1 FROM ws_version v"
+        " WHERE v.kept = ws_kept.id) RETURNING id",
+    )
+    return [f"deleted kept bytes {kept}, which no version named" for (kept,) in rows]
 
 
 @_check

@@ -345,12 +345,13 @@ def test_fork_refuses_an_existing_out_file(hist_ws: Path, tmp_path: Path) -> Non
 
 def test_gc_json_reports_what_it_freed(hist_ws: Path) -> None:
     """With nothing to free every count is 0; after lowering retention to one version, gc
-    prunes the older ones (the snapshot still holds version 3's inode)."""
+    prunes the older ones and the bytes kept for them (the snapshot still holds version 3's
+    inode)."""
     data = json.loads(ok("gc", hist_ws, "--json").stdout)
-    assert data == {"versions_pruned": 0, "entries_pruned": 0, "inodes_freed": 0}
+    assert data == {"versions_pruned": 0, "entries_pruned": 0, "inodes_freed": 0, "kept_freed": 0}
     ok("retention", hist_ws, "--keep", 1)
     data = json.loads(ok("gc", hist_ws, "--json").stdout)
-    assert data == {"versions_pruned": 2, "entries_pruned": 0, "inodes_freed": 2}
+    assert data == {"versions_pruned": 2, "entries_pruned": 0, "inodes_freed": 0, "kept_freed": 2}
     with agentfs.open(hist_ws) as ws:
         assert [v.n for v in ws.history("/src/app.py")] == [3]
     text = ok("gc", hist_ws).stdout.splitlines()
@@ -358,6 +359,7 @@ def test_gc_json_reports_what_it_freed(hist_ws: Path) -> None:
         ["versions_pruned:", "0"],
         ["entries_pruned:", "0"],
         ["inodes_freed:", "0"],
+        ["kept_freed:", "0"],
     ]
 
 

@@ -102,7 +102,8 @@ def test_failed_replace_keeps_the_old_content(
     small_ws: agentfs.Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     small_ws.write("/f", b"old" * 500)
-    monkeypatch.setattr(Chunks, "append_new", _raise_injected)
+    monkeypatch.setattr(Chunks, "append_new", _raise_injected)  # a copy-up's new chunks
+    monkeypatch.setattr(Chunks, "replace", _raise_injected_replace)  # an in-place rewrite
     with pytest.raises(RuntimeError):
         small_ws.write("/f", b"new" * 700)
     assert small_ws.read("/f") == b"old" * 500
@@ -111,6 +112,10 @@ def test_failed_replace_keeps_the_old_content(
 
 def _raise_injected(self: Chunks, ino: int, first_index: int, data: bytes) -> None:
     raise RuntimeError(f"injected failure writing inode {ino}")
+
+
+def _raise_injected_replace(self: Chunks, ino: int, data: bytes) -> None:
+    raise RuntimeError(f"injected failure rewriting inode {ino}")
 
 
 def test_failure_midway_through_a_recursive_copy_leaves_no_partial_tree(

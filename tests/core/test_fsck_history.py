@@ -72,9 +72,10 @@ def ws(ws: agentfs.Workspace) -> Iterator[agentfs.Workspace]:
 
 
 def build(ws: agentfs.Workspace) -> None:
-    """/src/app.py in three versions (versions 1 and 2 on frozen, nameless inodes), a read
-    record, snapshots s1 and s2 (app.py changed between them, so its s1 entry is closed at
-    generation 2), and /docs/readme.md, unchanged since s1."""
+    """/src/app.py in three versions (version 1's bytes kept aside by an in-place
+    overwrite, version 2 on a frozen, nameless inode: s1 held it, so v3 copied the file up),
+    a read record, snapshots s1 and s2 (app.py changed between them, so its s1 entry is
+    closed at generation 2), and /docs/readme.md, unchanged since s1."""
     ws.actor, ws.thread = "me", "chat"
     ws.write("/src/app.py", b"v1", parents=True)
     ws.write("/src/app.py", b"v2")
@@ -208,17 +209,69 @@ def test_the_guard_trigger_refuses_to_delete_a_setting(ws: agentfs.Workspace) ->
 
 @pytest.mark.damages_workspace
 def test_a_version_whose_inode_is_gone_is_dropped(ws: agentfs.Workspace) -> None:
-    """Version 1's frozen inode (and its chunks) deleted: nothing is left to read back, so
+    """Version 2's frozen inode (and its chunks) deleted: nothing is left to read back, so
     repair drops that version and keeps the others."""
-    lost = ws.version("/src/app.py", 1).ino
+    lost = ws.version("/src/app.py", 2).ino
+    assert lost is not None
+    sql(ws, "DELETE FROM ws_entry WHERE ino = ?", lost)
     sql(ws, "DELETE FROM fs_data WHERE ino = ?", lost)
     sql(ws, "DELETE FROM fs_inode WHERE ino = ?", lost)
     after = assert_repaired(
-        ws, "check_ws_version_inode", f"version 1 of /src/app.py (write) names missing inode {lost}"
+        ws, "check_ws_version_inode", f"version 2 of /src/app.py (write) names missing inode {lost}"
+    )
+    assert after.repaired == ["dropped version 2 of /src/app.py: its content is gone"]
+    assert [v.n for v in ws.history("/src/app.py")] == [1, 3]
+    assert ws.read_version("/src/app.py", 1) == b"v1"
+
+
+@pytest.mark.damages_workspace
+def test_a_version_whose_kept_bytes_are_gone_is_dropped(ws: agentfs.Workspace) -> None:
+    lost = ws.version("/src/app.py", 1).kept
+    assert lost is not None
+    sql(ws, "DELETE FROM ws_kept WHERE id = ?", lost)
+    after = assert_repaired(
+        ws,
+        "check_ws_version_inode",
+        f"version 1 of /src/app.py (write) names missing kept bytes {lost}",
     )
     assert after.repaired == ["dropped version 1 of /src/app.py: its content is gone"]
     assert [v.n for v in ws.history("/src/app.py")] == [2, 3]
-    assert ws.read_version("/src/app.py", 2) == b"v2"
+
+
+@pytest.mark.damages_workspace
+def test_kept_bytes_of_the_wrong_size_are_reported(ws: agentfs.Workspace) -> None:
+    kept = ws.version("/src/app.py", 1).kept
+    sql(ws, "UPDATE ws_kept SET data = x'00' WHERE id = ?", kept)
+    assert_reported_only(
+        ws, "check_ws_version_inode", f"version 1 of /src/app.py: kept bytes {kept} are 1"
+    )
+
+
+@pytest.mark.damages_workspace
+def test_a_version_with_an_inode_and_kept_bytes_is_reported(ws: agentfs.Workspace) -> None:
+    live = ino(ws, "/src/app.py")
+    sql(ws, "UPDATE ws_version SET ino = ? WHERE path = '/src/app.py' AND n = 1", live)
+    assert_reported_only(ws, "check_ws_version_inode", "names both inode")
+
+
+@pytest.mark.damages_workspace
+def test_kept_bytes_no_version_names_are_deleted(ws: agentfs.Workspace) -> None:
+    sql(ws, "INSERT INTO ws_kept(id, data) VALUES (999, x'0102')")
+    after = assert_repaired(ws, "check_ws_kept_named", "kept bytes 999 belong to no version")
+    assert after.repaired == ["deleted kept bytes 999, which no version named"]
+    assert one(ws, "SELECT count(*) FROM ws_kept WHERE id = 999") == 0
+
+
+@pytest.mark.damages_workspace
+def test_kept_bytes_two_versions_share_are_reported(ws: agentfs.Workspace) -> None:
+    kept = ws.version("/src/app.py", 1).kept
+    sql(
+        ws,
+        "INSERT INTO ws_version(path, n, op, kept, size, hash, at_ns) VALUES ('/y', 1, 'write',"
+        " ?, 2, x'00', 0)",
+        kept,
+    )
+    assert_reported_only(ws, "check_ws_kept_named", f"kept bytes {kept} are named by 2 versions")
 
 
 @pytest.mark.damages_workspace

@@ -4,8 +4,8 @@ versions back byte-exact, restoring them, diffs, retention and garbage collectio
 Every test runs on the ``ws`` fixture, so fsck must find the workspace clean afterwards; this
 module's ``ws`` also checks the rules of ``ws_version`` that fsck does not
 (see ``history_problems``): consecutive numbers, content exactly for content events, and every
-version's bytes still hashing to the digest recorded with it, which proves a frozen inode was
-never changed in place.
+version's bytes (on an inode or kept aside) still hashing to the digest recorded with it, which
+proves no write in place ever changed a version's content.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import pytest
 import agentfs
 from agentfs import fsck
 from agentfs.errors import HistoryNotFoundError
+from agentfs.history import GcReport
+from agentfs.versions import KEPT_MAX
 
 #: Four 64 KiB chunks and a partial one: copy-up must carry every chunk across.
 BIG = bytes(range(256)) * 1100
@@ -39,6 +41,10 @@ def inode_count(ws: agentfs.Workspace) -> int:
     return ws.conn.execute("SELECT count(*) FROM fs_inode").get
 
 
+def kept_count(ws: agentfs.Workspace) -> int:
+    return ws.conn.execute("SELECT count(*) FROM ws_kept").get
+
+
 def history_problems(ws: agentfs.Workspace) -> list[str]:
     """Rules of migration 3 that fsck leaves unchecked: per path, numbers are consecutive;
     ino (and hash) is set exactly for content events; every content version's inode exists and
@@ -47,12 +53,18 @@ def history_problems(ws: agentfs.Workspace) -> list[str]:
     problems = []
     conn = ws.conn
     by_path: dict[str, list[int]] = {}
-    for path, n, op, ino, size, hash_ in conn.execute(
-        "SELECT path, n, op, ino, size, hash FROM ws_version ORDER BY path, n"
+    for path, n, op, ino, kept, size, hash_ in conn.execute(
+        "SELECT path, n, op, ino, kept, size, hash FROM ws_version ORDER BY path, n"
     ):
         by_path.setdefault(path, []).append(n)
-        if (ino is not None) != (op in CONTENT_OPS) or (hash_ is not None) != (ino is not None):
-            problems.append(f"{path}@{n}: op {op} with ino {ino}, hash {hash_!r}")
+        content = (ino is not None) + (kept is not None)
+        if content != (op in CONTENT_OPS) or (hash_ is not None) != bool(content):
+            problems.append(f"{path}@{n}: op {op} with ino {ino}, kept {kept}, hash {hash_!r}")
+            continue
+        if kept is not None:
+            data = conn.execute("SELECT data FROM ws_kept WHERE id = ?", (kept,)).get
+            if data is None or len(data) != size or blake(data) != hash_:
+                problems.append(f"{path}@{n}: kept bytes {kept} are not the recorded content")
             continue
         if ino is None:
             continue
@@ -112,8 +124,9 @@ def test_identical_bytes_make_no_version(ws: agentfs.Workspace) -> None:
 
 
 def test_overwrite_copies_up_and_keeps_the_old_version_byte_exact(ws: agentfs.Workspace) -> None:
-    """A versioned inode is frozen: a new write gives the name a new inode and the old one
-    keeps every byte (several chunks here)."""
+    """A large versioned file (over ``KEPT_MAX``) is copied up: a new write gives the name a
+    new inode and the old one keeps every byte (several chunks here). Small files change in
+    place: tests/core/test_kept.py."""
     ws.write("/f", BIG)
     first = ws.stat("/f").st_ino
     ws.write("/f", b"short")
@@ -253,15 +266,16 @@ def test_recursive_remove_records_a_delete_for_every_file(ws: agentfs.Workspace)
 
 
 def test_write_through_a_hard_link_keeps_the_old_version(ws: agentfs.Workspace) -> None:
-    """Both names of a hard-linked file see a write through either (the copy-up moves every
-    name), while the version the link recorded keeps the old bytes."""
+    """Both names of a hard-linked file see a write through either (the file changes in
+    place), while the versions of both names keep the old bytes aside."""
     ws.write("/a", b"shared")
     ws.link("/a", "/b")
     link = ws.version("/b")
     assert (link.op, link.ino) == ("link", ws.stat("/a").st_ino)
     ws.write("/b", b"changed through b")
     assert ws.read("/a") == b"changed through b"
-    assert ws.stat("/a").st_ino == ws.stat("/b").st_ino != link.ino
+    assert ws.stat("/a").st_ino == ws.stat("/b").st_ino == link.ino
+    assert ws.version("/a", 1).kept is not None and ws.version("/b", 1).kept is not None
     assert ws.stat("/a").st_nlink == 2
     assert ws.read_version("/a", 1) == b"shared"
     assert ws.read_version("/b", 1) == b"shared"
@@ -421,24 +435,28 @@ def test_keep_n_prunes_each_path_to_n_rows_as_it_is_written(ws: agentfs.Workspac
     with pytest.raises(HistoryNotFoundError):
         ws.read_version("/f", 3)
     ws.gc()
-    assert inode_count(ws) == 3  # root, the live file (= version 5), version 4
+    assert inode_count(ws) == 2  # root, the live file (= version 5)
+    assert kept_count(ws) == 1  # version 4's bytes
 
 
 def test_gc_prunes_to_keep_and_frees_the_inodes(ws: agentfs.Workspace) -> None:
     """Lowering keep prunes nothing until gc, which drops the extra rows of every path and
-    frees exactly the inodes only they held."""
+    frees exactly the storage only they held: kept bytes of small files, frozen inodes of
+    large ones."""
     for path in ("/a", "/b"):
         for i in range(4):
             ws.write(path, f"{path}{i}".encode())
-    assert inode_count(ws) == 1 + 8
+    for i in range(3):
+        ws.write("/big", bytes([i]) * (KEPT_MAX + 1))
+    assert (inode_count(ws), kept_count(ws)) == (1 + 2 + 3, 6)
     ws.configure_history(keep=1)
     assert len(ws.history("/a")) == 4
     report = ws.gc()
-    assert (report.versions_pruned, report.inodes_freed) == (6, 6)
-    assert inode_count(ws) == 1 + 2
+    assert (report.versions_pruned, report.inodes_freed, report.kept_freed) == (8, 2, 6)
+    assert (inode_count(ws), kept_count(ws)) == (1 + 3, 0)
     assert [v.n for v in ws.history("/a")] == [4]
     assert ws.read("/a") == b"/a3"
-    assert ws.gc().inodes_freed == 0
+    assert ws.gc() == GcReport(0, 0, 0, 0)
 
 
 def test_gc_keeps_what_a_snapshot_holds(ws: agentfs.Workspace) -> None:
