@@ -5,10 +5,15 @@ every page of the WAL into the database file and fsyncs it before returning: a 1
 that happens to be that commit took 110-140 ms instead of 0.2 ms, and a 100 MiB write through
 ``ws.open`` spent 0.7-0.9 s of its 1.1 s there (docs/benchmarks.md). Here the commit only
 notices (the WAL hook, which replaces the automatic checkpoint on that connection) and wakes a
-thread that checkpoints on a connection of its own, on the other core: ``PASSIVE`` first,
-which blocks no one, then a short ``RESTART`` so the WAL starts over rather than growing while
-writes go on (``_checkpoint``). Should the thread fall far behind (a WAL of ``BEHIND`` times
-the threshold), the writer checkpoints itself, so the WAL stays bounded.
+thread that checkpoints (``PASSIVE``, blocking no one) on a connection of its own, on the
+other core.
+
+A PASSIVE checkpoint copies the frames that were in the WAL when it began; a writer that never
+pauses keeps adding more, so the WAL would never be wholly copied and never start over. So
+once the thread has copied all but a few frames, the writer's next commit copies the rest
+itself (a short checkpoint: ``TAIL`` of the threshold at most), and its next transaction
+starts the WAL from the beginning. Should the thread fall far behind (a WAL of ``BEHIND``
+times the threshold), the writer checkpoints everything itself, so the WAL stays bounded.
 
 The thread starts at the first wake-up (most handles never write 40 MiB) and stops at
 ``close``; it is a daemon, and a checkpoint killed half-way is harmless (SQLite redoes it).
@@ -18,17 +23,17 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 from pathlib import Path
 
 import apsw
 
 #: A WAL this many times the threshold makes the writer checkpoint by itself.
 BEHIND = 4
-#: How long the thread's RESTART checkpoint waits for the writer's transaction or an old
-#: reader before giving up, and how long it then leaves RESTART alone.
-RESTART_WAIT_MS = 50
-RESTART_BACKOFF_S = 1.0
+#: The writer copies the WAL's last frames itself when the thread has left at most this
+#: fraction of the threshold uncopied (or ``TAIL_FRAMES``, whichever is more: a few ms of
+#: copying); the thread is woken again after the WAL grew by this fraction.
+TAIL = 1 / 8
+TAIL_FRAMES = 1024
 
 
 class BackgroundCheckpointer:
@@ -47,22 +52,41 @@ class BackgroundCheckpointer:
         self._wake = threading.Event()
         self._stop = False
         self._thread: threading.Thread | None = None
-        self._restart_after = 0.0
+        #: WAL generation (bumped when the WAL starts over) and frames as last seen at commit.
+        self._generation = 0
+        self._frames = 0
+        self._woken_at = 0
+        #: (generation, frames copied) of the thread's last checkpoint.
+        self._copied = (-1, 0)
 
     def install(self, conn: apsw.Connection) -> None:
         """Make ``conn``'s commits wake this checkpointer instead of checkpointing."""
         conn.set_wal_hook(self._on_commit)
 
     def _on_commit(self, conn: apsw.Connection, name: str, pages: int) -> int:
-        if pages >= self.threshold:
-            if self.error is not None or pages >= BEHIND * self.threshold:
-                with contextlib.suppress(apsw.BusyError):  # the thread is checkpointing now
-                    conn.wal_checkpoint(name, apsw.SQLITE_CHECKPOINT_PASSIVE)
-            else:
-                if self._thread is None:
-                    self._start()
-                self._wake.set()
+        if pages < self._frames:  # the WAL started over since the last commit
+            self._generation += 1
+            self._woken_at = 0
+        self._frames = pages
+        if pages < self.threshold:
+            return apsw.SQLITE_OK
+        generation, copied = self._copied
+        if self.error is not None or pages >= BEHIND * self.threshold:
+            self._checkpoint_here(conn, name)
+        elif generation == self._generation and pages - copied <= max(
+            self.threshold * TAIL, TAIL_FRAMES
+        ):
+            self._checkpoint_here(conn, name)  # the rest; the next transaction restarts the WAL
+        elif pages - self._woken_at >= self.threshold * TAIL:
+            self._woken_at = pages
+            if self._thread is None:
+                self._start()
+            self._wake.set()
         return apsw.SQLITE_OK
+
+    def _checkpoint_here(self, conn: apsw.Connection, name: str) -> None:
+        with contextlib.suppress(apsw.BusyError):  # the thread is checkpointing right now
+            conn.wal_checkpoint(name, apsw.SQLITE_CHECKPOINT_PASSIVE)
 
     def _start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="agentfs-checkpoint", daemon=True)
@@ -71,7 +95,6 @@ class BackgroundCheckpointer:
     def _run(self) -> None:
         try:
             conn = apsw.Connection(self.path, flags=apsw.SQLITE_OPEN_READWRITE)
-            conn.set_busy_timeout(RESTART_WAIT_MS)
             # A connection opens the file (and learns it is in WAL mode) at its first
             # statement: until then a checkpoint does nothing and reports (-1, -1).
             conn.execute("SELECT 1 FROM sqlite_schema LIMIT 1").fetchall()
@@ -84,32 +107,19 @@ class BackgroundCheckpointer:
                 self._wake.clear()
                 if self._stop:
                     return
+                generation = self._generation
                 try:
-                    self._checkpoint(conn)
+                    log, copied = conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
                 except apsw.BusyError:
                     continue  # a connection is closing or recovering: the next commit retries
+                if log < 0:
+                    raise RuntimeError(f"{self.path}: the WAL checkpoint did not run")
+                self._copied = (generation, copied)
                 self.checkpoints += 1
         except BaseException as exc:
             self.error = exc
         finally:
             conn.close()
-
-    def _checkpoint(self, conn: apsw.Connection) -> None:
-        """Copy the WAL's pages into the database without blocking anyone (PASSIVE), then
-        the few frames committed meanwhile with the writer held off (RESTART), so that the
-        next commit starts the WAL over instead of growing it: a writer that never pauses
-        would otherwise never let a PASSIVE checkpoint finish. A reader holding an old
-        snapshot makes RESTART wait (``RESTART_WAIT_MS``) and then give up; it is not tried
-        again for ``RESTART_BACKOFF_S``, so a long reader cannot stall the writer often."""
-        log, _ = conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
-        if log < 0:
-            raise RuntimeError(f"{self.path}: the WAL checkpoint did not run (not in WAL mode?)")
-        if time.monotonic() < self._restart_after:
-            return
-        try:
-            conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_RESTART)
-        except apsw.BusyError:
-            self._restart_after = time.monotonic() + RESTART_BACKOFF_S
 
     def close(self) -> None:
         """Stop the thread (after the checkpoint it is running, if any)."""

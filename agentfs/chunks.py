@@ -90,13 +90,16 @@ class Chunks:
             out.append(piece.ljust(end - start, b"\0"))
         return out
 
-    def replace(self, ino: int, data: bytes) -> None:
-        """Make ``data`` the whole content. Chunks are updated in place and those past the
-        new end deleted (a probe that dirties nothing when there are none): a DELETE and a
-        re-INSERT of the same keys dirtied more pages than an UPDATE (a 1 KiB overwrite)."""
+    def replace(self, ino: int, data: bytes, old_size: int) -> None:
+        """Make ``data`` the whole content of a file of ``old_size`` bytes. Chunks are updated
+        in place and those past the new end deleted: a DELETE and a re-INSERT of the same
+        keys dirtied more pages than an UPDATE (a 1 KiB overwrite)."""
         cs = self.size
         count = -(-len(data) // cs)
-        self.conn.execute("DELETE FROM fs_data WHERE ino = ? AND chunk_index >= ?", (ino, count))
+        if -(-old_size // cs) > count:
+            self.conn.execute(
+                "DELETE FROM fs_data WHERE ino = ? AND chunk_index >= ?", (ino, count)
+            )
         view = memoryview(data)
         self.conn.executemany(
             _UPSERT, ((ino, i, view[i * cs : (i + 1) * cs].tobytes()) for i in range(count))

@@ -47,6 +47,11 @@ _LOOKUP = (
     "SELECT id, ino, (SELECT mode FROM fs_inode WHERE ino = fs_dentry.ino) FROM fs_dentry"
     " WHERE parent_ino = ? AND name = ?"
 )
+#: ``_LOOKUP`` for a write: the size too, which the write needs next.
+_LOOKUP_FILE = (
+    "SELECT d.id, d.ino, i.mode, i.size FROM fs_dentry d JOIN fs_inode i ON i.ino = d.ino"
+    " WHERE d.parent_ino = ? AND d.name = ?"
+)
 _STAT = f"SELECT {STAT_COLUMNS} FROM fs_inode WHERE ino = ?"
 _STAT_CHILD = (
     f"SELECT {STAT_COLUMNS} FROM fs_inode"
@@ -84,6 +89,7 @@ class WriteTarget(NamedTuple):
     dentry_id: int  # 0 when created (not needed then)
     parent_ino: int
     path: str  # the path with symlinks in its last component followed
+    size: int  # the file's size when it was looked up (a new one: the size it was created with)
 
 
 def _as_bytes(data: bytes | str) -> bytes:
@@ -454,7 +460,7 @@ class FileSystem:
                 self.chunks.append_new(ino, 0, data)
                 st = self._stat_ino(ino)
             else:
-                self.chunks.replace(ino, data)
+                self.chunks.replace(ino, data, target.size)
                 st = self._set_content(ino, len(data))
             if versioned:
                 hooks.record(self, history_path, "write", ino, len(data), hash_, latest=latest)
@@ -479,7 +485,7 @@ class FileSystem:
         now = now_ns()
         with self._write():
             target = self._open_for_write(path, parents, 0o644, 0, now)
-            size = self._size(target.ino)
+            size = target.size
             at = size if offset is None else offset
             hooks.guard(self, target)
             if not target.created and self._unchanged_by(target.ino, size, at, data):
@@ -501,7 +507,7 @@ class FileSystem:
         with self._write():
             target = self._open_for_write(path, False, 0o644, 0, now, create=False)
             hooks.guard(self, target)
-            old_size = self._size(target.ino)
+            old_size = target.size
             if old_size == size:
                 hooks.touch(self, target, now)
                 return
@@ -545,18 +551,18 @@ class FileSystem:
                 if path is start:
                     raise
                 raise fs_error(exc.errno or errno.EIO, start) from None
-            found = self._lookup(parent_ino, name)
+            found = self.conn.execute(_LOOKUP_FILE, (parent_ino, name)).get
             if found is None:
                 if not create:
                     raise not_found(start)
                 perm = S_IFREG | (mode & 0o7777)
                 ino = self._create(parent_ino, name, perm, size, now)
-                return WriteTarget(ino, True, 0, parent_ino, path)
+                return WriteTarget(ino, True, 0, parent_ino, path, size)
             if is_symlink(found[2]):
                 path = self._follow(paths.parent_and_name(path)[0], found[1], hops, start)
                 continue
             self._require_file(start, found[2])
-            return WriteTarget(found[1], False, found[0], parent_ino, path)
+            return WriteTarget(found[1], False, found[0], parent_ino, path, found[3])
 
     def _require_file(self, path: str, mode: int) -> None:
         if is_dir(mode):

@@ -303,7 +303,7 @@ class WorkspaceFile(io.RawIOBase):
         written (a copy-up's new inode, if there was one)."""
         fs = self._fs
         target = fs._open_for_write(self.name, False, 0o644, 0, now)
-        committed = fs._size(target.ino)
+        committed = target.size
         hooks.guard(fs, target)
         if target.ino != self._flushed:  # what an earlier flush committed gets no version
             hooks.keep_untracked(fs, target)

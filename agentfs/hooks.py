@@ -101,7 +101,7 @@ def keep_untracked(
     ino = target.ino
     if target.created or ino in fs.cow.fresh or (latest is not None and latest.ino == ino):
         return latest
-    size = fs._size(ino)
+    size = target.size
     if not fs.cow.settings.versions(size):
         return latest
     hash_ = digest(fs.chunks.read(ino, size))
@@ -120,7 +120,7 @@ def writable(fs: FileSystem, target: WriteTarget, now: int, size: int | None = N
     if fs.cow.snapshotted(ino):
         return copy_up(fs, target, now, size=size).st_ino
     key = history_path(fs, target.path) if fs.versions.pending else None
-    if fs.versions.keep(ino, fs._size(ino), key):
+    if fs.versions.keep(ino, target.size, key):
         return ino
     return copy_up(fs, target, now, size=size, held=True).st_ino
 

@@ -114,7 +114,7 @@ def _raise_injected(self: Chunks, ino: int, first_index: int, data: bytes) -> No
     raise RuntimeError(f"injected failure writing inode {ino}")
 
 
-def _raise_injected_replace(self: Chunks, ino: int, data: bytes) -> None:
+def _raise_injected_replace(self: Chunks, ino: int, data: bytes, old_size: int) -> None:
     raise RuntimeError(f"injected failure rewriting inode {ino}")
 
 

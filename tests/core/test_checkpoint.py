@@ -41,14 +41,37 @@ def test_commits_past_the_threshold_wake_the_thread(
         while bg.checkpoints == 0 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert bg.checkpoints > 0 and bg.error is None
-        # the thread's checkpoints copied the pages and let the WAL start over: a write now
-        # lands in a short WAL, not after the ~600 frames the loop appended
+        time.sleep(0.3)  # the thread's last checkpoint is done
+        # it copied the pages, so the next commit copies what is left and the one after it
+        # starts the WAL over: it lands in a short WAL, not after the ~600 frames of the loop
         ws.write("/after", data)
+        ws.write("/after", data[::-1])
         assert wal_frames(ws) < 64
         assert all(ws.read(f"/f{i}") == data for i in range(200))
     assert not [t for t in threading.enumerate() if t.name == "agentfs-checkpoint"]
     with agentfs.open(tmp_path / "ws.db") as again:
         assert fsck.check(again).clean and len(again.listdir("/")) == 201
+
+
+def test_a_writer_that_never_pauses_still_sees_the_wal_start_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The thread's PASSIVE checkpoints never catch up with a busy writer on their own; the
+    writer copies the last few frames itself, so the WAL starts over again and again."""
+    monkeypatch.setattr(checkpoint, "BEHIND", 10**9)  # the writer's full fallback is off
+    with agentfs.open(tmp_path / "ws.db") as ws:
+        bg = checkpointer(ws)
+        bg.threshold = 64
+        data = os.urandom(4096)
+        largest, restarts, last = 0, 0, 0
+        for i in range(3000):
+            ws.write(f"/f{i % 50}", data[: 1 + i % 4096])
+            largest = max(largest, bg._frames)
+            restarts += bg._frames < last
+            last = bg._frames
+        assert bg.error is None and bg.checkpoints > 0
+        assert restarts >= 3, (restarts, largest)
+        assert largest < 40 * bg.threshold, largest
 
 
 def test_without_the_thread_the_writer_keeps_the_wal_bounded(tmp_path: Path) -> None:

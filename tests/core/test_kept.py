@@ -188,7 +188,7 @@ def test_a_failed_write_keeps_nothing(
     """The bytes kept aside commit with the write or not at all."""
     ws.write("/f", b"one")
 
-    def fail(self: Chunks, ino: int, data: bytes) -> None:
+    def fail(self: Chunks, ino: int, data: bytes, old_size: int) -> None:
         raise RuntimeError("injected")
 
     monkeypatch.setattr(Chunks, "replace", fail)
