@@ -12,8 +12,9 @@ empty file, while a reader in between sees the old content.
 Large sequential writes stay linear: each byte is copied once into the image and once into
 SQLite, and the version's hash is computed as the bytes arrive while every write continues
 where the last one ended from offset 0 (``open("w")`` then ``write`` calls, what ``cp``,
-``tar`` and editors do); a frozen file (held by a version or a snapshot) is copied up at the
-first flush only, and not at all when the handle rewrites it whole.
+``tar`` and editors do); what history needs before the file changes (a small file's older
+versions kept aside, or a copy-up) happens at the first flush only, and a copy-up copies no
+chunk when the handle rewrites the file whole.
 
 Caveats:
     The handle is bound to its path: a flush writes to whatever file the path names then
