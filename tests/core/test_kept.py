@@ -8,6 +8,7 @@ still hash to the digest recorded with it, so no in-place write changed a versio
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -48,13 +49,19 @@ def test_an_overwrite_keeps_the_inode_and_the_old_bytes_aside(ws: agentfs.Worksp
     assert kept_rows(ws) == 2
 
 
+def _write_through_a_handle(ws: agentfs.Workspace, data: bytes) -> None:
+    with ws.open("/f", "r+b") as handle:
+        assert isinstance(handle, io.RawIOBase)  # binary mode: the raw handle
+        handle.write(data)
+
+
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
         (lambda ws: ws.pwrite("/f", b"XY", 2), b"abXYef"),
         (lambda ws: ws.append("/f", b"++"), b"abcdef++"),
         (lambda ws: ws.truncate("/f", 3), b"abc"),
-        (lambda ws: ws.open("/f", "r+b").write(b"Z"), b"Zbcdef"),
+        (lambda ws: _write_through_a_handle(ws, b"Z"), b"Zbcdef"),
     ],
     ids=["pwrite", "append", "truncate", "open"],
 )
