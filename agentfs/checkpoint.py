@@ -73,8 +73,10 @@ class BackgroundCheckpointer:
         generation, copied = self._copied
         if self.error is not None or pages >= BEHIND * self.threshold:
             self._checkpoint_here(conn, name)
-        elif generation == self._generation and pages - copied <= max(
-            self.threshold * TAIL, TAIL_FRAMES
+        elif (
+            generation == self._generation
+            and copied > 0
+            and pages - copied <= max(self.threshold * TAIL, TAIL_FRAMES)
         ):
             self._checkpoint_here(conn, name)  # the rest; the next transaction restarts the WAL
         elif pages - self._woken_at >= self.threshold * TAIL:

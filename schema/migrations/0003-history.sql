@@ -4,7 +4,9 @@
 -- snapshot entry names an fs_inode row whose content is then FROZEN (never changed in place: a
 -- write copies it up to a new inode and repoints the live name). So versions and snapshots share
 -- storage with the live tree and with each other, and a snapshot never copies file bytes.
--- docs/history.md has the diagram and the reasoning.
+-- docs/history.md has the diagram and the reasoning. Since migration 6 (0006-kept.sql) a small
+-- file that only versions hold is changed in place instead, its older versions' bytes kept in
+-- ws_kept (ws_version.ino NULL, ws_version.kept set); the rules below are as amended there.
 --
 -- Rules checked by `agentfs fsck`:
 --   * every fs_inode row is named by a dentry, queued in ws_orphan, or referenced by

@@ -30,6 +30,7 @@ def test_commits_past_the_threshold_wake_the_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(checkpoint, "BEHIND", 10**9)  # the writer never checkpoints itself
+    monkeypatch.setattr(checkpoint, "TAIL_FRAMES", 16)  # ... beyond the thread's last few
     with agentfs.open(tmp_path / "ws.db") as ws:
         bg = checkpointer(ws)
         assert bg._thread is None  # nothing written yet: no thread
@@ -41,12 +42,17 @@ def test_commits_past_the_threshold_wake_the_thread(
         while bg.checkpoints == 0 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert bg.checkpoints > 0 and bg.error is None
-        time.sleep(0.3)  # the thread's last checkpoint is done
-        # it copied the pages, so the next commit copies what is left and the one after it
+        # once the thread has copied the pages, a commit copies what is left and the next one
         # starts the WAL over: it lands in a short WAL, not after the ~600 frames of the loop
-        ws.write("/after", data)
-        ws.write("/after", data[::-1])
-        assert wal_frames(ws) < 64
+        # (the WAL's size as the last commit saw it: a checkpoint of our own would restart it)
+        frames = []
+        for i in range(100):
+            ws.write("/after", data if i % 2 else data[::-1])
+            frames.append(bg._frames)
+            if frames[-1] < 64:
+                break
+            time.sleep(0.05)
+        assert frames[-1] < 64, frames
         assert all(ws.read(f"/f{i}") == data for i in range(200))
     assert not [t for t in threading.enumerate() if t.name == "agentfs-checkpoint"]
     with agentfs.open(tmp_path / "ws.db") as again:
@@ -59,6 +65,7 @@ def test_a_writer_that_never_pauses_still_sees_the_wal_start_over(
     """The thread's PASSIVE checkpoints never catch up with a busy writer on their own; the
     writer copies the last few frames itself, so the WAL starts over again and again."""
     monkeypatch.setattr(checkpoint, "BEHIND", 10**9)  # the writer's full fallback is off
+    monkeypatch.setattr(checkpoint, "TAIL_FRAMES", 16)  # the tail is the thread's leftovers
     with agentfs.open(tmp_path / "ws.db") as ws:
         bg = checkpointer(ws)
         bg.threshold = 64
