@@ -10,7 +10,7 @@ from Python, the CLI and (later) a FUSE mount.
     ...     ws.write("/notes/todo.md", "- ship it\\n", parents=True)
 """
 
-from agentfs.errors import (
+from agentfs.core.errors import (
     AgentFSError,
     EmbedderMismatchError,
     HistoryNotFoundError,
@@ -18,7 +18,7 @@ from agentfs.errors import (
     KeyNotFoundError,
     StaleReadError,
 )
-from agentfs.inodes import DirEntry, Stat
+from agentfs.core.inodes import DirEntry, Stat
 from agentfs.layered import LayeredWorkspace, open_layers
 from agentfs.search.embedders import Embedder, HashingEmbedder
 from agentfs.search.ranking import SearchHit, SearchResults

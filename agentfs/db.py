@@ -81,7 +81,7 @@ def _checkpoint_interval(conn: apsw.Connection) -> None:
 
 def wal_checkpoint_pages(conn: apsw.Connection) -> int:
     """WAL_CHECKPOINT_BYTES in pages of ``conn``'s database. A ``Workspace`` checkpoints at
-    that size from a background thread instead (``agentfs.checkpoint``)."""
+    that size from a background thread instead (``agentfs.core.checkpoint``)."""
     return WAL_CHECKPOINT_BYTES // int(conn.pragma("page_size"))
 
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import apsw
 
+from agentfs.core.errors import InvalidValueError, KeyNotFoundError
 from agentfs.db import write_transaction
-from agentfs.errors import InvalidValueError, KeyNotFoundError
 
 _MISSING = object()
 

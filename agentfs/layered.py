@@ -43,11 +43,15 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
 
-from agentfs import hooks, paths, skills, treeops
+from agentfs import skills
+from agentfs.core import paths, treeops
+from agentfs.core.errors import fs_error, not_found
+from agentfs.core.fs import MAX_SYMLINK_HOPS
+from agentfs.core.inodes import DirEntry, Stat, is_dir, is_symlink
 from agentfs.db import Transaction
-from agentfs.errors import fs_error, not_found
-from agentfs.fs import MAX_SYMLINK_HOPS
-from agentfs.inodes import DirEntry, Stat, is_dir, is_symlink
+from agentfs.history import hooks
+from agentfs.history.snapshots import Snapshots
+from agentfs.history.versions import Version
 from agentfs.kv import KVStore
 from agentfs.search.background import BackgroundEmbedder
 from agentfs.search.embedders import Embedder
@@ -55,9 +59,7 @@ from agentfs.search.glob import GlobMatch
 from agentfs.search.grep import GrepLine, GrepResult, Output
 from agentfs.search.index import IndexStatus
 from agentfs.search.ranking import Mode, SearchHit, SearchResults
-from agentfs.snapshots import Snapshots
 from agentfs.toolcalls import ToolCallLog
-from agentfs.versions import Version
 from agentfs.workspace import Workspace
 
 

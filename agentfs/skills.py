@@ -28,14 +28,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
-from agentfs import paths
+from agentfs.core import paths
+from agentfs.core.errors import fs_error
 from agentfs.db import write_transaction
-from agentfs.errors import fs_error
 
 if TYPE_CHECKING:
     import apsw
 
-    from agentfs.treeops import Tree
+    from agentfs.core.treeops import Tree
 
 #: Where skills live in a workspace.
 SKILLS_DIR = "/skills"

@@ -11,8 +11,8 @@ from typing import Any, NamedTuple
 
 import apsw
 
+from agentfs.core.errors import InvalidValueError
 from agentfs.db import write_transaction
-from agentfs.errors import InvalidValueError
 
 _COLUMNS = "id, name, parameters, result, error, started_at, completed_at, duration_ms"
 _PREFIXED = ", ".join(f"t.{column}" for column in _COLUMNS.split(", "))

@@ -34,9 +34,10 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import apsw
 
-from agentfs import db, paths
-from agentfs.errors import fs_error
-from agentfs.inodes import S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, Stat
+from agentfs import db
+from agentfs.core import paths
+from agentfs.core.errors import fs_error
+from agentfs.core.inodes import S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, Stat
 
 if TYPE_CHECKING:
     from agentfs.workspace import Workspace

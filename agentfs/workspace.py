@@ -16,16 +16,17 @@ from types import TracebackType
 
 import apsw
 
-from agentfs import db, paths, skills, treeops
-from agentfs.checkpoint import BackgroundCheckpointer
-from agentfs.errors import fs_error
-from agentfs.history import HistoryMixin
+from agentfs import db, skills
+from agentfs.core import paths, treeops
+from agentfs.core.checkpoint import BackgroundCheckpointer
+from agentfs.core.errors import fs_error
+from agentfs.history.api import HistoryMixin
+from agentfs.history.snapshots import Snapshots
 from agentfs.kv import KVStore
 from agentfs.search.api import SearchMixin
 from agentfs.search.glob import glob as glob_files
 from agentfs.search.grep import grep as grep_files
 from agentfs.search.ranking import search as search_files
-from agentfs.snapshots import Snapshots
 from agentfs.toolcalls import ToolCallLog
 
 #: The live tree's inodes: the root and every named one (not orphans, not history's).
@@ -158,7 +159,7 @@ class Workspace(HistoryMixin, SearchMixin):
     # --- trees ---------------------------------------------------------------------------------
 
     def walk(self, top: str = "/") -> Iterator[tuple[str, list[str], list[str]]]:
-        """Like ``os.walk`` top-down (see ``agentfs.treeops.walk``): symlinks are listed in
+        """Like ``os.walk`` top-down (see ``agentfs.core.treeops.walk``): symlinks are listed in
         filenames and never descended into; prune by editing ``dirnames`` in place."""
         return treeops.walk(self, top)
 

@@ -18,7 +18,7 @@ import click
 
 import agentfs
 from agentfs import fsck as fsck_checks
-from agentfs import paths, transfer
+from agentfs import transfer
 from agentfs.cli.base import (
     WORKSPACE_FILE,
     CLIError,
@@ -33,6 +33,7 @@ from agentfs.cli.base import (
     workspace_argument,
     workspace_for_command,
 )
+from agentfs.core import paths
 from agentfs.db import DEFAULT_CHUNK_SIZE
 
 # --- the workspace -------------------------------------------------------------------------------

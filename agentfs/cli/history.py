@@ -155,7 +155,7 @@ def snapshot_show(ws: agentfs.Workspace, name: str, path: str, as_json: bool) ->
     """
     info = ws.snapshots.get(name).as_dict()
     entries = [
-        {"path": p, "type": agentfs.inodes.type_name(e.mode), "mode": e.mode & 0o7777}
+        {"path": p, "type": agentfs.core.inodes.type_name(e.mode), "mode": e.mode & 0o7777}
         for p, e in ws.snapshots.show(name, path)
     ]
     render(

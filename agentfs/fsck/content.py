@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import apsw
 
+from agentfs.core.inodes import S_IFLNK, S_IFREG
 from agentfs.fsck.report import _check, _Finding, _is, _rows
 from agentfs.fsck.sqlite import _chunk_size
-from agentfs.inodes import S_IFLNK, S_IFREG
 
 # --- fs_symlink -----------------------------------------------------------------------------------
 

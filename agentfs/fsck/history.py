@@ -13,10 +13,10 @@ import json
 
 import apsw
 
-from agentfs.cow import parse_keep
+from agentfs.core.inodes import S_IFDIR, S_IFREG
 from agentfs.fsck.report import _check, _Finding, _is, _rows
-from agentfs.inodes import S_IFDIR, S_IFREG
-from agentfs.trees import ENTRY_MTIME
+from agentfs.history.cow import parse_keep
+from agentfs.history.trees import ENTRY_MTIME
 
 _DEFAULTS = {"history.keep": "all", "history.max_bytes": "16777216"}
 _INODE_COUNTER = "(SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'fs_inode')"

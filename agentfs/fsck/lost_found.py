@@ -10,7 +10,7 @@ import time
 
 import apsw
 
-from agentfs.inodes import ROOT_INO, S_IFDIR, S_IFMT, split_ns
+from agentfs.core.inodes import ROOT_INO, S_IFDIR, S_IFMT, split_ns
 
 #: Where repairs put inodes that have no reachable name.
 LOST_FOUND = "lost+found"

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 
 import apsw
 
-from agentfs.inodes import S_IFMT
+from agentfs.core.inodes import S_IFMT
 
 
 def _is(kind: int, mode: str = "mode") -> str:

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 import apsw
 
+from agentfs.core.inodes import S_IFREG
 from agentfs.db import queue_every_file
 from agentfs.fsck.report import _check, _Finding, _is
-from agentfs.inodes import S_IFREG
 from agentfs.search.vectors import rebuild_vec_table
 
 _SETTINGS = {

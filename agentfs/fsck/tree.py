@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import apsw
 
+from agentfs.core.inodes import ROOT_INO, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG
+from agentfs.core.paths import NAME_MAX
 from agentfs.fsck.lost_found import (
     LOST_FOUND,
     _free_name,
@@ -18,8 +20,6 @@ from agentfs.fsck.lost_found import (
     _new_directory,
 )
 from agentfs.fsck.report import _check, _Finding, _is, _rows
-from agentfs.inodes import ROOT_INO, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG
-from agentfs.paths import NAME_MAX
 
 #: The seven file types of the spec: regular, directory, symlink, FIFO, char/block device, socket.
 FILE_TYPES = (S_IFREG, S_IFDIR, S_IFLNK, 0o010000, 0o020000, 0o060000, 0o140000)

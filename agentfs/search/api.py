@@ -1,6 +1,6 @@
 """The index as ``Workspace`` methods: choosing an embedder, embedding, rebuilding, status.
 
-A mixin over ``FileSystem`` (like ``agentfs.history.HistoryMixin``), so the workspace class
+A mixin over ``FileSystem`` (like ``agentfs.history.api.HistoryMixin``), so the workspace class
 stays a list of what it offers. The core knows nothing of the index: its triggers queue each
 changed file with the write, and this side drains the queue before the index is read
 (``refresh_index``; see ``agentfs.search.index``).
@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 import apsw
 
+from agentfs.core.fs import FileSystem
+from agentfs.core.inodes import S_IFMT, S_IFREG
 from agentfs.db import queue_every_file
-from agentfs.fs import FileSystem
-from agentfs.inodes import S_IFMT, S_IFREG
 from agentfs.search import vectors
 from agentfs.search.background import BackgroundEmbedder
 from agentfs.search.embedders import Embedder, builtin

@@ -20,7 +20,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from agentfs.errors import InvalidValueError
+from agentfs.core.errors import InvalidValueError
 from agentfs.search.minilm import MODEL_ID as MINILM_ID
 from agentfs.search.minilm import MiniLMEmbedder
 

@@ -17,13 +17,13 @@ import errno
 import re
 from typing import TYPE_CHECKING, Literal, NamedTuple, cast
 
-from agentfs import paths
-from agentfs.errors import fs_error
-from agentfs.globs import compile_glob
-from agentfs.inodes import S_IFDIR, S_IFMT, type_name
+from agentfs.core import paths
+from agentfs.core.errors import fs_error
+from agentfs.core.globs import compile_glob
+from agentfs.core.inodes import S_IFDIR, S_IFMT, type_name
 
 if TYPE_CHECKING:
-    from agentfs.fs import FileSystem
+    from agentfs.core.fs import FileSystem
 
 _MAGIC = frozenset("*?[{")
 

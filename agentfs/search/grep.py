@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import apsw
 
-from agentfs import paths
-from agentfs.errors import fs_error
-from agentfs.inodes import S_IFMT, S_IFREG
+from agentfs.core import paths
+from agentfs.core.errors import fs_error
+from agentfs.core.inodes import S_IFMT, S_IFREG
 from agentfs.search.chunking import decode_text
 from agentfs.search.glob import glob_regex, walk
 from agentfs.search.index import BINARY, chunk_ino
@@ -34,7 +34,7 @@ from agentfs.search.names import names_below
 from agentfs.search.pattern import GrepPattern, compile_pattern
 
 if TYPE_CHECKING:
-    from agentfs.fs import FileSystem
+    from agentfs.core.fs import FileSystem
     from agentfs.search.api import SearchMixin
 
 Output = Literal["content", "files", "count"]

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING
 
 import apsw
 
-from agentfs.inodes import S_IFMT, S_IFREG
+from agentfs.core.inodes import S_IFMT, S_IFREG
+from agentfs.history.versions import digest
 from agentfs.search.chunking import byte_offsets, chunk_text, decode_text
 from agentfs.search.vectors import VectorCache
-from agentfs.versions import digest
 
 if TYPE_CHECKING:
-    from agentfs.chunks import Chunks
+    from agentfs.core.chunks import Chunks
     from agentfs.db import Transaction
 
 #: The queue in inode order, with each file's size (0 for one gone meanwhile).

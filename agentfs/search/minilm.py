@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agentfs.errors import AgentFSError
+from agentfs.core.errors import AgentFSError
 
 if TYPE_CHECKING:
     from types import ModuleType

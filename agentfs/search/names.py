@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agentfs.fs import FileSystem
+    from agentfs.core.fs import FileSystem
 
 #: (ino, path below the top directory, size) of every name of the given inodes that lies
 #: below directory :top; a name elsewhere climbs to the root (ino 1) and is left out.

@@ -31,7 +31,7 @@ from typing import NamedTuple, Protocol
 
 import re2
 
-from agentfs.errors import fs_error
+from agentfs.core.errors import fs_error
 from agentfs.search.literals import trigram_query
 
 

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Literal
 
 import apsw
 
-from agentfs import paths
-from agentfs.errors import fs_error
-from agentfs.inodes import S_IFMT, S_IFREG
+from agentfs.core import paths
+from agentfs.core.errors import fs_error
+from agentfs.core.inodes import S_IFMT, S_IFREG
 from agentfs.search.embedders import builtin
 from agentfs.search.glob import walk
 from agentfs.search.index import chunk_ino
@@ -35,7 +35,7 @@ from agentfs.search.names import first_names
 from agentfs.search.vectors import check_model, chunk_texts, nearest, stored_model
 
 if TYPE_CHECKING:
-    from agentfs.fs import FileSystem
+    from agentfs.core.fs import FileSystem
     from agentfs.search.api import SearchMixin
     from agentfs.search.embedders import Embedder
 

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, NamedTuple
 import apsw
 import numpy as np
 
-from agentfs.errors import EmbedderMismatchError
+from agentfs.core.errors import EmbedderMismatchError
 
 if TYPE_CHECKING:
-    from agentfs.fs import FileSystem
+    from agentfs.core.fs import FileSystem
     from agentfs.search.embedders import Embedder
 
 #: The int8 scan's shortlist is ``SHORTLIST * k + SHORTLIST_EXTRA`` before exact rescoring:

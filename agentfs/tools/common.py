@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from agentfs.errors import HistoryNotFoundError
-from agentfs.inodes import S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, Stat
+from agentfs.core.errors import HistoryNotFoundError
+from agentfs.core.inodes import S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, Stat
 from agentfs.tools.errors import ToolError
 
 if TYPE_CHECKING:

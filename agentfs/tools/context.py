@@ -12,7 +12,7 @@ import errno
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from agentfs import paths
+from agentfs.core import paths
 from agentfs.tools.errors import ToolError, from_exception
 from agentfs.tools.policy import Limits, ResolvedToolPolicy, allowed_by, denied_by
 

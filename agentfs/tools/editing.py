@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agentfs.history import unified_diff
+from agentfs.history.api import unified_diff
 from agentfs.tools.closest import closest_window, numbered, same_but_space
 from agentfs.tools.common import (
     EXPECTED_VERSION,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 from typing import Any, Literal, get_args
 
-from agentfs.errors import (
+from agentfs.core.errors import (
     EmbedderMismatchError,
     HistoryNotFoundError,
     InvalidValueError,

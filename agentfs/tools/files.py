@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agentfs import paths
+from agentfs.core import paths
 from agentfs.tools.common import EXPECTED_VERSION, PATH_DOC, check_expected, version_of
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError

@@ -9,7 +9,7 @@ from typing import Annotated
 from pydantic import Field
 from typing_extensions import TypedDict
 
-from agentfs import paths
+from agentfs.core import paths
 from agentfs.tools.common import PATH_DOC, EntryType, entry_type, iso, version_of
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError

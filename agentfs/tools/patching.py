@@ -13,8 +13,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from agentfs import paths
-from agentfs.history import unified_diff
+from agentfs.core import paths
+from agentfs.history.api import unified_diff
 from agentfs.tools.common import check_expected, text_to_change, version_of
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError

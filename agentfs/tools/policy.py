@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agentfs.globs import compile_glob
+from agentfs.core.globs import compile_glob
 
 
 class ToolPolicy(BaseModel):

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agentfs.errors import AgentFSError
+from agentfs.core.errors import AgentFSError
 from agentfs.skills import SKILLS_DIR, FileKind, Skill
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agentfs.snapshots import SnapshotInfo as SnapshotRow
+from agentfs.history.snapshots import SnapshotInfo as SnapshotRow
 from agentfs.tools.common import PATH_DOC, iso
 from agentfs.tools.context import Context
 from agentfs.tools.spec import ToolInput, ToolOutput, tool

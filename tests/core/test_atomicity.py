@@ -14,7 +14,7 @@ from failure_cases import ALL_CASES, Case, populate
 from table_rows import all_rows
 
 import agentfs
-from agentfs.chunks import Chunks
+from agentfs.core.chunks import Chunks
 
 
 @pytest.fixture

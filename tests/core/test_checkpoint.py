@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import agentfs
-from agentfs import checkpoint, fsck
+from agentfs import fsck
+from agentfs.core import checkpoint
 
 
 def wal_frames(ws: agentfs.Workspace) -> int:

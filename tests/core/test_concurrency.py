@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import agentfs
-from agentfs.orphans import Orphans
+from agentfs.core.orphans import Orphans
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """File content: write, read, pwrite, append and truncate, within one chunk and across many.
 
 Most tests use ``small_ws`` (512-byte chunks) so that a few KiB already span several chunks;
-``chunk_layout`` checks the storage invariant of agentfs/chunks.py after each change: a file of
+``chunk_layout`` checks the storage invariant of agentfs/core/chunks.py after each change: a file of
 ``size`` bytes has chunks 0..n-1, every one full but the last.
 """
 

@@ -16,7 +16,7 @@ import pytest
 
 import agentfs
 from agentfs import fsck
-from agentfs.inodes import S_IFDIR
+from agentfs.core.inodes import S_IFDIR
 
 DIR_MODE = S_IFDIR | 0o755
 

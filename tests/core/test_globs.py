@@ -1,4 +1,4 @@
-"""``agentfs.globs``: the glob language of ``read_before_write`` (and of later path filters).
+"""``agentfs.core.globs``: the glob language of ``read_before_write`` (and of later path filters).
 
 ``*`` and ``?`` stay inside one path component, ``[...]`` is a character class, ``{a,b}``
 alternatives (nested too), ``**`` as a whole component any number of components. A pattern with
@@ -17,7 +17,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from agentfs.globs import compile_glob, match
+from agentfs.core.globs import compile_glob, match
 
 
 def matches(pattern: str, *paths: str) -> list[bool]:

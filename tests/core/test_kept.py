@@ -16,8 +16,8 @@ import pytest
 
 import agentfs
 from agentfs import db, fsck
-from agentfs.chunks import Chunks
-from agentfs.versions import KEPT_MAX
+from agentfs.core.chunks import Chunks
+from agentfs.history.versions import KEPT_MAX
 from tests.core.test_versions import history_problems, ops
 
 

@@ -1,4 +1,4 @@
-"""agentfs.paths: how virtual paths are normalised and which ones are refused."""
+"""agentfs.core.paths: how virtual paths are normalised and which ones are refused."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 import agentfs
-from agentfs import paths
+from agentfs.core import paths
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ import pytest
 from table_rows import all_rows
 
 import agentfs
-from agentfs.reads import Read
+from agentfs.history.reads import Read
 
 #: One change of an existing file, per way of changing it (each leaves different bytes).
 Change = Callable[[agentfs.Workspace, str], object]

@@ -20,7 +20,7 @@ from table_rows import all_rows
 
 import agentfs
 from agentfs import fsck
-from agentfs.errors import HistoryNotFoundError
+from agentfs.core.errors import HistoryNotFoundError
 from agentfs.transfer import export_agentfs
 
 #: (kind, permission bits, bytes or symlink target or None, mtime_ns or None for directories)

@@ -19,9 +19,9 @@ import pytest
 
 import agentfs
 from agentfs import fsck
-from agentfs.errors import HistoryNotFoundError
-from agentfs.history import GcReport
-from agentfs.versions import KEPT_MAX
+from agentfs.core.errors import HistoryNotFoundError
+from agentfs.history.api import GcReport
+from agentfs.history.versions import KEPT_MAX
 
 #: Four 64 KiB chunks and a partial one: copy-up must carry every chunk across.
 BIG = bytes(range(256)) * 1100

@@ -36,11 +36,11 @@ from search_rows import chunk_rows
 
 import agentfs
 from agentfs import fsck
-from agentfs.errors import AgentFSError
+from agentfs.core.errors import AgentFSError
+from agentfs.history.versions import digest
 from agentfs.search.chunking import chunk_text, decode_text
 from agentfs.search.chunking import lines_of as chunk_lines
 from agentfs.search.embedders import HashingEmbedder
-from agentfs.versions import digest
 
 NAMES = ("a", "b", "c", "d")
 PATHS = st.lists(st.sampled_from(NAMES), min_size=1, max_size=2).map(

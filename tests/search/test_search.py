@@ -16,7 +16,7 @@ from search_rows import chunk_rows, chunks_of
 
 import agentfs
 from agentfs import fsck
-from agentfs.errors import EmbedderMismatchError
+from agentfs.core.errors import EmbedderMismatchError
 from agentfs.search.chunking import chunk_text
 from agentfs.search.embedders import HashingEmbedder
 

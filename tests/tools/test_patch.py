@@ -1,7 +1,7 @@
 """``apply_patch``: both formats, hunks found where the file moved on, and all or nothing.
 
 The text layer (``agentfs.tools.patch``) is checked against a reference: a diff that
-``difflib`` (or ``agentfs.history.unified_diff``, which adds git's no-newline markers) makes
+``difflib`` (or ``agentfs.history.api.unified_diff``, which adds git's no-newline markers) makes
 from A to B, applied to A, gives B exactly, also when lines were added above it since. The tool
 is checked through ``Toolset.call`` on real workspaces: a patch that fails anywhere changes
 nothing, whatever it would have done before the failure.
@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import agentfs
-from agentfs.history import unified_diff
+from agentfs.history.api import unified_diff
 from agentfs.tools.patch import HunkFailed, PatchSyntaxError, apply_hunks, parse
 from agentfs.tools.policy import Policy
 from agentfs.tools.toolset import Toolset

@@ -32,15 +32,16 @@ import io
 import os
 from typing import TYPE_CHECKING
 
-from agentfs import hooks, paths
-from agentfs.errors import fs_error
-from agentfs.inodes import is_dir, now_ns
-from agentfs.versions import digest
+from agentfs.core import paths
+from agentfs.core.errors import fs_error
+from agentfs.core.inodes import is_dir, now_ns
+from agentfs.history import hooks
+from agentfs.history.versions import digest
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
 
-    from agentfs.fs import FileSystem, WriteTarget
+    from agentfs.core.fs import FileSystem, WriteTarget
 
 #: Dirty bytes a handle holds before it flushes by itself.
 BUFFER_LIMIT = 256 * 1024 * 1024

@@ -3,7 +3,7 @@ keep untracked content, mark what snapshots must re-read, and track reads.
 
 ``FileSystem`` calls these at the points where it changes a file or a name, inside the
 operation's own transaction (so history commits with the change or not at all); the rules
-themselves live in ``agentfs.cow``, ``agentfs.versions`` and ``agentfs.reads``. They are
+themselves live in ``history.cow``, ``history.versions`` and ``history.reads``. They are
 functions over a ``FileSystem`` rather than methods so the core module stays about paths,
 names and bytes.
 """
@@ -13,13 +13,13 @@ from __future__ import annotations
 from types import EllipsisType
 from typing import TYPE_CHECKING
 
-from agentfs import paths
-from agentfs.inodes import Stat, is_dir, is_symlink, now_ns, split_ns
-from agentfs.reads import FileState, Reads
-from agentfs.versions import Version, digest
+from agentfs.core import paths
+from agentfs.core.inodes import Stat, is_dir, is_symlink, now_ns, split_ns
+from agentfs.history.reads import FileState, Reads
+from agentfs.history.versions import Version, digest
 
 if TYPE_CHECKING:
-    from agentfs.fs import FileSystem, WriteTarget
+    from agentfs.core.fs import FileSystem, WriteTarget
 
 
 def remember_read(
@@ -56,7 +56,7 @@ def file_state(fs: FileSystem, key: str, ino: int) -> FileState:
 
 
 def guard(fs: FileSystem, target: WriteTarget) -> None:
-    """Enforce read-before-write on an existing file (see ``agentfs.reads``)."""
+    """Enforce read-before-write on an existing file (see ``agentfs.history.reads``)."""
     if not fs.reads.read_before_write or target.created:
         return
     check_read(fs, history_path(fs, target.path), target.ino, fs.reads, fs.versions.thread)

@@ -17,8 +17,8 @@ from typing import NamedTuple
 
 import apsw
 
-from agentfs.errors import StaleReadError
-from agentfs.globs import match
+from agentfs.core.errors import StaleReadError
+from agentfs.core.globs import match
 
 
 class Read(NamedTuple):

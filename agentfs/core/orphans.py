@@ -15,8 +15,8 @@ import time
 
 import apsw
 
+from agentfs.core.inodes import S_IFDIR, S_IFMT, is_dir
 from agentfs.db import write_transaction
-from agentfs.inodes import S_IFDIR, S_IFMT, is_dir
 
 #: Inodes freed per purge transaction, and the backlog of small ones that triggers a purge.
 PURGE_BATCH = 256

@@ -21,9 +21,9 @@ from typing import NamedTuple
 
 import apsw
 
-from agentfs.chunks import Chunks
-from agentfs.cow import CopyOnWrite
-from agentfs.inodes import now_ns
+from agentfs.core.chunks import Chunks
+from agentfs.core.inodes import now_ns
+from agentfs.history.cow import CopyOnWrite
 
 #: Events that carry content (an inode or kept bytes); 'delete' and 'move' do not.
 CONTENT_OPS = frozenset({"write", "rename", "link", "restore"})

@@ -3,9 +3,9 @@ restore (all or a subtree), delete.
 
 A snapshot is a generation number. ``ws_entry`` holds each directory entry with the generations
 it lived through, so taking a snapshot only closes and opens the rows of the directories marked
-dirty since the previous one (``agentfs.cow``), and never touches file bytes: the inodes its
+dirty since the previous one (``agentfs.history.cow``), and never touches file bytes: the inodes its
 entries name are frozen, and a later write copies up. Restore compares the two trees only in
-the directories that differ between them (``agentfs.trees``) and relinks the frozen inodes.
+the directories that differ between them (``agentfs.history.trees``) and relinks the frozen inodes.
 
 Every operation is one transaction. Restore first takes a snapshot of the current state (so it
 can be undone by restoring that one), and a failure part-way rolls everything back.
@@ -20,13 +20,14 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, NamedTuple
 
-from agentfs import hooks, paths
-from agentfs.errors import HistoryNotFoundError, fs_error
-from agentfs.inodes import ROOT_INO, S_IFDIR, S_IFMT, S_IFREG, is_dir, split_ns
-from agentfs.trees import ENTRY_MTIME, Entry, Tree, TreeDiff, changed_dirs, diff
+from agentfs.core import paths
+from agentfs.core.errors import HistoryNotFoundError, fs_error
+from agentfs.core.inodes import ROOT_INO, S_IFDIR, S_IFMT, S_IFREG, is_dir, split_ns
+from agentfs.history import hooks
+from agentfs.history.trees import ENTRY_MTIME, Entry, Tree, TreeDiff, changed_dirs, diff
 
 if TYPE_CHECKING:
-    from agentfs.fs import FileSystem
+    from agentfs.core.fs import FileSystem
 
 
 class SnapshotInfo(NamedTuple):

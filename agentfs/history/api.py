@@ -3,7 +3,7 @@ collection, and forking a snapshot into a new workspace file.
 
 ``HistoryMixin`` is mixed into ``Workspace``; it only reads and writes through the core's own
 transactions and recorders (``FileSystem``, ``Versions``, ``Snapshots``), so the rules live in
-one place: ``agentfs.cow`` (freeze, copy-up), ``agentfs.versions`` and ``agentfs.snapshots``.
+one place: ``history.cow`` (freeze, copy-up), ``history.versions`` and ``history.snapshots``.
 """
 
 from __future__ import annotations
@@ -17,15 +17,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import EllipsisType
 
-from agentfs import hooks, paths
-from agentfs.cow import HistorySettings, keep_text
-from agentfs.errors import HistoryNotFoundError, fs_error
-from agentfs.fs import FileSystem
-from agentfs.globs import compile_glob
-from agentfs.inodes import S_IFMT, S_IFREG, is_dir, now_ns
-from agentfs.reads import Read
-from agentfs.snapshots import Snapshots
-from agentfs.versions import Version
+from agentfs.core import paths
+from agentfs.core.errors import HistoryNotFoundError, fs_error
+from agentfs.core.fs import FileSystem
+from agentfs.core.globs import compile_glob
+from agentfs.core.inodes import S_IFMT, S_IFREG, is_dir, now_ns
+from agentfs.history import hooks
+from agentfs.history.cow import HistorySettings, keep_text
+from agentfs.history.reads import Read
+from agentfs.history.snapshots import Snapshots
+from agentfs.history.versions import Version
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ class HistoryMixin(FileSystem):
     @property
     def read_before_write(self) -> tuple[str, ...]:
         """Globs of paths whose existing files this handle may write only after reading them
-        unchanged (``agentfs.reads``); set True for every path, False or () for none."""
+        unchanged (``agentfs.history.reads``); set True for every path, False or () for none."""
         return self.reads.read_before_write
 
     @read_before_write.setter

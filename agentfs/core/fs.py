@@ -2,7 +2,7 @@
 
 Every public method is one logical operation and runs in one transaction (``_write``/``_read``),
 so a failure part-way leaves the database exactly as it was. Paths are normalised by
-``agentfs.paths`` first; symlinks are followed inside the workspace only (an absolute target is
+``agentfs.core.paths`` first; symlinks are followed inside the workspace only (an absolute target is
 relative to the workspace root), with ELOOP after 40 hops as on Linux.
 
 Caveats: ``..`` is resolved lexically before symlinks (like most virtual filesystems, unlike the
@@ -17,12 +17,10 @@ from typing import NamedTuple
 
 import apsw
 
-from agentfs import handle, hooks, paths, treeops
-from agentfs.chunks import Chunks
-from agentfs.cow import CopyOnWrite
-from agentfs.db import Transaction
-from agentfs.errors import fs_error, not_found
-from agentfs.inodes import (
+from agentfs.core import handle, paths, treeops
+from agentfs.core.chunks import Chunks
+from agentfs.core.errors import fs_error, not_found
+from agentfs.core.inodes import (
     ROOT_INO,
     S_IFDIR,
     S_IFLNK,
@@ -36,9 +34,12 @@ from agentfs.inodes import (
     now_ns,
     split_ns,
 )
-from agentfs.orphans import Orphans
-from agentfs.reads import Reads
-from agentfs.versions import Versions, digest
+from agentfs.core.orphans import Orphans
+from agentfs.db import Transaction
+from agentfs.history import hooks
+from agentfs.history.cow import CopyOnWrite
+from agentfs.history.reads import Reads
+from agentfs.history.versions import Versions, digest
 
 MAX_SYMLINK_HOPS = 40
 
@@ -379,7 +380,7 @@ class FileSystem:
         """A file object (``read``, ``write``, ``seek``, ``tell``, ``truncate``, ``flush``,
         ``close``; a context manager) for ``mode`` as the built-in ``open`` takes it: binary
         with ``b``, else text in ``encoding``. What it writes commits atomically at each
-        ``flush`` and at ``close``, which records one version (``agentfs.handle``)."""
+        ``flush`` and at ``close``, which records one version (``agentfs.core.handle``)."""
         return handle.open_file(self, path, mode, encoding, buffer_limit)
 
     def read_text(self, path: str, encoding: str = "utf-8") -> str:

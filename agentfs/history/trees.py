@@ -14,8 +14,8 @@ from typing import NamedTuple
 
 import apsw
 
-from agentfs import paths
-from agentfs.inodes import S_IFDIR, S_IFMT, is_dir
+from agentfs.core import paths
+from agentfs.core.inodes import S_IFDIR, S_IFMT, is_dir
 
 #: An entry's mtime as snapshots store it: directories' times are not kept (see schema).
 ENTRY_MTIME = (

@@ -11,7 +11,7 @@ from __future__ import annotations
 import errno
 import os
 
-from agentfs.errors import fs_error
+from agentfs.core.errors import fs_error
 
 NAME_MAX = 255
 PATH_MAX = 4096

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import apsw
 
-from agentfs.inodes import STAT_COLUMNS, Stat, split_ns
+from agentfs.core.inodes import STAT_COLUMNS, Stat, split_ns
 
 #: ``history.keep`` as stored: 'all', 'none' or a number of versions per path.
 KEEP_ALL = "all"

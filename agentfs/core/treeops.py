@@ -10,9 +10,9 @@ import errno
 from collections.abc import Iterator
 from typing import Protocol
 
-from agentfs import paths
-from agentfs.errors import fs_error
-from agentfs.inodes import DirEntry, Stat
+from agentfs.core import paths
+from agentfs.core.errors import fs_error
+from agentfs.core.inodes import DirEntry, Stat
 
 
 class Tree(Protocol):
