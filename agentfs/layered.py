@@ -49,7 +49,6 @@ from agentfs.core.errors import fs_error, not_found
 from agentfs.core.fs import MAX_SYMLINK_HOPS
 from agentfs.core.inodes import DirEntry, Stat, is_dir, is_symlink
 from agentfs.db import Transaction
-from agentfs.history import hooks
 from agentfs.history.snapshots import Snapshots
 from agentfs.history.versions import Version
 from agentfs.kv import KVStore
@@ -298,8 +297,8 @@ class LayeredWorkspace:
         if track and thread is not None and not self.top.readonly and place.stat is not None:
             whole = offset == 0 and len(data) == place.stat.st_size
             with self.top.transaction():
-                hooks.remember_read(
-                    layer, thread, place.real, place.stat, data if whole else None, self.top.reads
+                layer.hooks.remember_read(
+                    thread, place.real, place.stat, data if whole else None, self.top.hooks.reads
                 )
         return data
 
@@ -360,7 +359,7 @@ class LayeredWorkspace:
         against this thread's record in the first layer's read log (module docstring)."""
         assert place.owner is not None and place.stat is not None
         lower = self.layers[place.owner]
-        hooks.check_read(lower, place.real, place.stat.st_ino, self.top.reads, self.thread)
+        lower.hooks.check_read(place.real, place.stat.st_ino, self.top.hooks.reads, self.thread)
 
     def mkdir(
         self, path: str, mode: int = 0o755, *, parents: bool = False, exist_ok: bool = False

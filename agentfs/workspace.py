@@ -24,6 +24,8 @@ from agentfs.history.api import HistoryMixin
 from agentfs.history.snapshots import Snapshots
 from agentfs.kv import KVStore
 from agentfs.search.api import SearchMixin
+from agentfs.search.background import BackgroundEmbedder
+from agentfs.search.embedders import Embedder
 from agentfs.search.glob import glob as glob_files
 from agentfs.search.grep import grep as grep_files
 from agentfs.search.ranking import search as search_files
@@ -102,7 +104,7 @@ class Workspace(HistoryMixin, SearchMixin):
         self.thread = thread
         self.kv = KVStore(conn)
         self.tool_calls = ToolCallLog(conn)
-        self.snapshots = Snapshots(self)
+        self.snapshots = Snapshots(self, self.hooks)
         self._checkpointer: BackgroundCheckpointer | None = None
         if not readonly:
             self._checkpointer = BackgroundCheckpointer(
@@ -157,6 +159,41 @@ class Workspace(HistoryMixin, SearchMixin):
         self.close()
 
     # --- trees ---------------------------------------------------------------------------------
+
+    # --- features that open the file again ----------------------------------------------------
+
+    def embed_in_background(
+        self, *, interval: float = 5.0, embedder: Embedder | None = None
+    ) -> BackgroundEmbedder:
+        """The opt-in background step: a thread with its own connection that embeds queued
+        chunks every ``interval`` seconds until stopped (use it as a context manager)."""
+        path = self.conn.filename
+        return BackgroundEmbedder(lambda: Workspace(path), embedder, interval)
+
+    def fork(self, snapshot: str, out: str | os.PathLike[str]) -> Path:
+        """A new workspace file whose tree is snapshot ``snapshot``, with the history up to it
+        (versions written before it, the snapshots before it) and nothing after."""
+        out = Path(out)
+        info = self.snapshots.get(snapshot)
+        if out.exists():
+            raise fs_error(errno.EEXIST, str(out), "fork refuses to overwrite a file")
+        tmp = out.with_name(f".{out.name}.forking")
+        tmp.unlink(missing_ok=True)
+        self.conn.execute("VACUUM INTO ?", (str(tmp),))
+        try:
+            with Workspace(tmp) as fork:
+                fork.snapshots.restore(snapshot)
+                with fork.transaction():
+                    fork.snapshots.forget_after(info.id)
+                    fork.conn.execute("DELETE FROM ws_version WHERE at_ns > ?", (info.created_ns,))
+                    fork.conn.execute("DELETE FROM ws_read")
+                fork.gc()
+                fork.conn.execute("VACUUM")
+            os.replace(tmp, out)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        return out
 
     def walk(self, top: str = "/") -> Iterator[tuple[str, list[str], list[str]]]:
         """Like ``os.walk`` top-down (see ``agentfs.core.treeops.walk``): symlinks are listed in

@@ -18,6 +18,7 @@ from typing import NamedTuple
 import apsw
 
 from agentfs.core import handle, paths, treeops
+from agentfs.core.changes import Changes
 from agentfs.core.chunks import Chunks
 from agentfs.core.errors import fs_error, not_found
 from agentfs.core.inodes import (
@@ -36,10 +37,6 @@ from agentfs.core.inodes import (
 )
 from agentfs.core.orphans import Orphans
 from agentfs.db import Transaction
-from agentfs.history import hooks
-from agentfs.history.cow import CopyOnWrite
-from agentfs.history.reads import Reads
-from agentfs.history.versions import Versions, digest
 
 MAX_SYMLINK_HOPS = 40
 
@@ -70,6 +67,9 @@ _READDIR_PLUS = (
 _TOUCH_DIR = (
     "UPDATE fs_inode SET nlink = nlink + ?, mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ?"
     " WHERE ino = ?"
+)
+_TOUCH_FILE = (
+    "UPDATE fs_inode SET mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ? WHERE ino = ?"
 )
 _SET_CONTENT = (
     "UPDATE fs_inode SET size = ?, mtime = ?, mtime_nsec = ?, ctime = ?, ctime_nsec = ?"
@@ -125,9 +125,8 @@ class FileSystem:
             )
         self.chunks = Chunks(conn, int(chunk_size))
         self.orphans = Orphans(conn, self.chunks.size)
-        self.cow = CopyOnWrite(conn)
-        self.versions = Versions(conn, self.cow, self.chunks)
-        self.reads = Reads(conn)
+        #: The hooks of each change, for the layer above (``Changes``: a plain filesystem).
+        self.hooks = Changes()
         self._dirs: dict[str, int] = {"/": ROOT_INO}
         #: Symlink-free path of each directory path seen (history is kept by real path).
         self._real_dirs: dict[str, str] = {"/": "/"}
@@ -186,15 +185,14 @@ class FileSystem:
         if changed:
             self._data_version = version
             self.drop_caches()
-        self.cow.begin(version, changed)
-        self.versions.begin()
+        self.hooks.begin(version, changed)
 
     def drop_caches(self) -> None:
         """Forget every cached directory path, and reload the history settings at the next
         transaction (after a rollback, or after changing the tables by hand: fsck repair)."""
         self._dirs = {"/": ROOT_INO}
         self._real_dirs = {"/": "/"}
-        self.cow.invalidate()
+        self.hooks.invalidate()
 
     # --- resolution ---------------------------------------------------------------------------
 
@@ -282,13 +280,13 @@ class FileSystem:
         ino = self.conn.execute(
             _CREATE_INODE, (mode, 2 if directory else 1, size, sec, sec, sec, nsec, nsec, nsec)
         ).get
-        self.cow.fresh.add(ino)
+        self.hooks.created(ino)
         try:
             self.conn.execute(_ADD_DENTRY, (name, parent_ino, ino))
         except apsw.ConstraintError:
             raise fs_error(errno.EEXIST, name) from None
         self.conn.execute(_TOUCH_DIR, (1 if directory else 0, sec, nsec, sec, nsec, parent_ino))
-        self.cow.mark_dirty(parent_ino)
+        self.hooks.dir_changed(parent_ino)
         return ino
 
     def _nameless_file(self, mode: int, data: bytes) -> int:
@@ -298,7 +296,7 @@ class FileSystem:
         ino = self.conn.execute(
             _CREATE_INODE, (mode, 0, len(data), sec, sec, sec, nsec, nsec, nsec)
         ).get
-        self.cow.fresh.add(ino)
+        self.hooks.created(ino)
         self.chunks.append_new(ino, 0, data)
         return ino
 
@@ -308,7 +306,7 @@ class FileSystem:
         sec, nsec = split_ns(now_ns())
         self.conn.execute("DELETE FROM fs_dentry WHERE id = ?", (dentry_id,))
         self.conn.execute(_TOUCH_DIR, (-1 if is_dir(mode) else 0, sec, nsec, sec, nsec, parent_ino))
-        self.cow.mark_dirty(parent_ino)
+        self.hooks.dir_changed(parent_ino)
         if is_dir(mode):
             self.orphans.release(ino, mode, 0)
             return
@@ -319,7 +317,7 @@ class FileSystem:
                 (sec, nsec, ino),
             )
         )
-        if nlink <= 0 and not self.cow.referenced(ino):
+        if nlink <= 0 and not self.hooks.holds(ino):
             self.orphans.release(ino, mode, size)
 
     # --- reading ------------------------------------------------------------------------------
@@ -358,7 +356,7 @@ class FileSystem:
             raise fs_error(errno.EINVAL, str(path), "offset and length must be >= 0")
         path = paths.normalize(path)
         tracked = track and not self._readonly  # a read-only handle records nothing
-        thread = self.versions.thread if tracked else None
+        thread = self.hooks.reader() if tracked else None
         with self._write() if thread is not None else self._read():
             st = self._stat(path, True)  # inode and size in one query
             if is_dir(st.st_mode):
@@ -366,7 +364,7 @@ class FileSystem:
             data = self.chunks.read(st.st_ino, st.st_size, offset, length)
             if thread is not None:
                 whole = offset == 0 and len(data) == st.st_size
-                hooks.remember_read(self, thread, path, st, data if whole else None)
+                self.hooks.read(thread, path, st, data if whole else None)
             return data
 
     def open(
@@ -436,36 +434,25 @@ class FileSystem:
         now = now_ns()
         with self._write():
             target = self._open_for_write(path, parents, mode, len(data), now)
-            versioned = self.cow.settings.versions(len(data))
-            hash_ = digest(data) if versioned else None
             ino = target.ino
             if target.created:  # the inode already has the final size: only chunks to add
                 self.chunks.append_new(ino, 0, data)
-                if versioned:
-                    hooks.record(
-                        self, hooks.history_path(self, target.path), "write", ino, len(data), hash_
-                    )
-                hooks.wrote(self, target, ino)  # the creator has seen what it wrote
+                self.hooks.created_file(target, data)
                 perm = S_IFREG | (mode & 0o7777)
                 return Stat(ino, perm, 1, 0, 0, len(data), now, now, now)
-            hooks.guard(self, target)
-            history_path = hooks.history_path(self, target.path) if versioned else ""
-            latest = self.versions.latest(history_path) if versioned else None
-            if versioned:
-                latest = hooks.keep_untracked(self, target, history_path, latest)
-            if latest is not None and latest.ino == ino and latest.hash == hash_:
-                hooks.touch(self, target, now)  # the same bytes: no new version, no copy
+            self.hooks.guard(target)
+            rewrite = self.hooks.rewriting(target, data, now)
+            if rewrite is None:  # the same bytes, and history knows them: times only
+                self._touch(target, now)
                 return self._stat_ino(ino)
-            ino = hooks.writable(self, target, now, size=len(data))
+            ino = rewrite.ino
             if ino != target.ino:  # copied up: the copy has the new size already
                 self.chunks.append_new(ino, 0, data)
                 st = self._stat_ino(ino)
             else:
                 self.chunks.replace(ino, data, target.size)
                 st = self._set_content(ino, len(data))
-            if versioned:
-                hooks.record(self, history_path, "write", ino, len(data), hash_, latest=latest)
-            hooks.wrote(self, target, ino)
+            self.hooks.rewritten(target, rewrite, data)
             return st
 
     def pwrite(self, path: str, data: bytes | str, offset: int) -> int:
@@ -488,16 +475,14 @@ class FileSystem:
             target = self._open_for_write(path, parents, 0o644, 0, now)
             size = target.size
             at = size if offset is None else offset
-            hooks.guard(self, target)
+            self.hooks.guard(target)
             if not target.created and self._unchanged_by(target.ino, size, at, data):
-                hooks.touch(self, target, now)  # nothing changes: no copy, no version
+                self._touch(target, now)  # nothing changes: no copy, no version
                 return size
-            hooks.keep_untracked(self, target)
-            ino = hooks.writable(self, target, now)
+            ino = self.hooks.writable(target, now)
             new_size = self.chunks.write(ino, size, at, data)
             self._set_content(ino, new_size)
-            hooks.version_changed(self, target, ino, new_size)
-            hooks.wrote(self, target, ino)
+            self.hooks.changed(target, ino, new_size)
         return new_size
 
     def truncate(self, path: str, size: int) -> None:
@@ -507,17 +492,15 @@ class FileSystem:
         now = now_ns()
         with self._write():
             target = self._open_for_write(path, False, 0o644, 0, now, create=False)
-            hooks.guard(self, target)
+            self.hooks.guard(target)
             old_size = target.size
             if old_size == size:
-                hooks.touch(self, target, now)
+                self._touch(target, now)
                 return
-            hooks.keep_untracked(self, target)
-            ino = hooks.writable(self, target, now)
+            ino = self.hooks.writable(target, now)
             self.chunks.truncate(ino, old_size, size)
             self._set_content(ino, size)
-            hooks.version_changed(self, target, ino, size)
-            hooks.wrote(self, target, ino)
+            self.hooks.changed(target, ino, size)
 
     def _unchanged_by(self, ino: int, size: int, at: int, data: bytes) -> bool:
         """Would writing ``data`` at ``at`` leave the file's bytes as they are?"""
@@ -571,7 +554,14 @@ class FileSystem:
         if mode & S_IFMT != S_IFREG:
             raise fs_error(errno.EINVAL, path, "not a regular file")
 
-    def _size(self, ino: int) -> int:
+    def _touch(self, target: WriteTarget, now: int) -> None:
+        """A write that changed no byte still sets mtime and ctime, as the kernel does."""
+        sec, nsec = split_ns(now)
+        self.conn.execute(_TOUCH_FILE, (sec, nsec, sec, nsec, target.ino))
+        self.hooks.touched(target)
+
+    def size_of(self, ino: int) -> int:
+        """The size of inode ``ino``, inside a transaction the caller holds."""
         return self.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (ino,)).get
 
     def _set_content(self, ino: int, size: int) -> Stat:
@@ -627,7 +617,7 @@ class FileSystem:
                 raise fs_error(errno.EPERM, src, "hard links to directories are not allowed")
             self._link_existing(parent_ino, name, ino)
             if mode & S_IFMT == S_IFREG:
-                hooks.history_arrived(self, hooks.history_path(self, dst), ino, "link")
+                self.hooks.linked(dst, ino)
             return self._stat_ino(ino)
 
     def _link_existing(self, parent_ino: int, name: str, ino: int) -> None:
@@ -639,7 +629,7 @@ class FileSystem:
             "UPDATE fs_inode SET nlink = nlink + 1, ctime = ?, ctime_nsec = ? WHERE ino = ?",
             (sec, nsec, ino),
         )
-        self.cow.mark_dirty(parent_ino)
+        self.hooks.dir_changed(parent_ino)
 
     def remove(self, path: str, *, recursive: bool = False) -> None:
         """Remove a file, symlink or empty directory; with ``recursive``, a whole tree.
@@ -661,10 +651,10 @@ class FileSystem:
             ):
                 if not recursive:
                     raise fs_error(errno.ENOTEMPTY, path)
-                hooks.history_deleted(self, path, mode)
-                self.orphans.unlink_subtree(ino, track_dirty=self.cow.settings.watermark >= 0)
-            elif not is_symlink(mode):
-                hooks.history_deleted(self, path, mode)
+                self.hooks.deleting(path, mode)
+                self.orphans.unlink_subtree(ino, track_dirty=self.hooks.tracks_dirs())
+            else:
+                self.hooks.deleting(path, mode)
             self._unlink_dentry(dentry_id, parent_ino, ino, mode)
             if _may_be_cached(mode):
                 self.drop_caches()
@@ -688,8 +678,7 @@ class FileSystem:
                     return  # same inode (itself or a hard link): POSIX says do nothing
                 self._check_replace(dst, mode, existing)
                 self._unlink_dentry(existing[0], dst_parent, existing[1], existing[2])
-            if not is_symlink(mode):
-                hooks.history_moved(self, src, dst, ino, mode)
+            self.hooks.moving(src, dst, ino, mode)
             sec, nsec = split_ns(now_ns())
             self.conn.execute(
                 "UPDATE fs_dentry SET parent_ino = ?, name = ? WHERE id = ?",
@@ -698,8 +687,8 @@ class FileSystem:
             moved_dir = 1 if is_dir(mode) and src_parent != dst_parent else 0
             self.conn.execute(_TOUCH_DIR, (-moved_dir, sec, nsec, sec, nsec, src_parent))
             self.conn.execute(_TOUCH_DIR, (moved_dir, sec, nsec, sec, nsec, dst_parent))
-            self.cow.mark_dirty(src_parent)
-            self.cow.mark_dirty(dst_parent)
+            self.hooks.dir_changed(src_parent)
+            self.hooks.dir_changed(dst_parent)
             self.conn.execute(
                 "UPDATE fs_inode SET ctime = ?, ctime_nsec = ? WHERE ino = ?", (sec, nsec, ino)
             )
@@ -727,6 +716,15 @@ class FileSystem:
         path = paths.normalize(path)
         with self._read():
             return self._realpath_lenient(path, [0])
+
+    def real_dir(self, path: str) -> str:
+        """The symlink-free path of the existing directory ``path`` (normalised), inside a
+        transaction the caller holds; cached like resolved directories (history keys each
+        file by it, on every write)."""
+        real = self._real_dirs.get(path)
+        if real is None:
+            real = self._real_dirs[path] = self._realpath(path, [0])
+        return real
 
     def _realpath_lenient(self, path: str, hops: list[int]) -> str:
         real = "/"
@@ -780,7 +778,7 @@ class FileSystem:
                 " WHERE ino = ?",
                 (S_IFMT, mode & 0o7777, sec, nsec, ino),
             )
-            hooks.names_changed(self, dentry_id, ino)
+            self.hooks.names_changed(dentry_id, ino)
 
     def utime(
         self, path: str, ns: tuple[int, int] | None = None, *, follow_symlinks: bool = True
@@ -797,4 +795,4 @@ class FileSystem:
                 " ctime = ?, ctime_nsec = ? WHERE ino = ?",
                 (a, a_ns, m, m_ns, c, c_ns, ino),
             )
-            hooks.names_changed(self, dentry_id, ino)
+            self.hooks.names_changed(dentry_id, ino)

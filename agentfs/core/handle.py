@@ -33,10 +33,9 @@ import os
 from typing import TYPE_CHECKING
 
 from agentfs.core import paths
+from agentfs.core.digests import hasher
 from agentfs.core.errors import fs_error
 from agentfs.core.inodes import is_dir, now_ns
-from agentfs.history import hooks
-from agentfs.history.versions import digest
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -95,9 +94,7 @@ class WorkspaceFile(io.RawIOBase):
         self._wrote = self._pending = kind != "r" and (existing is None or kind in ("w", "x"))
         #: The version's hash, fed while the writes run on from 0 without a gap (None: the
         #: version reads the bytes back), and how many bytes it has seen.
-        self._hash: hashlib.blake2b | None = (
-            hashlib.blake2b(digest_size=16) if self._base == 0 else None
-        )
+        self._hash: hashlib.blake2b | None = hasher() if self._base == 0 else None
         self._hashed = 0
 
     # --- io.RawIOBase ----------------------------------------------------------------------
@@ -190,7 +187,7 @@ class WorkspaceFile(io.RawIOBase):
         self._base = min(self._base, size)
         self._size = size
         if self._hash is not None and size < self._hashed:
-            self._hash = hashlib.blake2b(digest_size=16) if size == 0 else None
+            self._hash = hasher() if size == 0 else None
             self._hashed = 0
         self._wrote = self._pending = True
         return size
@@ -306,12 +303,13 @@ class WorkspaceFile(io.RawIOBase):
         fs = self._fs
         target = fs._open_for_write(self.name, False, 0o644, 0, now)
         committed = target.size
-        hooks.guard(fs, target)
-        if target.ino != self._flushed:  # what an earlier flush committed gets no version
-            hooks.keep_untracked(fs, target)
+        fs.hooks.guard(target)
         keep = min(committed, self._base)  # committed bytes that stay the file's
-        # a rewrite from 0 copies no chunk up; otherwise the kept ones come along
-        ino = hooks.writable(fs, target, now, size=0 if keep == 0 else None)
+        # a rewrite from 0 copies no chunk up; otherwise the kept ones come along; what an
+        # earlier flush committed gets no version of its own
+        ino = fs.hooks.writable(
+            target, now, new_size=0 if keep == 0 else None, first=target.ino != self._flushed
+        )
         if ino != target.ino:
             committed = 0 if keep == 0 else committed
         chunks, cs, size = fs.chunks, self._cs, self._size
@@ -334,24 +332,16 @@ class WorkspaceFile(io.RawIOBase):
         fs._set_content(ino, size)
         self._flushed = ino
         target = target._replace(ino=ino)
-        hooks.wrote(fs, target, ino)  # the writer has seen this: the next flush is not stale
+        fs.hooks.flushed(target, ino)
         return target
 
     def _record(self, target: WriteTarget) -> None:
         """The handle's one version: of the file as it is now, hashed as it was written
         when the writes ran on from 0, else read back."""
         fs = self._fs
-        ino = target.ino
-        size = fs._size(ino)
-        if fs.cow.settings.versions(size):
-            if self._hash is not None and self._hashed == size:
-                hash_ = self._hash.digest()
-            else:
-                hash_ = digest(fs.chunks.read(ino, size))
-            key = hooks.history_path(fs, target.path)
-            latest = fs.versions.latest(key)
-            if latest is None or latest.ino != ino or latest.hash != hash_:
-                hooks.record(fs, key, "write", ino, size, hash_, latest=latest)
+        size = fs.size_of(target.ino)
+        hash_ = self._hash.digest() if self._hash is not None and self._hashed == size else None
+        fs.hooks.closed(target, size, hash_)
 
 
 class _FlushThrough:

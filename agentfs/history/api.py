@@ -10,20 +10,20 @@ from __future__ import annotations
 
 import difflib
 import errno
-import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from types import EllipsisType
+
+import apsw
 
 from agentfs.core import paths
 from agentfs.core.errors import HistoryNotFoundError, fs_error
 from agentfs.core.fs import FileSystem
 from agentfs.core.globs import compile_glob
 from agentfs.core.inodes import S_IFMT, S_IFREG, is_dir, now_ns
-from agentfs.history import hooks
 from agentfs.history.cow import HistorySettings, keep_text
+from agentfs.history.hooks import HistoryHooks
 from agentfs.history.reads import Read
 from agentfs.history.snapshots import Snapshots
 from agentfs.history.versions import Version
@@ -46,25 +46,30 @@ class HistoryMixin(FileSystem):
     """Versions of each path, ``gc`` and ``fork`` (see the module docstring)."""
 
     snapshots: Snapshots
+    hooks: HistoryHooks
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        super().__init__(conn)
+        self.hooks = HistoryHooks(self)  # every change of the core now keeps history
 
     @property
     def actor(self) -> str | None:
         """Who writes through this handle; recorded with every version and snapshot."""
-        return self.versions.actor
+        return self.hooks.versions.actor
 
     @actor.setter
     def actor(self, value: str | None) -> None:
-        self.versions.actor = value
+        self.hooks.versions.actor = value
 
     @property
     def thread(self) -> str | None:
         """The conversation thread (or session) of this handle: versions, snapshots and
         read tracking are recorded under it."""
-        return self.versions.thread
+        return self.hooks.versions.thread
 
     @thread.setter
     def thread(self, value: str | None) -> None:
-        self.versions.thread = value
+        self.hooks.versions.thread = value
 
     def configure_history(
         self, *, keep: int | str | EllipsisType | None = ..., max_bytes: int | None = None
@@ -94,19 +99,19 @@ class HistoryMixin(FileSystem):
                     "UPDATE ws_config SET value = ? WHERE key = 'history.max_bytes'",
                     (str(max_bytes),),
                 )
-            self.cow.reload()
-            return self.cow.settings
+            self.hooks.cow.reload()
+            return self.hooks.cow.settings
 
     @property
     def history_settings(self) -> HistorySettings:
         with self._read():
-            return self.cow.settings
+            return self.hooks.cow.settings
 
     @property
     def read_before_write(self) -> tuple[str, ...]:
         """Globs of paths whose existing files this handle may write only after reading them
         unchanged (``agentfs.history.reads``); set True for every path, False or () for none."""
-        return self.reads.read_before_write
+        return self.hooks.reads.read_before_write
 
     @read_before_write.setter
     def read_before_write(self, value: bool | str | Iterable[str]) -> None:
@@ -120,12 +125,12 @@ class HistoryMixin(FileSystem):
             globs = tuple(value)
         for glob in globs:
             compile_glob(glob)  # a bad pattern fails here, not at the first write
-        self.reads.read_before_write = globs
+        self.hooks.reads.read_before_write = globs
 
     def reads_log(self, thread: str | None = None) -> list[Read]:
         """The last read of each path by each thread (only ``thread``'s when given)."""
         with self._read():
-            return self.reads.list(thread)
+            return self.hooks.reads.list(thread)
 
     # --- versions -----------------------------------------------------------------------------
 
@@ -136,16 +141,16 @@ class HistoryMixin(FileSystem):
         links each tool call to them). Several writes of a path in one transaction make
         one version and one entry; nesting is not supported."""
         journal: list[tuple[str, int]] = []
-        self.versions.journal = journal
+        self.hooks.versions.journal = journal
         try:
             yield journal
         finally:
-            self.versions.journal = None
+            self.hooks.versions.journal = None
 
     def history(self, path: str) -> list[Version]:
         """Every event of ``path`` (symlink-free), oldest first; deleted files too."""
         with self._read():
-            return self.versions.history(self._history_key(path))
+            return self.hooks.versions.history(self._history_key(path))
 
     def history_path(self, path: str) -> str:
         """The path ``path``'s history is kept under: its directories' symlinks resolved
@@ -157,7 +162,7 @@ class HistoryMixin(FileSystem):
         """The path history is kept under: symlink-free when its directory still exists."""
         path = paths.normalize(path)
         try:
-            return hooks.history_path(self, path)
+            return self.hooks.history_path(path)
         except (FileNotFoundError, NotADirectoryError):
             return str(path)
 
@@ -165,7 +170,9 @@ class HistoryMixin(FileSystem):
         """Version ``n`` of ``path`` (None: the newest event)."""
         with self._read():
             key = self._history_key(path)
-            found = self.versions.latest(key) if n is None else self.versions.get(key, n)
+            found = (
+                self.hooks.versions.latest(key) if n is None else self.hooks.versions.get(key, n)
+            )
         if found is None:
             what = "no history" if n is None else f"no version {n}"
             raise HistoryNotFoundError(f"{key}: {what}")
@@ -177,7 +184,7 @@ class HistoryMixin(FileSystem):
             found = self.version(path, n)
             if not found.has_content:
                 raise HistoryNotFoundError(f"{found.path}: version {n} is a {found.op}, no content")
-            return self.versions.content(found)
+            return self.hooks.versions.content(found)
 
     def diff(self, path: str, a: int | None = None, b: int | None = None) -> str:
         """Unified diff of ``path`` from version ``a`` to version ``b``.
@@ -188,7 +195,7 @@ class HistoryMixin(FileSystem):
         with self._read():
             key = self._history_key(path)
             if a is None:
-                rows = [v for v in self.versions.history(key) if v.has_content]
+                rows = [v for v in self.hooks.versions.history(key) if v.has_content]
                 if not rows:
                     raise HistoryNotFoundError(f"{key}: no history")
                 a = rows[-2].n if len(rows) >= 2 else None
@@ -224,21 +231,21 @@ class HistoryMixin(FileSystem):
                 if is_dir(existing[2]):
                     raise fs_error(errno.EISDIR, key, "a directory has this name now")
                 if existing[1] == found.ino:
-                    return self.versions.latest(key) or found  # it is the current content
+                    return self.hooks.versions.latest(key) or found  # it is the current content
                 if existing[2] & S_IFMT == S_IFREG:
                     mode = existing[2]
                 self._unlink_dentry(existing[0], parent_ino, existing[1], existing[2])
             if found.ino is None:  # its bytes were kept aside: a new inode holds them
-                ino = self._nameless_file(mode, self.versions.content(found))
+                ino = self._nameless_file(mode, self.hooks.versions.content(found))
             elif self.conn.execute("SELECT nlink FROM fs_inode WHERE ino = ?", (found.ino,)).get:
-                ino = self.cow.clone(found.ino, now_ns()).st_ino  # named elsewhere: a copy
+                ino = self.hooks.cow.clone(found.ino, now_ns()).st_ino  # named elsewhere: a copy
             else:
                 ino = found.ino
             self._link_existing(parent_ino, name, ino)
-            if not self.cow.settings.versioning:
+            if not self.hooks.cow.settings.versioning:
                 return found
-            hooks.record(self, key, "restore", ino, found.size, found.hash, str(n))
-            latest = self.versions.latest(key) or found
+            self.hooks.record(key, "restore", ino, found.size, found.hash, str(n))
+            latest = self.hooks.versions.latest(key) or found
         self.orphans.purge_due()
         return latest
 
@@ -250,7 +257,7 @@ class HistoryMixin(FileSystem):
         version or snapshot holds."""
         with self._write():
             pruned = []
-            keep = self.cow.settings.keep
+            keep = self.hooks.cow.settings.keep
             if keep is not None:
                 pruned = self.conn.execute(
                     "DELETE FROM ws_version WHERE n <= (SELECT max(n) FROM ws_version v"
@@ -274,33 +281,6 @@ class HistoryMixin(FileSystem):
         return GcReport(len(pruned), entries, len(freed), len(kept))
 
     # --- fork ---------------------------------------------------------------------------------
-
-    def fork(self, snapshot: str, out: str | os.PathLike[str]) -> Path:
-        """A new workspace file whose tree is snapshot ``snapshot``, with the history up to it
-        (versions written before it, the snapshots before it) and nothing after."""
-        from agentfs.workspace import Workspace
-
-        out = Path(out)
-        info = self.snapshots.get(snapshot)
-        if out.exists():
-            raise fs_error(errno.EEXIST, str(out), "fork refuses to overwrite a file")
-        tmp = out.with_name(f".{out.name}.forking")
-        tmp.unlink(missing_ok=True)
-        self.conn.execute("VACUUM INTO ?", (str(tmp),))
-        try:
-            with Workspace(tmp) as fork:
-                fork.snapshots.restore(snapshot)
-                with fork.transaction():
-                    fork.snapshots.forget_after(info.id)
-                    fork.conn.execute("DELETE FROM ws_version WHERE at_ns > ?", (info.created_ns,))
-                    fork.conn.execute("DELETE FROM ws_read")
-                fork.gc()
-                fork.conn.execute("VACUUM")
-            os.replace(tmp, out)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        return out
 
 
 def unified_diff(old: bytes, new: bytes, label_a: str, label_b: str) -> str:

@@ -1,12 +1,13 @@
-"""Copy-on-write in the core: which inodes a snapshot holds, copying one up, marking changed
-directories.
+"""Copy-on-write under every write: which inodes a snapshot holds, copying one up, marking
+changed directories.
 
 An inode is FROZEN when a snapshot or a version holds its bytes; they then never change in
-place. ``FileSystem`` asks before it changes a file's content: an inode a snapshot may hold is
+place. Before the core changes a file's content it asks its hooks where to write
+(``HistoryHooks.writable``, which applies these rules): an inode a snapshot may hold is
 copied up (``copy_up`` gives the live name(s) a fresh inode to change instead); one that only
 versions name has their bytes kept aside first when it is small (``Versions.keep``) and is
-copied up when it is not. This lives in the core, under every way of writing (API, tools, the
-FUSE mount later), so no writer can reach around it.
+copied up when it is not. The core calls that hook on every way of writing (API, tools,
+handles, the FUSE mount later), so no writer can reach around it.
 
 A snapshot holds an inode when its number is at or below the snapshot watermark (the fs_inode
 counter when the newest snapshot was taken): any live inode that existed then is in that

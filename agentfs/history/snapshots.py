@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, NamedTuple
 from agentfs.core import paths
 from agentfs.core.errors import HistoryNotFoundError, fs_error
 from agentfs.core.inodes import ROOT_INO, S_IFDIR, S_IFMT, S_IFREG, is_dir, split_ns
-from agentfs.history import hooks
 from agentfs.history.trees import ENTRY_MTIME, Entry, Tree, TreeDiff, changed_dirs, diff
 
 if TYPE_CHECKING:
     from agentfs.core.fs import FileSystem
+    from agentfs.history.hooks import HistoryHooks
 
 
 class SnapshotInfo(NamedTuple):
@@ -87,8 +87,9 @@ class RestoreResult(NamedTuple):
 class Snapshots:
     """The snapshots of one workspace (``ws.snapshots``)."""
 
-    def __init__(self, fs: FileSystem) -> None:
+    def __init__(self, fs: FileSystem, hooks: HistoryHooks) -> None:
         self.fs = fs
+        self.hooks = hooks  # fs's history: settings, versions, copy-up
         self.conn = fs.conn
 
     # --- creating -----------------------------------------------------------------------------
@@ -110,7 +111,7 @@ class Snapshots:
             raise fs_error(errno.EINVAL, str(name), "a snapshot name is 1..255 chars, no NUL")
         meta_text = json.dumps(meta) if meta is not None else None
         with self.fs._write():
-            return self._create(name, thread or self.fs.versions.thread, label, meta_text)
+            return self._create(name, thread or self.hooks.versions.thread, label, meta_text)
 
     def _create(
         self,
@@ -135,7 +136,7 @@ class Snapshots:
                 label,
                 meta,
                 time.time_ns(),
-                self.fs.versions.actor,
+                self.hooks.versions.actor,
                 0,
                 0,
             ),
@@ -146,7 +147,7 @@ class Snapshots:
                 " NOT EXISTS (SELECT 1 FROM ws_snapshot WHERE name = :prefix || '-' || :gen)",
                 {"prefix": prefix, "gen": gen},
             )
-        if self.fs.cow.settings.watermark < 0:
+        if self.hooks.cow.settings.watermark < 0:
             self.conn.execute(
                 f"INSERT INTO ws_entry(parent, name, born, ino, mode, mtime_ns) {_OPEN_ROW}",
                 {"gen": gen},
@@ -161,7 +162,7 @@ class Snapshots:
             "UPDATE ws_config SET value = (SELECT coalesce(max(seq), 0) FROM sqlite_sequence"
             " WHERE name = 'fs_inode') WHERE key = 'snapshot.watermark'"
         )
-        self.fs.cow.reload()
+        self.hooks.cow.reload()
         return self._get_id(gen)
 
     def _totals(self, gen: int) -> tuple[int, int]:
@@ -316,7 +317,7 @@ class Snapshots:
             dropped = self.conn.execute("DELETE FROM ws_entry RETURNING ino").fetchall()
             self.conn.execute("DELETE FROM ws_dirty")
             self.conn.execute("UPDATE ws_config SET value = '-1' WHERE key = 'snapshot.watermark'")
-            self.fs.cow.reload()
+            self.hooks.cow.reload()
         else:
             dropped = self.conn.execute(
                 "DELETE FROM ws_entry WHERE died IS NOT NULL AND NOT EXISTS (SELECT 1 FROM"
@@ -326,7 +327,7 @@ class Snapshots:
         for ino in {int(ino) for (ino,) in dropped}:  # type: ignore[arg-type]
             row = self.conn.execute("SELECT nlink, mode FROM fs_inode WHERE ino = ?", (ino,)).get
             if row is not None and row[0] == 0 and not is_dir(row[1]):
-                hooks.release_if_unheld(self.fs, ino)
+                self.hooks.release_if_unheld(ino)
         return len(dropped)
 
     # --- restoring ----------------------------------------------------------------------------
@@ -344,14 +345,14 @@ class Snapshots:
             target = self._require(name)
             undo = self._create(
                 None,
-                self.fs.versions.thread,
+                self.hooks.versions.thread,
                 f"automatic: the state before restoring {name!r}",
                 None,
                 prefix="before-restore",
             )
             want, have = Tree(self.conn, target.id), Tree(self.conn, undo.id)
             dirs = changed_dirs(self.conn, target.id, undo.id)
-            restorer = _Restorer(self.fs, want, have, path)
+            restorer = _Restorer(self.fs, self.hooks, want, have, path)
             if path != "/":
                 restorer.anchor(self._dir_in(want, paths.parent_and_name(path)[0]))
             restorer.run(dirs)
@@ -366,24 +367,27 @@ class Snapshots:
 
     def _record_history(self, changes: TreeDiff) -> None:
         """Restored files get a 'restore' version, removed ones a 'delete' event."""
-        fs = self.fs
-        if not fs.cow.settings.versioning:
+        hooks = self.hooks
+        if not hooks.cow.settings.versioning:
             return
         not_files = [p for p, e in changes.after.items() if e.mode & S_IFMT != S_IFREG]
         for p in [*changes.removed, *not_files]:  # gone, or now a directory or a symlink
-            latest = fs.versions.latest(p)
+            latest = hooks.versions.latest(p)
             if latest is not None and latest.has_content:
-                hooks.record(fs, p, "delete")
+                hooks.record(p, "delete")
         for p, entry in changes.after.items():
             if entry.mode & S_IFMT == S_IFREG:
-                hooks.history_arrived(fs, p, entry.ino, "restore")
+                hooks.arrived(p, entry.ino, "restore")
 
 
 class _Restorer:
     """Applies one restore: detach what differs, attach what the snapshot had, fix counts."""
 
-    def __init__(self, fs: FileSystem, want: Tree, have: Tree, scope: str) -> None:
+    def __init__(
+        self, fs: FileSystem, hooks: HistoryHooks, want: Tree, have: Tree, scope: str
+    ) -> None:
         self.fs = fs
+        self.hooks = hooks
         self.conn = fs.conn
         self.want = want
         self.have = have
@@ -469,7 +473,7 @@ class _Restorer:
         elif self._named_outside(entry.ino):
             # A subtree restore must not tie a file to one outside it (renamed away since):
             # the restored name gets a copy of the content instead.
-            entry = entry._replace(ino=self.fs.cow.clone(entry.ino, time.time_ns()).st_ino)
+            entry = entry._replace(ino=self.hooks.cow.clone(entry.ino, time.time_ns()).st_ino)
             self.links[entry.ino] += 1
         else:
             self.links[entry.ino] += 1
@@ -518,7 +522,7 @@ class _Restorer:
     def _finish(self, dirs: set[int]) -> None:
         fs = self.fs
         for dir_ino in self.detached_dirs:  # gone from the tree: its subtree goes too
-            fs.orphans.unlink_subtree(dir_ino, track_dirty=fs.cow.settings.watermark >= 0)
+            fs.orphans.unlink_subtree(dir_ino, track_dirty=self.hooks.tracks_dirs())
             self.conn.execute("DELETE FROM fs_inode WHERE ino = ?", (dir_ino,))
         for ino, delta in self.links.items():
             if delta:
@@ -527,10 +531,10 @@ class _Restorer:
                     (delta, ino),
                 ).get
                 if nlink <= 0:
-                    hooks.release_if_unheld(fs, ino)
+                    self.hooks.release_if_unheld(ino)
         touched = dirs | {i for i in self.attached if self._is_dir(i)}
         for dir_ino in touched:
-            fs.cow.mark_dirty(dir_ino)
+            self.hooks.cow.mark_dirty(dir_ino)
         self.conn.executemany(
             "UPDATE fs_inode SET nlink = 2 + (SELECT count(*) FROM fs_dentry d JOIN fs_inode c"
             f" ON c.ino = d.ino WHERE d.parent_ino = fs_inode.ino AND (c.mode & {S_IFMT}) ="

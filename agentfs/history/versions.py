@@ -15,7 +15,6 @@ bytes; the inodes only they held go to the orphan queue and are freed with it.
 
 from __future__ import annotations
 
-import hashlib
 from types import EllipsisType
 from typing import NamedTuple
 
@@ -32,11 +31,6 @@ CONTENT_OPS = frozenset({"write", "rename", "link", "restore"})
 #: place; a larger file is copied up instead (writing its bytes twice would cost more than a new
 #: inode). Measured in docs/history.md.
 KEPT_MAX = 16 * 1024
-
-
-def digest(data: bytes) -> bytes:
-    """The content hash stored with versions and reads: BLAKE2b, 128 bits."""
-    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 class Version(NamedTuple):

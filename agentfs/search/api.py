@@ -16,7 +16,6 @@ from agentfs.core.fs import FileSystem
 from agentfs.core.inodes import S_IFMT, S_IFREG
 from agentfs.db import queue_every_file
 from agentfs.search import vectors
-from agentfs.search.background import BackgroundEmbedder
 from agentfs.search.embedders import Embedder, builtin
 from agentfs.search.glob import walk
 from agentfs.search.index import ANY_QUEUED, IndexStatus, SearchIndex
@@ -95,13 +94,6 @@ class SearchMixin(FileSystem):
             return 0
         self.refresh_index()  # files written since the last drain get their chunks first
         return vectors.embed_pending(self, embedder, progress=progress)
-
-    def embed_in_background(
-        self, *, interval: float = 5.0, embedder: Embedder | None = None
-    ) -> BackgroundEmbedder:
-        """The opt-in background step: a thread with its own connection that embeds queued
-        chunks every ``interval`` seconds until stopped (use it as a context manager)."""
-        return BackgroundEmbedder(self.conn.filename, embedder, interval)
 
     def _files_under(self, path: str) -> list[int]:
         st = self.stat(path)

@@ -1,7 +1,8 @@
 """The opt-in background step: a thread that indexes written files and embeds their chunks
 while the agent works, so the first query after a burst of writes finds little left to do.
 
-It has a connection of its own (a ``Workspace`` on the same file), so its short transactions
+It has a connection of its own (a ``Workspace`` on the same file, opened by the function the
+workspace hands it: this layer never imports the workspace), so its short transactions
 interleave with the caller's like any second writer's (WAL, ``BEGIN IMMEDIATE``): embedding
 runs outside any transaction, and each batch is stored in one that checks the chunks are
 still there with the same text. onnxruntime and SQLite both release the GIL, so the caller
@@ -12,12 +13,23 @@ keeps most of its speed. Without this, queries drain the index queue on demand, 
 from __future__ import annotations
 
 import threading
-from pathlib import Path
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from agentfs.search.embedders import Embedder
+
+
+class Indexable(Protocol):
+    """What the thread needs of the workspace it opens (``SearchMixin`` has it all)."""
+
+    def embedder(self) -> Embedder | None: ...
+
+    def refresh_index(self) -> int: ...
+
+    def embed_pending(self, embedder: Embedder | None = None) -> int: ...
 
 
 class BackgroundEmbedder:
@@ -26,8 +38,13 @@ class BackgroundEmbedder:
     for it. ``error`` holds what stopped the thread early, if anything; ``embedded`` counts
     the vectors it stored."""
 
-    def __init__(self, path: str | Path, embedder: Embedder | None, interval: float) -> None:
-        self.path = Path(path)
+    def __init__(
+        self,
+        open_workspace: Callable[[], AbstractContextManager[Indexable]],
+        embedder: Embedder | None,
+        interval: float,
+    ) -> None:
+        self.open_workspace = open_workspace
         self.embedder = embedder
         self.interval = interval
         self.embedded = 0
@@ -42,10 +59,8 @@ class BackgroundEmbedder:
         self._thread.start()
 
     def _run(self) -> None:
-        from agentfs.workspace import Workspace  # a module-level import would be circular
-
         try:
-            with Workspace(self.path) as ws:
+            with self.open_workspace() as ws:
                 while not self._stop.is_set():
                     self._wake.clear()
                     with self._changed:

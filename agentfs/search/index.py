@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 
 import apsw
 
+from agentfs.core.digests import digest
 from agentfs.core.inodes import S_IFMT, S_IFREG
-from agentfs.history.versions import digest
 from agentfs.search.chunking import byte_offsets, chunk_text, decode_text
 from agentfs.search.vectors import VectorCache
 

@@ -22,8 +22,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 import agentfs
 from agentfs import fsck
+from agentfs.core.digests import digest
 from agentfs.core.errors import StaleReadError
-from agentfs.history.versions import digest
 
 CHUNK = 512  # the smallest chunk size: small writes cross chunk boundaries often
 

@@ -36,8 +36,8 @@ from search_rows import chunk_rows
 
 import agentfs
 from agentfs import fsck
+from agentfs.core.digests import digest
 from agentfs.core.errors import AgentFSError
-from agentfs.history.versions import digest
 from agentfs.search.chunking import chunk_text, decode_text
 from agentfs.search.chunking import lines_of as chunk_lines
 from agentfs.search.embedders import HashingEmbedder

@@ -1,0 +1,112 @@
+"""What the core tells the layer above it at each change, and the answer it needs back.
+
+``FileSystem`` calls these methods on its ``changes`` object at fixed points of every
+operation, inside the operation's own transaction, so whatever the layer above records
+(versions, snapshots' dirty marks, read records) commits with the change or not at all. The
+core knows nothing of what they do: this base class does nothing and holds nothing, which is
+a plain filesystem. ``agentfs.history.hooks.HistoryHooks`` is the real one; the workspace
+installs it. Targets are ``WriteTarget``s: the regular file a write goes to.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from agentfs.core.fs import WriteTarget
+    from agentfs.core.inodes import Stat
+
+
+class Rewrite(NamedTuple):
+    """The answer to ``Changes.rewriting``: where the new bytes go, and what the layer above
+    wants handed back at ``rewritten`` (so it need not look it up or hash again)."""
+
+    ino: int  # the target's own inode, or a copy of it (then already of the new size)
+    memo: object = None
+
+
+class Changes:
+    """The hooks of the core (see the module docstring). Every method is a no-op here."""
+
+    # --- transactions --------------------------------------------------------------------
+
+    def begin(self, data_version: int, others_committed: bool) -> None:
+        """A transaction starts; ``others_committed``: another connection committed since
+        the last one (``data_version`` is SQLite's counter of that)."""
+
+    def invalidate(self) -> None:
+        """A transaction rolled back, or the tables were changed by hand: forget caches."""
+
+    # --- names and inodes ------------------------------------------------------------------
+
+    def created(self, ino: int) -> None:
+        """``ino`` was born in this transaction (nothing older can hold it)."""
+
+    def dir_changed(self, dir_ino: int) -> None:
+        """An entry of directory ``dir_ino`` was added, removed, renamed or re-stamped."""
+
+    def names_changed(self, dentry_id: int, ino: int) -> None:
+        """The metadata of ``ino`` (named by ``dentry_id``) changed: mode or times."""
+
+    def holds(self, ino: int) -> bool:
+        """Does something above the core still need ``ino`` once its last name is gone?"""
+        return False
+
+    def tracks_dirs(self) -> bool:
+        """Must a subtree's removal report every directory it empties (``dir_changed``)?"""
+        return False
+
+    def linked(self, path: str, ino: int) -> None:
+        """The regular file ``ino`` got another name, ``path`` (a hard link)."""
+
+    def deleting(self, path: str, mode: int) -> None:
+        """``path`` (a file, or a directory with everything below it) is about to go."""
+
+    def moving(self, src: str, dst: str, ino: int, mode: int) -> None:
+        """``src`` (inode ``ino``, a file or a directory tree) is about to become ``dst``."""
+
+    # --- reads ---------------------------------------------------------------------------
+
+    def reader(self) -> str | None:
+        """Who a tracked read is recorded for (None: reads are not tracked)."""
+        return None
+
+    def read(self, reader: str, path: str, st: Stat, whole: bytes | None) -> None:
+        """``reader`` read the file ``st`` at ``path`` (all of it, ``whole``, or a part)."""
+
+    # --- writes --------------------------------------------------------------------------
+
+    def guard(self, target: WriteTarget) -> None:
+        """May the existing file ``target`` be changed? Raise to refuse (nothing changed)."""
+
+    def touched(self, target: WriteTarget) -> None:
+        """A write left ``target``'s bytes as they were; only its times changed."""
+
+    def created_file(self, target: WriteTarget, data: bytes) -> None:
+        """``target`` is new and holds ``data``, written whole."""
+
+    def rewriting(self, target: WriteTarget, data: bytes, now: int) -> Rewrite | None:
+        """``target`` is about to hold ``data`` instead of its bytes: where to write them
+        (None: the file already holds exactly these, nothing is to be written)."""
+        return Rewrite(target.ino)
+
+    def rewritten(self, target: WriteTarget, rewrite: Rewrite, data: bytes) -> None:
+        """``rewrite.ino`` now holds ``data``."""
+
+    def writable(
+        self, target: WriteTarget, now: int, *, new_size: int | None = None, first: bool = True
+    ) -> int:
+        """The inode whose bytes to change for ``target`` (its own, or a copy). ``new_size``:
+        the caller rewrites the whole file, this long (a copy need not carry the old bytes).
+        ``first``: the first change of this content (not a handle's later flush)."""
+        return target.ino
+
+    def changed(self, target: WriteTarget, ino: int, size: int) -> None:
+        """Part of the file was rewritten: ``ino`` now holds its new content, ``size`` long."""
+
+    def flushed(self, target: WriteTarget, ino: int) -> None:
+        """An open handle committed its writes to ``ino``; its version comes at close."""
+
+    def closed(self, target: WriteTarget, size: int, hash_: bytes | None) -> None:
+        """A handle that wrote closed on ``target`` (``size`` long; its content's digest if
+        the handle computed it while writing, else None)."""

@@ -1,0 +1,206 @@
+"""The core's hooks (``core.changes``): a bare ``FileSystem`` keeps no history, the hooks are
+called at the points the contract names, and a hook that refuses leaves nothing changed.
+
+These pin the seam the workspace (and later the mount and sync) attach through: if the core
+stopped calling a hook, or called it outside the operation's transaction, history would
+silently miss a change; the history suites would catch most of that, these say which hook."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import agentfs
+from agentfs import db
+from agentfs.core.changes import Changes, Rewrite
+from agentfs.core.fs import FileSystem, WriteTarget
+from agentfs.core.inodes import Stat
+
+
+@pytest.fixture
+def bare(tmp_path: Path) -> Iterator[FileSystem]:
+    """A migrated workspace file opened as nothing but the core."""
+    conn = db.connect(tmp_path / "bare.db")
+    db.migrate(conn)
+    yield FileSystem(conn)
+    conn.close()
+
+
+def _count(fs: FileSystem, table: str) -> int:
+    return int(fs.conn.execute(f"SELECT count(*) FROM {table}").get)
+
+
+def test_a_bare_filesystem_keeps_no_history(bare: FileSystem) -> None:
+    bare.write("/a.txt", b"one", parents=True)
+    bare.write("/a.txt", b"two")
+    bare.pwrite("/a.txt", b"T", 0)
+    bare.append("/a.txt", b"!")
+    bare.truncate("/a.txt", 3)
+    with bare.open("/b.bin", "wb") as f:
+        f.write(b"x" * 5000)
+    bare.link("/a.txt", "/c.txt")
+    bare.rename("/a.txt", "/d.txt")
+    bare.mkdir("/dir/sub", parents=True)
+    bare.write("/dir/sub/e", b"e")
+    bare.remove("/dir", recursive=True)
+    assert bare.read("/d.txt") == b"Two"
+    assert bare.read("/c.txt") == b"Two"
+    assert bare.read("/b.bin") == b"x" * 5000
+    assert bare.listdir("/") == ["b.bin", "c.txt", "d.txt"]
+    for table in ("ws_version", "ws_kept", "ws_dirty", "ws_read"):
+        assert _count(bare, table) == 0, table
+
+
+class Recorder(Changes):
+    """Records the hooks called on it, with what identifies each call."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[object, ...]] = []
+        self.refuse = False
+
+    def guard(self, target: WriteTarget) -> None:
+        self.calls.append(("guard", target.path))
+        if self.refuse:
+            raise PermissionError("refused by the hook")
+
+    def created_file(self, target: WriteTarget, data: bytes) -> None:
+        self.calls.append(("created_file", target.path, data))
+
+    def rewriting(self, target: WriteTarget, data: bytes, now: int) -> Rewrite | None:
+        self.calls.append(("rewriting", target.path, data))
+        return Rewrite(target.ino, "memo")
+
+    def rewritten(self, target: WriteTarget, rewrite: Rewrite, data: bytes) -> None:
+        self.calls.append(("rewritten", target.path, rewrite.memo))
+
+    def writable(
+        self, target: WriteTarget, now: int, *, new_size: int | None = None, first: bool = True
+    ) -> int:
+        self.calls.append(("writable", target.path, first))
+        return target.ino
+
+    def changed(self, target: WriteTarget, ino: int, size: int) -> None:
+        self.calls.append(("changed", target.path, size))
+
+    def flushed(self, target: WriteTarget, ino: int) -> None:
+        self.calls.append(("flushed", target.path))
+
+    def closed(self, target: WriteTarget, size: int, hash_: bytes | None) -> None:
+        self.calls.append(("closed", target.path, size, hash_ is not None))
+
+    def touched(self, target: WriteTarget) -> None:
+        self.calls.append(("touched", target.path))
+
+    def linked(self, path: str, ino: int) -> None:
+        self.calls.append(("linked", path))
+
+    def deleting(self, path: str, mode: int) -> None:
+        self.calls.append(("deleting", path))
+
+    def moving(self, src: str, dst: str, ino: int, mode: int) -> None:
+        self.calls.append(("moving", src, dst))
+
+    def reader(self) -> str | None:
+        return "t1"
+
+    def read(self, reader: str, path: str, st: Stat, whole: bytes | None) -> None:
+        self.calls.append(("read", reader, path, whole))
+
+
+@pytest.fixture
+def recorded(bare: FileSystem) -> Recorder:
+    bare.hooks = Recorder()
+    return bare.hooks
+
+
+def test_each_operation_calls_its_hooks(bare: FileSystem, recorded: Recorder) -> None:
+    bare.write("/f", b"new")
+    bare.write("/f", b"newer")
+    bare.write("/f", b"newer")  # the recorder always answers "write it"
+    bare.pwrite("/f", b"N", 0)
+    bare.pwrite("/f", b"N", 0)  # changes no byte: times only
+    bare.truncate("/f", 2)
+    assert bare.read("/f") == b"Ne"
+    bare.link("/f", "/g")
+    bare.rename("/g", "/h")
+    bare.remove("/h")
+    with bare.open("/f", "r+b") as f:
+        f.seek(2)
+        f.write(b"w!")
+    assert recorded.calls == [
+        ("created_file", "/f", b"new"),
+        ("guard", "/f"),
+        ("rewriting", "/f", b"newer"),
+        ("rewritten", "/f", "memo"),
+        ("guard", "/f"),
+        ("rewriting", "/f", b"newer"),
+        ("rewritten", "/f", "memo"),
+        ("guard", "/f"),
+        ("writable", "/f", True),
+        ("changed", "/f", 5),
+        ("guard", "/f"),
+        ("touched", "/f"),
+        ("guard", "/f"),
+        ("writable", "/f", True),
+        ("changed", "/f", 2),
+        ("read", "t1", "/f", b"Ne"),
+        ("linked", "/g"),
+        ("moving", "/g", "/h"),
+        ("deleting", "/h"),
+        ("guard", "/f"),
+        ("writable", "/f", True),
+        ("flushed", "/f"),
+        ("closed", "/f", 4, False),
+    ]
+    assert bare.read("/f") == b"New!"
+
+
+@pytest.mark.parametrize(
+    "operation",
+    [
+        lambda fs: fs.write("/f", b"other"),
+        lambda fs: fs.pwrite("/f", b"X", 1),
+        lambda fs: fs.append("/f", b"more"),
+        lambda fs: fs.truncate("/f", 1),
+    ],
+    ids=["write", "pwrite", "append", "truncate"],
+)
+def test_a_refusing_guard_changes_nothing(
+    bare: FileSystem, recorded: Recorder, operation: object
+) -> None:
+    bare.write("/f", b"kept")
+    before = bare.stat("/f")
+    recorded.refuse = True
+    with pytest.raises(PermissionError, match="refused by the hook"):
+        operation(bare)  # type: ignore[operator]
+    assert bare.read("/f") == b"kept"
+    assert bare.stat("/f") == before
+
+
+def test_hooks_run_inside_the_operations_transaction(tmp_path: Path) -> None:
+    """A hook that fails after the core wrote makes the whole operation roll back."""
+
+    class FailsAfterWriting(Changes):
+        def rewritten(self, target: WriteTarget, rewrite: Rewrite, data: bytes) -> None:
+            raise RuntimeError("history could not record it")
+
+    conn = db.connect(tmp_path / "w.db")
+    db.migrate(conn)
+    fs = FileSystem(conn)
+    fs.write("/f", b"old")
+    fs.hooks = FailsAfterWriting()
+    with pytest.raises(RuntimeError):
+        fs.write("/f", b"new")
+    assert fs.read("/f") == b"old"
+    conn.close()
+
+
+def test_the_workspace_installs_history_hooks(tmp_path: Path) -> None:
+    with agentfs.open(tmp_path / "w.db") as ws:
+        assert type(ws.hooks).__name__ == "HistoryHooks"
+        ws.write("/f", b"1")
+        ws.write("/f", b"2")
+        assert [v.n for v in ws.history("/f")] == [1, 2]
+
