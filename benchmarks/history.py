@@ -10,7 +10,8 @@ directories) and the same tree on the host disk, then, side by side in one run:
   * restore to a snapshot 10 changes away vs ``rsync -a --delete`` from that copy;
   * restore of the whole tree (every file removed first) vs ``rsync -a --delete`` into an
     empty directory;
-  * a write with versioning on vs off (2,000 overwrites each, interleaved runs, medians).
+  * a write with versioning on vs off (2,000 overwrites each, interleaved runs, medians), for
+    two kinds of overwrite: the first line edited (same length) and every byte rewritten.
 
     .venv/bin/python benchmarks/history.py [--files 10000] [--sizes 1024,102400] [--rounds 100]
 """
@@ -142,27 +143,44 @@ def bench_size(workdir: Path, files: int, size: int, rounds: int) -> dict[str, f
     return out
 
 
+def _rewritten(i: int, size: int) -> bytes:
+    """New content of file ``i`` with every byte changed (a regenerated file)."""
+    return random.Random(i).randbytes(size)
+
+
 def versioned_write_cost(workdir: Path, size: int) -> dict[str, float]:
-    """Overwrites per second with versioning on and off, interleaved runs, medians."""
-    rates: dict[str, list[float]] = {"all": [], "none": []}
+    """Overwrites per second with versioning on and off, interleaved runs, medians; two kinds
+    of overwrite: an edit of the first line (same length: SQLite rewrites only the pages whose
+    bytes changed, so an unversioned write of a large file costs about one page) and a
+    rewrite of every byte. The new contents are made before the clock starts."""
+    edits = [_content(i, size, 1) for i in range(WRITE_FILES)]
+    rewrites = [_rewritten(i, size) for i in range(WRITE_FILES)]
+    rates: dict[tuple[str, str], list[float]] = {}
     for run in range(WRITE_RUNS):
-        for keep in ("none", "all"):
-            path = workdir / f"w-{keep}-{run}.db"
-            with agentfs.open(path) as ws:
-                ws.configure_history(keep=keep)
-                for i in range(WRITE_FILES):
-                    ws.write(_path(i), _content(i, size), parents=True)
-                elapsed = _timed(
-                    lambda ws=ws: [
-                        ws.write(_path(i), _content(i, size, 1)) for i in range(WRITE_FILES)
-                    ]
-                )
-                rates[keep].append(WRITE_FILES / elapsed)
-            path.unlink()
-            for side in ("-wal", "-shm"):
-                Path(f"{path}{side}").unlink(missing_ok=True)
-    on, off = statistics.median(rates["all"]), statistics.median(rates["none"])
-    return {"write versioned /s": on, "write unversioned /s": off, "versioning cost x": off / on}
+        for kind, new in (("edit", edits), ("rewrite", rewrites)):
+            for keep in ("none", "all"):
+                path = workdir / f"w-{keep}-{run}.db"
+                with agentfs.open(path) as ws:
+                    ws.configure_history(keep=keep)
+                    for i in range(WRITE_FILES):
+                        ws.write(_path(i), _content(i, size), parents=True)
+                    elapsed = _timed(
+                        lambda ws=ws, new=new: [
+                            ws.write(_path(i), new[i]) for i in range(WRITE_FILES)
+                        ]
+                    )
+                    rates.setdefault((kind, keep), []).append(WRITE_FILES / elapsed)
+                path.unlink()
+                for side in ("-wal", "-shm"):
+                    Path(f"{path}{side}").unlink(missing_ok=True)
+    out = {}
+    for kind in ("edit", "rewrite"):
+        on = statistics.median(rates[(kind, "all")])
+        off = statistics.median(rates[(kind, "none")])
+        out[f"{kind}: write versioned /s"] = on
+        out[f"{kind}: write unversioned /s"] = off
+        out[f"versioning cost x ({kind})"] = off / on
+    return out
 
 
 #: (our metric, the host's, target for ours, how ours must compare)
@@ -173,7 +191,8 @@ ROWS = (
     ("growth beyond changed bytes KiB", "cp -a growth per snapshot KiB", 1024.0),
     ("restore 10 changes ms", "rsync 10 changes ms", 100.0),
     ("restore whole tree s", "rsync whole tree s", 2.0),
-    ("versioning cost x", None, 1.3),
+    ("versioning cost x (edit)", None, 1.3),
+    ("versioning cost x (rewrite)", None, 1.3),
 )
 
 
@@ -196,10 +215,12 @@ def render(results: dict[int, dict[str, float]], files: int, rounds: int) -> str
             lines.append(
                 f"| {size:,} B | {ours_key} | {ours:,.2f} | {host_text} | {ratio} | {want} |"
             )
-        lines.append(
-            f"| {size:,} B | writes/s versioned / unversioned | {r['write versioned /s']:,.0f}"
-            f" | {r['write unversioned /s']:,.0f} | - | |"
-        )
+        for kind in ("edit", "rewrite"):
+            lines.append(
+                f"| {size:,} B | {kind}: writes/s versioned / unversioned"
+                f" | {r[f'{kind}: write versioned /s']:,.0f}"
+                f" | {r[f'{kind}: write unversioned /s']:,.0f} | - | |"
+            )
     return "\n".join(lines)
 
 
