@@ -94,15 +94,26 @@ class Changes:
         """``rewrite.ino`` now holds ``data``."""
 
     def writable(
-        self, target: WriteTarget, now: int, *, new_size: int | None = None, first: bool = True
+        self,
+        target: WriteTarget,
+        now: int,
+        *,
+        new_size: int | None = None,
+        first: bool = True,
+        unchanged_below: int = 0,
     ) -> int:
         """The inode whose bytes to change for ``target`` (its own, or a copy). ``new_size``:
         the caller rewrites the whole file, this long (a copy need not carry the old bytes).
-        ``first``: the first change of this content (not a handle's later flush)."""
+        ``first``: the first change of this content (not a handle's later flush).
+        ``unchanged_below``: the change leaves the bytes before this offset as they are (an
+        append or a growing truncate leaves all of them: ``target.size``)."""
         return target.ino
 
-    def changed(self, target: WriteTarget, ino: int, size: int) -> None:
-        """Part of the file was rewritten: ``ino`` now holds its new content, ``size`` long."""
+    def changed(
+        self, target: WriteTarget, ino: int, size: int, appended: bytes | None = None
+    ) -> None:
+        """Part of the file was rewritten: ``ino`` now holds its new content, ``size`` long;
+        ``appended``: the change was these bytes added at the old end, nothing else."""
 
     def flushed(self, target: WriteTarget, ino: int) -> None:
         """An open handle committed its writes to ``ino``; its version comes at close."""

@@ -479,10 +479,10 @@ class FileSystem:
             if not target.created and self._unchanged_by(target.ino, size, at, data):
                 self._touch(target, now)  # nothing changes: no copy, no version
                 return size
-            ino = self.hooks.writable(target, now)
+            ino = self.hooks.writable(target, now, unchanged_below=min(at, size))
             new_size = self.chunks.write(ino, size, at, data)
             self._set_content(ino, new_size)
-            self.hooks.changed(target, ino, new_size)
+            self.hooks.changed(target, ino, new_size, appended=data if at == size else None)
         return new_size
 
     def truncate(self, path: str, size: int) -> None:
@@ -497,7 +497,7 @@ class FileSystem:
             if old_size == size:
                 self._touch(target, now)
                 return
-            ino = self.hooks.writable(target, now)
+            ino = self.hooks.writable(target, now, unchanged_below=min(size, old_size))
             self.chunks.truncate(ino, old_size, size)
             self._set_content(ino, size)
             self.hooks.changed(target, ino, size)

@@ -71,7 +71,7 @@ _BAD_VERSIONS = (
     " OR (v.ino IS NOT NULL AND v.kept IS NOT NULL)"
     " OR v.op NOT IN ('write', 'rename', 'move', 'link', 'restore', 'delete')"
     f" OR (v.ino IS NOT NULL AND (i.ino IS NULL OR NOT {_is(S_IFREG, 'i.mode')}"
-    " OR i.size IS NOT v.size OR v.hash IS NULL))"
+    " OR i.size < v.size OR v.hash IS NULL))"
     " OR (v.kept IS NOT NULL AND (k.id IS NULL OR length(k.data) IS NOT v.size"
     " OR v.hash IS NULL))"
 )
@@ -80,8 +80,8 @@ _BAD_VERSIONS = (
 @_check
 def check_ws_version_inode(conn: apsw.Connection) -> _Finding:
     """Each version has a valid op and number; a content version names an existing regular
-    file of the recorded size (frozen content never changes size) or kept bytes of that
-    size, never both."""
+    file of at least the recorded size (its bytes are the file's first ones: a file may only
+    grow under the versions that name it) or kept bytes of that size, never both."""
     for row in conn.execute(_BAD_VERSIONS):
         path, n, op, ino, missing, mode, size, want, kept, kept_missing, kept_size = row
         if ino is not None and kept is not None:
@@ -90,7 +90,7 @@ def check_ws_version_inode(conn: apsw.Connection) -> _Finding:
             yield f"version {n} of {path} ({op}) names missing inode {ino}", True
         elif ino is not None and mode is not None and (mode & 0o170000) != S_IFREG:
             yield f"version {n} of {path} names inode {ino}, which is not a regular file", False
-        elif ino is not None and size != want:
+        elif ino is not None and size < want:
             yield f"version {n} of {path}: inode {ino} has {size} bytes, recorded {want}", False
         elif kept is not None and kept_missing:
             yield f"version {n} of {path} ({op}) names missing kept bytes {kept}", True

@@ -230,12 +230,13 @@ class HistoryMixin(FileSystem):
             if existing is not None:
                 if is_dir(existing[2]):
                     raise fs_error(errno.EISDIR, key, "a directory has this name now")
-                if existing[1] == found.ino:
+                if found.describes(existing[1], self.size_of(existing[1])):
                     return self.hooks.versions.latest(key) or found  # it is the current content
                 if existing[2] & S_IFMT == S_IFREG:
                     mode = existing[2]
                 self._unlink_dentry(existing[0], parent_ino, existing[1], existing[2])
-            if found.ino is None:  # its bytes were kept aside: a new inode holds them
+            if found.ino is None or not found.describes(found.ino, self.size_of(found.ino)):
+                # kept aside, or the prefix of a file that grew since: a new inode holds them
                 ino = self._nameless_file(mode, self.hooks.versions.content(found))
             elif self.conn.execute("SELECT nlink FROM fs_inode WHERE ino = ?", (found.ino,)).get:
                 ino = self.hooks.cow.clone(found.ino, now_ns()).st_ino  # named elsewhere: a copy

@@ -19,6 +19,7 @@ from agentfs.core.changes import Changes, Rewrite
 from agentfs.core.digests import digest
 from agentfs.core.inodes import Stat, is_dir, is_symlink, now_ns
 from agentfs.history.cow import CopyOnWrite
+from agentfs.history.hashing import MIN_BYTES, PrefixHashes
 from agentfs.history.reads import FileState, Reads
 from agentfs.history.versions import Version, Versions
 
@@ -42,6 +43,7 @@ class HistoryHooks(Changes):
         cow: which inodes snapshots hold, copy-up, the settings (``history.cow``).
         versions: each path's version events (``history.versions``).
         reads: read records and the read-before-write policy (``history.reads``).
+        hashes: the states that let an append hash only what it adds (``history.hashing``).
     """
 
     def __init__(self, fs: FileSystem) -> None:
@@ -49,6 +51,7 @@ class HistoryHooks(Changes):
         self.cow = CopyOnWrite(fs.conn)
         self.versions = Versions(fs.conn, self.cow, fs.chunks)
         self.reads = Reads(fs.conn)
+        self.hashes = PrefixHashes()
 
     # --- transactions and names (Changes) ---------------------------------------------------
 
@@ -158,7 +161,7 @@ class HistoryHooks(Changes):
             "SELECT ctime * 1000000000 + ctime_nsec, size FROM fs_inode WHERE ino = ?", (ino,)
         ).get
         latest = self.versions.latest(key)
-        if latest is not None and latest.ino == ino:
+        if latest is not None and latest.describes(ino, size):
             by = "/".join(x for x in (latest.actor, latest.thread) if x) or None
             return FileState(ino, ctime_ns, size, latest.n, latest.hash, by)
         return FileState(ino, ctime_ns, size, None, None)
@@ -205,7 +208,11 @@ class HistoryHooks(Changes):
         hash_ = digest(data)
         key = self.history_path(target.path)
         latest = self.keep_untracked(target, key, self.versions.latest(key))
-        if latest is not None and latest.ino == target.ino and latest.hash == hash_:
+        if (
+            latest is not None
+            and latest.describes(target.ino, target.size)
+            and latest.hash == hash_
+        ):
             return None
         ino = self.writable(target, now, new_size=len(data), first=False)
         return Rewrite(ino, _Versioned(key, hash_, latest))
@@ -217,12 +224,19 @@ class HistoryHooks(Changes):
         self.wrote(target, rewrite.ino)
 
     def writable(
-        self, target: WriteTarget, now: int, *, new_size: int | None = None, first: bool = True
+        self,
+        target: WriteTarget,
+        now: int,
+        *,
+        new_size: int | None = None,
+        first: bool = True,
+        unchanged_below: int = 0,
     ) -> int:
-        """The inode whose content to change for ``target``: its own, once the versions that
-        name it have their bytes kept (``Versions.keep``), or a copy-up when a snapshot may
-        hold it or it is too large to keep. ``first``: keep its content as a version first
-        if none is (``keep_untracked``)."""
+        """The inode whose content to change for ``target``: its own when the change leaves
+        every byte it has now in place (an append: each version naming it still finds its
+        bytes as a prefix, ``Versions``) or once the versions that name it have their bytes
+        kept (``Versions.keep``); a copy-up when a snapshot may hold it or it is too large to
+        keep. ``first``: keep its content as a version first if none is (``keep_untracked``)."""
         if first:
             self.keep_untracked(target)
         ino = target.ino
@@ -230,18 +244,32 @@ class HistoryHooks(Changes):
             return ino
         if self.cow.snapshotted(ino):
             return self.copy_up(target, now, size=new_size).st_ino
+        if unchanged_below >= target.size:
+            return ino
         key = self.history_path(target.path) if self.versions.pending else None
         if self.versions.keep(ino, target.size, key):
             return ino
         return self.copy_up(target, now, size=new_size, held=True).st_ino
 
-    def changed(self, target: WriteTarget, ino: int, size: int) -> None:
-        """Record the new content of a partly rewritten file (hashing all of it), or drop
-        this transaction's version of it when it outgrew ``history.max_bytes``."""
+    def changed(
+        self, target: WriteTarget, ino: int, size: int, appended: bytes | None = None
+    ) -> None:
+        """Record the new content of a partly rewritten file, or drop this transaction's
+        version of it when it outgrew ``history.max_bytes``. The digest continues the one
+        of the content it appended to when that is remembered (``history.hashing``), else
+        hashes all of it."""
         settings = self.cow.settings
         if settings.versions(size):
-            hash_ = digest(self.fs.chunks.read(ino, size))
-            self.record(self.history_path(target.path), "write", ino, size, hash_)
+            key = self.history_path(target.path)
+            latest: Version | EllipsisType | None = ...
+            hash_ = None
+            if appended is not None and ino == target.ino and target.size >= MIN_BYTES:
+                latest = self.versions.latest(key)
+                if latest is not None and latest.describes(ino, target.size) and latest.hash:
+                    hash_ = self.hashes.continued(ino, target.size, latest.hash, appended)
+            if hash_ is None:
+                hash_ = self.hashes.whole(ino, self.fs.chunks.read(ino, size))
+            self.record(key, "write", ino, size, hash_, latest=latest)
         elif settings.versioning:
             key = self.history_path(target.path)
             latest = self.versions.latest(key)
@@ -289,10 +317,9 @@ class HistoryHooks(Changes):
         if key is None:
             key = self.history_path(target.path)
             latest = self.versions.latest(key)
-        ino = target.ino
-        if target.created or ino in self.cow.fresh or (latest is not None and latest.ino == ino):
+        ino, size = target.ino, target.size
+        if target.created or ino in self.cow.fresh or (latest and latest.describes(ino, size)):
             return latest
-        size = target.size
         if not self.cow.settings.versions(size):
             return latest
         hash_ = digest(self.fs.chunks.read(ino, size))
@@ -344,7 +371,8 @@ class HistoryHooks(Changes):
         if not settings.versions(size):
             return
         row = self.fs.conn.execute(
-            "SELECT hash FROM ws_version WHERE ino = ? AND hash IS NOT NULL LIMIT 1", (ino,)
+            "SELECT hash FROM ws_version WHERE ino = ? AND size = ? AND hash IS NOT NULL LIMIT 1",
+            (ino, size),
         ).get
         hash_ = row if row is not None else digest(self.fs.chunks.read(ino, size))
         self.record(path, op, ino, size, hash_, other)

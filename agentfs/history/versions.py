@@ -52,6 +52,11 @@ class Version(NamedTuple):
     def has_content(self) -> bool:
         return self.ino is not None or self.kept is not None
 
+    def describes(self, ino: int, size: int) -> bool:
+        """Is this the content inode ``ino`` has now, ``size`` bytes long? A version may
+        name an inode that has grown since: appends leave older versions as its prefix."""
+        return self.ino == ino and self.size == size
+
     def as_dict(self) -> dict[str, object]:
         row = self._asdict()
         row["hash"] = self.hash.hex() if self.hash is not None else None
@@ -147,10 +152,10 @@ class Versions:
         names it its bytes in ``ws_kept``, except ``path``'s pending row (the change about to
         be recorded updates that one). False when there is such a row but the file is over
         ``KEPT_MAX``: the caller must copy the file up instead, and nothing was kept."""
-        rows = [
-            (row_path, n)
-            for row_path, n in self.conn.execute(
-                "SELECT path, n FROM ws_version WHERE ino = ?", (ino,)
+        rows: list[tuple[str, int, int]] = [
+            (row_path, n, row_size)  # type: ignore[misc]
+            for row_path, n, row_size in self.conn.execute(
+                "SELECT path, n, size FROM ws_version WHERE ino = ?", (ino,)
             ).fetchall()
             if row_path != path or (row_path, n) not in self.pending
         ]
@@ -159,9 +164,9 @@ class Versions:
         if size > KEPT_MAX:
             return False
         data = self.chunks.read(ino, size)
-        for row_path, n in rows:
+        for row_path, n, row_size in rows:  # an older version may be a shorter prefix
             kept = self.conn.execute(
-                "INSERT INTO ws_kept(data) VALUES (?) RETURNING id", (data,)
+                "INSERT INTO ws_kept(data) VALUES (?) RETURNING id", (data[:row_size],)
             ).get
             self.conn.execute(
                 "UPDATE ws_version SET ino = NULL, kept = ? WHERE path = ? AND n = ?",

@@ -54,7 +54,7 @@ def version_of(ws: AnyWorkspace, path: str, st: Stat) -> int:
         latest = ws.version(path)
     except HistoryNotFoundError:
         return 0
-    return latest.n if latest.ino == st.st_ino else 0
+    return latest.n if latest.describes(st.st_ino, st.st_size) else 0
 
 
 def check_expected(ws: AnyWorkspace, path: str, expected: int | None) -> None:

@@ -76,13 +76,21 @@ class Recorder(Changes):
         self.calls.append(("rewritten", target.path, rewrite.memo))
 
     def writable(
-        self, target: WriteTarget, now: int, *, new_size: int | None = None, first: bool = True
+        self,
+        target: WriteTarget,
+        now: int,
+        *,
+        new_size: int | None = None,
+        first: bool = True,
+        unchanged_below: int = 0,
     ) -> int:
-        self.calls.append(("writable", target.path, first))
+        self.calls.append(("writable", target.path, first, unchanged_below))
         return target.ino
 
-    def changed(self, target: WriteTarget, ino: int, size: int) -> None:
-        self.calls.append(("changed", target.path, size))
+    def changed(
+        self, target: WriteTarget, ino: int, size: int, appended: bytes | None = None
+    ) -> None:
+        self.calls.append(("changed", target.path, size, appended))
 
     def flushed(self, target: WriteTarget, ino: int) -> None:
         self.calls.append(("flushed", target.path))
@@ -121,6 +129,7 @@ def test_each_operation_calls_its_hooks(bare: FileSystem, recorded: Recorder) ->
     bare.write("/f", b"newer")  # the recorder always answers "write it"
     bare.pwrite("/f", b"N", 0)
     bare.pwrite("/f", b"N", 0)  # changes no byte: times only
+    bare.append("/f", b"+")
     bare.truncate("/f", 2)
     assert bare.read("/f") == b"Ne"
     bare.link("/f", "/g")
@@ -138,19 +147,22 @@ def test_each_operation_calls_its_hooks(bare: FileSystem, recorded: Recorder) ->
         ("rewriting", "/f", b"newer"),
         ("rewritten", "/f", "memo"),
         ("guard", "/f"),
-        ("writable", "/f", True),
-        ("changed", "/f", 5),
+        ("writable", "/f", True, 0),
+        ("changed", "/f", 5, None),
         ("guard", "/f"),
         ("touched", "/f"),
         ("guard", "/f"),
-        ("writable", "/f", True),
-        ("changed", "/f", 2),
+        ("writable", "/f", True, 5),  # an append leaves every old byte in place
+        ("changed", "/f", 6, b"+"),
+        ("guard", "/f"),
+        ("writable", "/f", True, 2),
+        ("changed", "/f", 2, None),
         ("read", "t1", "/f", b"Ne"),
         ("linked", "/g"),
         ("moving", "/g", "/h"),
         ("deleting", "/h"),
         ("guard", "/f"),
-        ("writable", "/f", True),
+        ("writable", "/f", True, 0),
         ("flushed", "/f"),
         ("closed", "/f", 4, False),
     ]
@@ -203,4 +215,3 @@ def test_the_workspace_installs_history_hooks(tmp_path: Path) -> None:
         ws.write("/f", b"1")
         ws.write("/f", b"2")
         assert [v.n for v in ws.history("/f")] == [1, 2]
-
