@@ -96,6 +96,8 @@ class WorkspaceFile(io.RawIOBase):
         #: version reads the bytes back), and how many bytes it has seen.
         self._hash: hashlib.blake2b | None = hasher() if self._base == 0 else None
         self._hashed = 0
+        #: The lowest offset written (or truncated to) since the last commit; None: none.
+        self._low: int | None = None
 
     # --- io.RawIOBase ----------------------------------------------------------------------
 
@@ -152,6 +154,7 @@ class WorkspaceFile(io.RawIOBase):
         if self._append:
             self._pos = self._size
         start = self._pos
+        self._lower(start)
         self._feed_hash(start, view)
         cs = self._cs
         done = 0
@@ -186,6 +189,7 @@ class WorkspaceFile(io.RawIOBase):
             del self._dirty[keep - 1][size % cs :]
         self._base = min(self._base, size)
         self._size = size
+        self._lower(size)
         if self._hash is not None and size < self._hashed:
             self._hash = hasher() if size == 0 else None
             self._hashed = 0
@@ -210,6 +214,9 @@ class WorkspaceFile(io.RawIOBase):
             super().close()
 
     # --- the image ---------------------------------------------------------------------------
+
+    def _lower(self, offset: int) -> None:
+        self._low = offset if self._low is None else min(self._low, offset)
 
     def _check_open(self) -> None:
         if self.closed:
@@ -295,6 +302,7 @@ class WorkspaceFile(io.RawIOBase):
         self._dirty.clear()
         self._base = self._size
         self._pending = False
+        self._low = None
 
     def _apply(self, now: int) -> WriteTarget:
         """Make the committed file what the handle holds: keep the committed bytes below
@@ -305,14 +313,26 @@ class WorkspaceFile(io.RawIOBase):
         committed = target.size
         fs.hooks.guard(target)
         keep = min(committed, self._base)  # committed bytes that stay the file's
+        cs = self._cs
+        appends = keep == committed > 0 and self._low is not None and self._low >= committed
+        edge = committed // cs
+        if appends and committed % cs and edge in self._dirty:
+            # only bytes past the end changed: the last chunk's committed part is taken as it
+            # is now (not as this handle first saw it), so those bytes stay exactly the same
+            fresh = fs.chunks.read(target.ino, committed, edge * cs, committed % cs)
+            self._dirty[edge][: committed % cs] = fresh
         # a rewrite from 0 copies no chunk up; otherwise the kept ones come along; what an
         # earlier flush committed gets no version of its own
         ino = fs.hooks.writable(
-            target, now, new_size=0 if keep == 0 else None, first=target.ino != self._flushed
+            target,
+            now,
+            new_size=0 if keep == 0 else None,
+            first=target.ino != self._flushed,
+            unchanged_below=committed if appends else 0,
         )
         if ino != target.ino:
             committed = 0 if keep == 0 else committed
-        chunks, cs, size = fs.chunks, self._cs, self._size
+        chunks, size = fs.chunks, self._size
         if committed > keep:
             chunks.truncate(ino, committed, keep)
         rows: list[tuple[int, int, bytes | bytearray]] = []

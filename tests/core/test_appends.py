@@ -164,3 +164,47 @@ def test_fsck_finds_an_inode_shorter_than_its_version(ws_path: Path) -> None:
             f"version 1 of /f: inode {ino} has 20000 bytes, recorded 30000",
             f"version 2 of /f: inode {ino} has 20000 bytes, recorded 60000",
         ]
+
+
+def test_a_handle_that_appends_keeps_the_inode(ws: agentfs.Workspace) -> None:
+    """``open(path, "ab")`` (what ``>>`` does through the mount) adds its bytes in place: each
+    close makes one version, none copies the file."""
+    ws.write("/log", b"0" * 100_000)
+    ino, count = ws.stat("/log").st_ino, inodes(ws)
+    for k in range(1, 4):
+        with ws.open("/log", "ab") as f:
+            f.write(str(k).encode() * 50_000)
+    assert ws.stat("/log").st_ino == ino
+    assert inodes(ws) == count
+    assert stored_bytes(ws) == 250_000
+    expected = b"0" * 100_000 + b"1" * 50_000 + b"2" * 50_000 + b"3" * 50_000
+    assert ws.read("/log") == expected
+    assert [v.size for v in ws.history("/log")] == [100_000, 150_000, 200_000, 250_000]
+
+
+def test_a_handle_append_takes_the_last_chunk_as_it_is_now(ws: agentfs.Workspace) -> None:
+    """A handle loads the last chunk when it first writes into it; if another writer changes
+    that chunk's committed bytes before the handle commits, the append must not write the
+    handle's stale copy back under the versions that name the inode."""
+    ws.write("/f", b"a" * 100_000)
+    with ws.open("/f", "ab") as f:
+        f.write(b"tail")
+        f.flush()  # loads the last chunk and commits: in place
+        f.write(b"more")
+        with agentfs.open(ws.path) as other:  # meanwhile, a change in that chunk
+            other.pwrite("/f", b"Z", 99_000)
+    assert ws.read("/f") == b"a" * 99_000 + b"Z" + b"a" * 999 + b"tailmore"
+    versions = ws.history("/f")
+    assert ws.read_version("/f", versions[0].n) == b"a" * 100_000
+    assert ws.read_version("/f", versions[-1].n) == ws.read("/f")
+
+
+def test_a_handle_that_writes_below_the_end_still_copies_up(ws: agentfs.Workspace) -> None:
+    ws.write("/f", b"b" * 100_000)
+    ino = ws.stat("/f").st_ino
+    with ws.open("/f", "r+b") as f:
+        f.seek(99_999)
+        f.write(b"XY")  # one byte below the old end
+    assert ws.stat("/f").st_ino != ino
+    assert ws.read_version("/f", 1) == b"b" * 100_000
+    assert ws.read("/f") == b"b" * 99_999 + b"XY"

@@ -162,7 +162,7 @@ def test_each_operation_calls_its_hooks(bare: FileSystem, recorded: Recorder) ->
         ("moving", "/g", "/h"),
         ("deleting", "/h"),
         ("guard", "/f"),
-        ("writable", "/f", True, 0),
+        ("writable", "/f", True, 2),  # the handle wrote past the end only
         ("flushed", "/f"),
         ("closed", "/f", 4, False),
     ]
