@@ -34,6 +34,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import apsw
+
 import agentfs
 from agentfs import db as adb
 from agentfs.core.digests import digest
@@ -100,15 +102,14 @@ def agentfs_small(workdir: Path, n: int, plain: bool = False) -> Timings:
         }
 
 
-def raw_small(workdir: Path, n: int) -> Timings:
-    """The floor of this schema on this disk: the rows a plain write, read or delete
-    changes, by hand-written apsw statements, one transaction per file, on a workspace file
-    (same pragmas, tables, indexes and triggers), with no path resolution, no cache, no
-    history and no Python objects in between."""
-    path = workdir / "raw.db"
+_RAW_TOUCH = "UPDATE fs_inode SET mtime = ?, ctime = ? WHERE ino = ?"
+
+
+def _raw_workspace(path: Path) -> tuple[apsw.Connection, dict[str, int]]:
+    """A new workspace file opened as a bare connection, with the benchmark's directories
+    (made by hand); their inodes by name."""
     agentfs.open(path).close()
     conn = adb.connect(path)
-    data, other = os.urandom(FILE_BYTES), os.urandom(FILE_BYTES)
     dirs: dict[str, int] = {}
     for i in range(DIRS):
         name = f"d{i:02d}"
@@ -121,28 +122,39 @@ def raw_small(workdir: Path, n: int) -> Timings:
                 "INSERT INTO fs_dentry(name, parent_ino, ino) VALUES (?, 1, ?)", (name, ino)
             )
         dirs[name] = ino  # type: ignore[assignment]
+    return conn, dirs
+
+
+def _raw_create(conn: apsw.Connection, parent: int, name: str, data: bytes, now: int) -> int:
+    """The rows of a new 1-chunk file: inode, name, the parent's times, the chunk."""
+    ino: int = conn.execute(
+        "INSERT INTO fs_inode(mode, nlink, uid, gid, size, atime, mtime, ctime)"
+        " VALUES (33188, 1, 0, 0, ?, ?, ?, ?) RETURNING ino",
+        (len(data), now, now, now),
+    ).get  # type: ignore[assignment]
+    conn.execute(
+        "INSERT INTO fs_dentry(name, parent_ino, ino) VALUES (?, ?, ?)", (name, parent, ino)
+    )
+    conn.execute(_RAW_TOUCH, (now, now, parent))
+    conn.execute("INSERT INTO fs_data(ino, chunk_index, data) VALUES (?, 0, ?)", (ino, data))
+    return ino
+
+
+def raw_small(workdir: Path, n: int) -> Timings:
+    """The floor of this schema on this disk: the rows a plain write, read or delete
+    changes, by hand-written apsw statements, one transaction per file, on a workspace file
+    (same pragmas, tables, indexes and triggers), with no path resolution, no cache, no
+    history and no Python objects in between."""
+    conn, dirs = _raw_workspace(workdir / "raw.db")
+    data, other = os.urandom(FILE_BYTES), os.urandom(FILE_BYTES)
     names = [(dirs[d], f) for d, f in _names(n)]
     lookup = "SELECT ino FROM fs_dentry WHERE parent_ino = ? AND name = ?"
     content = "SELECT data FROM fs_data WHERE ino = ? ORDER BY chunk_index"
-    touch = "UPDATE fs_inode SET mtime = ?, ctime = ? WHERE ino = ?"
 
     def create() -> None:
         for parent, name in names:
             with conn:
-                now = int(time.time())
-                ino = conn.execute(
-                    "INSERT INTO fs_inode(mode, nlink, uid, gid, size, atime, mtime, ctime)"
-                    " VALUES (33188, 1, 0, 0, ?, ?, ?, ?) RETURNING ino",
-                    (FILE_BYTES, now, now, now),
-                ).get
-                conn.execute(
-                    "INSERT INTO fs_dentry(name, parent_ino, ino) VALUES (?, ?, ?)",
-                    (name, parent, ino),
-                )
-                conn.execute(touch, (now, now, parent))
-                conn.execute(
-                    "INSERT INTO fs_data(ino, chunk_index, data) VALUES (?, 0, ?)", (ino, data)
-                )
+                _raw_create(conn, parent, name, data, int(time.time()))
 
     def overwrite() -> None:
         for parent, name in names:
@@ -182,7 +194,7 @@ def raw_small(workdir: Path, n: int) -> Timings:
                     "DELETE FROM fs_dentry WHERE parent_ino = ? AND name = ? RETURNING ino",
                     (parent, name),
                 ).get
-                conn.execute(touch, (now, now, parent))
+                conn.execute(_RAW_TOUCH, (now, now, parent))
                 conn.execute("DELETE FROM fs_data WHERE ino = ?", (ino,))
                 conn.execute("DELETE FROM fs_inode WHERE ino = ?", (ino,))
 
@@ -205,23 +217,9 @@ def raw_versioned_small(workdir: Path, n: int) -> Timings:
     newest version looked up, the old bytes kept aside (``ws_kept``) for the version that
     named the inode, a version row (its digest computed), a delete recorded as an event and
     the inode kept for its versions."""
-    path = workdir / "rawv.db"
-    agentfs.open(path).close()
-    conn = adb.connect(path)
+    conn, dirs = _raw_workspace(workdir / "rawv.db")
     data, other = os.urandom(FILE_BYTES), os.urandom(FILE_BYTES)
-    dirs: dict[str, int] = {}
-    for i in range(DIRS):
-        name = f"d{i:02d}"
-        with conn:
-            dirs[name] = conn.execute(
-                "INSERT INTO fs_inode(mode, nlink, uid, gid, size, atime, mtime, ctime)"
-                " VALUES (16877, 2, 0, 0, 0, 0, 0, 0) RETURNING ino"
-            ).get  # type: ignore[assignment]
-            conn.execute(
-                "INSERT INTO fs_dentry(name, parent_ino, ino) VALUES (?, 1, ?)", (name, dirs[name])
-            )
     names = [(dirs[d], f, f"/{d}/{f}") for d, f in _names(n)]
-    touch = "UPDATE fs_inode SET mtime = ?, ctime = ? WHERE ino = ?"
     latest = "SELECT n, ino FROM ws_version WHERE path = ? ORDER BY n DESC LIMIT 1"
     version = (
         "INSERT INTO ws_version(path, n, op, ino, size, hash, at_ns) VALUES (?, ?, ?, ?, ?, ?, ?)"
@@ -231,19 +229,7 @@ def raw_versioned_small(workdir: Path, n: int) -> Timings:
         for parent, name, key in names:
             with conn:
                 now = time.time_ns()
-                ino = conn.execute(
-                    "INSERT INTO fs_inode(mode, nlink, uid, gid, size, atime, mtime, ctime)"
-                    " VALUES (33188, 1, 0, 0, ?, ?, ?, ?) RETURNING ino",
-                    (FILE_BYTES, now, now, now),
-                ).get
-                conn.execute(
-                    "INSERT INTO fs_dentry(name, parent_ino, ino) VALUES (?, ?, ?)",
-                    (name, parent, ino),
-                )
-                conn.execute(touch, (now, now, parent))
-                conn.execute(
-                    "INSERT INTO fs_data(ino, chunk_index, data) VALUES (?, 0, ?)", (ino, data)
-                )
+                ino = _raw_create(conn, parent, name, data, now)
                 row = conn.execute(latest, (key,)).get
                 n_ = 1 if row is None else row[0] + 1
                 conn.execute(version, (key, n_, "write", ino, FILE_BYTES, digest(data), now))
@@ -291,7 +277,7 @@ def raw_versioned_small(workdir: Path, n: int) -> Timings:
                     "DELETE FROM fs_dentry WHERE parent_ino = ? AND name = ? RETURNING ino",
                     (parent, name),
                 ).get
-                conn.execute(touch, (now, now, parent))
+                conn.execute(_RAW_TOUCH, (now, now, parent))
                 conn.execute("UPDATE fs_inode SET nlink = 0, ctime = ? WHERE ino = ?", (now, ino))
 
     try:

@@ -245,7 +245,7 @@ class HistoryMixin(FileSystem):
             self._link_existing(parent_ino, name, ino)
             if not self.hooks.cow.settings.versioning:
                 return found
-            self.hooks.record(key, "restore", ino, found.size, found.hash, str(n))
+            self.hooks.versions.record(key, "restore", ino, found.size, found.hash, str(n))
             latest = self.hooks.versions.latest(key) or found
         self.orphans.purge_due()
         return latest

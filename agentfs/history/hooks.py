@@ -49,7 +49,7 @@ class HistoryHooks(Changes):
     def __init__(self, fs: FileSystem) -> None:
         self.fs = fs
         self.cow = CopyOnWrite(fs.conn)
-        self.versions = Versions(fs.conn, self.cow, fs.chunks)
+        self.versions = Versions(fs.conn, self.cow, fs.chunks, self.release_if_unheld)
         self.reads = Reads(fs.conn)
         self.hashes = PrefixHashes()
 
@@ -105,7 +105,7 @@ class HistoryHooks(Changes):
         for p in self.versions.paths_under(real) if is_dir(mode) else [real]:
             latest = self.versions.latest(p)
             if latest is not None and latest.has_content:
-                self.record(p, "delete", latest=latest)
+                self.versions.record(p, "delete", latest=latest)
 
     def moving(self, src: str, dst: str, ino: int, mode: int) -> None:
         """Each file with history (the file itself, or every one below a directory) gets a
@@ -117,7 +117,7 @@ class HistoryHooks(Changes):
         if not is_dir(mode):
             latest = versions.latest(real_src)
             if latest is not None:
-                self.record(real_src, "move", other=real_dst, latest=latest)
+                self.versions.record(real_src, "move", other=real_dst, latest=latest)
             self.arrived(real_dst, ino, "rename", other=real_src)
             return
         for old in versions.paths_under(real_src):
@@ -129,7 +129,7 @@ class HistoryHooks(Changes):
             except (FileNotFoundError, NotADirectoryError):
                 continue  # gone while versioning was off: nothing moves
             new = real_dst + old[len(real_src) :]
-            self.record(old, "move", other=new, latest=latest)
+            self.versions.record(old, "move", other=new, latest=latest)
             self.arrived(new, found.st_ino, "rename", other=old)
 
     # --- reads (Changes) ----------------------------------------------------------------------
@@ -196,7 +196,7 @@ class HistoryHooks(Changes):
     def created_file(self, target: WriteTarget, data: bytes) -> None:
         if self.cow.settings.versions(len(data)):
             key = self.history_path(target.path)
-            self.record(key, "write", target.ino, len(data), digest(data))
+            self.versions.record(key, "write", target.ino, len(data), digest(data))
         self.wrote(target, target.ino)  # the creator has seen what it wrote
 
     def rewriting(self, target: WriteTarget, data: bytes, now: int) -> Rewrite | None:
@@ -220,7 +220,9 @@ class HistoryHooks(Changes):
     def rewritten(self, target: WriteTarget, rewrite: Rewrite, data: bytes) -> None:
         memo = rewrite.memo
         if isinstance(memo, _Versioned):
-            self.record(memo.key, "write", rewrite.ino, len(data), memo.hash, latest=memo.latest)
+            self.versions.record(
+                memo.key, "write", rewrite.ino, len(data), memo.hash, latest=memo.latest
+            )
         self.wrote(target, rewrite.ino)
 
     def writable(
@@ -269,7 +271,7 @@ class HistoryHooks(Changes):
                     hash_ = self.hashes.continued(ino, target.size, latest.hash, appended)
             if hash_ is None:
                 hash_ = self.hashes.whole(ino, self.fs.chunks.read(ino, size))
-            self.record(key, "write", ino, size, hash_, latest=latest)
+            self.versions.record(key, "write", ino, size, hash_, latest=latest)
         elif settings.versioning:
             key = self.history_path(target.path)
             latest = self.versions.latest(key)
@@ -291,7 +293,7 @@ class HistoryHooks(Changes):
         key = self.history_path(target.path)
         latest = self.versions.latest(key)
         if latest is None or latest.ino != ino or latest.hash != hash_:
-            self.record(key, "write", ino, size, hash_, latest=latest)
+            self.versions.record(key, "write", ino, size, hash_, latest=latest)
 
     # --- what the hooks share with history's own operations -----------------------------------
 
@@ -323,7 +325,7 @@ class HistoryHooks(Changes):
         if not self.cow.settings.versions(size):
             return latest
         hash_ = digest(self.fs.chunks.read(ino, size))
-        self.record(key, "write", ino, size, hash_, latest=latest, pending=False)
+        self.versions.record(key, "write", ino, size, hash_, latest=latest, pending=False)
         return self.versions.latest(key)
 
     def copy_up(
@@ -344,23 +346,6 @@ class HistoryHooks(Changes):
             ).get
             self.fs.orphans.release(ino, mode, size)
 
-    def record(
-        self,
-        path: str,
-        op: str,
-        ino: int | None = None,
-        size: int | None = None,
-        hash_: bytes | None = None,
-        other: str | None = None,
-        latest: Version | EllipsisType | None = ...,
-        *,
-        pending: bool = True,
-    ) -> None:
-        """Add an event to the history of ``path`` (symlink-free: see ``history_path``)."""
-        dropped = self.versions.record(path, op, ino, size, hash_, other, latest, pending=pending)
-        for ino_ in dropped:
-            self.release_if_unheld(ino_)
-
     def arrived(self, path: str, ino: int, op: str, other: str | None = None) -> None:
         """The file ``ino`` now also lives at ``path`` (a rename, a hard link, a restore):
         record its content there, without hashing again when a version already says it."""
@@ -375,7 +360,7 @@ class HistoryHooks(Changes):
             (ino, size),
         ).get
         hash_ = row if row is not None else digest(self.fs.chunks.read(ino, size))
-        self.record(path, op, ino, size, hash_, other)
+        self.versions.record(path, op, ino, size, hash_, other)
 
     def history_path(self, path: str) -> str:
         """The symlink-free path history is kept under (a file reached through a symlinked

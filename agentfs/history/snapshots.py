@@ -374,7 +374,7 @@ class Snapshots:
         for p in [*changes.removed, *not_files]:  # gone, or now a directory or a symlink
             latest = hooks.versions.latest(p)
             if latest is not None and latest.has_content:
-                hooks.record(p, "delete")
+                hooks.versions.record(p, "delete")
         for p, entry in changes.after.items():
             if entry.mode & S_IFMT == S_IFREG:
                 hooks.arrived(p, entry.ino, "restore")

@@ -15,6 +15,7 @@ bytes; the inodes only they held go to the orphan queue and are freed with it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import EllipsisType
 from typing import NamedTuple
 
@@ -84,10 +85,17 @@ class Versions:
             keeping its bytes (``begin`` empties it).
     """
 
-    def __init__(self, conn: apsw.Connection, cow: CopyOnWrite, chunks: Chunks) -> None:
+    def __init__(
+        self,
+        conn: apsw.Connection,
+        cow: CopyOnWrite,
+        chunks: Chunks,
+        release: Callable[[int], None],
+    ) -> None:
         self.conn = conn
         self.cow = cow
         self.chunks = chunks
+        self.release = release  # frees an inode nothing holds any more (retention pruned it)
         self.actor: str | None = None
         self.thread: str | None = None
         self.journal: list[tuple[str, int]] | None = None
@@ -112,15 +120,14 @@ class Versions:
         latest: Version | EllipsisType | None = ...,
         *,
         pending: bool = True,
-    ) -> list[int]:
+    ) -> None:
         """Append an event to ``path``'s history (inside the caller's transaction).
 
         A second ``write`` of the same inode in one transaction updates that transaction's row
         instead. ``latest`` saves a lookup when the caller has the path's newest row already.
         ``pending`` False: the row keeps the inode's bytes as they are now, even if this
         transaction changes them next (a file's untracked content, recorded before a change).
-        Returns the inodes retention pruned that nothing else holds any more, for the caller
-        to release.
+        Inodes retention pruned that nothing else holds any more are released.
         """
         if latest is ...:
             latest = self.latest(path)
@@ -136,7 +143,7 @@ class Versions:
                 "UPDATE ws_version SET size = ?, hash = ?, at_ns = ? WHERE path = ? AND n = ?",
                 (size, hash_, now, path, latest.n),
             )
-            return []  # already in the journal
+            return  # already in the journal
         n = 1 if latest is None else latest.n + 1
         self.conn.execute(
             _INSERT, (path, n, op, ino, size, hash_, now, self.actor, self.thread, other)
@@ -145,7 +152,8 @@ class Versions:
             self.pending.add((path, n))
         if self.journal is not None:
             self.journal.append((path, n))
-        return self._prune(path, n)
+        for ino in self._prune(path, n):
+            self.release(ino)
 
     def keep(self, ino: int, size: int, path: str | None) -> bool:
         """Before inode ``ino`` (``size`` bytes) changes in place: give every version row that
