@@ -142,7 +142,9 @@ def test_glob_lists_what_the_host_glob_lists(tmp_path: Path, case: tuple[list[st
         {
             "/" + p
             for p in hostglob.glob(pattern, root_dir=root, recursive=True, include_hidden=True)
-            if (root / p).is_file()
+            # a trailing '**' also yields 'a/a/' for a file a/a (CPython's glob does not
+            # check the '' it adds is a directory): a path ending in '/' names no file
+            if (root / p).is_file() and not p.endswith("/")
         }
     )
     assert ours == theirs, pattern
