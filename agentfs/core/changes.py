@@ -76,6 +76,11 @@ class Changes:
 
     # --- writes --------------------------------------------------------------------------
 
+    def digest_limit(self) -> int:
+        """The largest content whose digest the layer above records (``closed`` gets it):
+        a handle hashes what it writes only up to this size (0: never)."""
+        return 0
+
     def guard(self, target: WriteTarget) -> None:
         """May the existing file ``target`` be changed? Raise to refuse (nothing changed)."""
 

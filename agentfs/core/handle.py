@@ -94,7 +94,11 @@ class WorkspaceFile(io.RawIOBase):
         self._wrote = self._pending = kind != "r" and (existing is None or kind in ("w", "x"))
         #: The version's hash, fed while the writes run on from 0 without a gap (None: the
         #: version reads the bytes back), and how many bytes it has seen.
-        self._hash: hashlib.blake2b | None = hasher() if self._base == 0 else None
+        #: No version will need a digest of more than this (none at all: 0).
+        self._hash_limit = fs.hooks.digest_limit()
+        self._hash: hashlib.blake2b | None = (
+            hasher() if self._base == 0 and self._hash_limit > 0 else None
+        )
         self._hashed = 0
         #: The lowest offset written (or truncated to) since the last commit; None: none.
         self._low: int | None = None
@@ -191,7 +195,7 @@ class WorkspaceFile(io.RawIOBase):
         self._size = size
         self._lower(size)
         if self._hash is not None and size < self._hashed:
-            self._hash = hasher() if size == 0 else None
+            self._hash = hasher() if size == 0 and self._hash_limit > 0 else None
             self._hashed = 0
         self._wrote = self._pending = True
         return size
@@ -281,7 +285,9 @@ class WorkspaceFile(io.RawIOBase):
     def _feed_hash(self, start: int, view: memoryview) -> None:
         if self._hash is None:
             return
-        if start == self._hashed and self._size == self._hashed:
+        if self._hashed + len(view) > self._hash_limit:
+            self._hash = None  # too large to get a version: hashing it would be wasted
+        elif start == self._hashed and self._size == self._hashed:
             self._hash.update(view)
             self._hashed += len(view)
         else:

@@ -180,6 +180,10 @@ class HistoryHooks(Changes):
 
     # --- writes (Changes) ---------------------------------------------------------------------
 
+    def digest_limit(self) -> int:
+        settings = self.cow.settings
+        return settings.max_bytes if settings.versioning else 0
+
     def guard(self, target: WriteTarget) -> None:
         """Enforce read-before-write on an existing file (see ``history.reads``)."""
         if not self.reads.read_before_write or target.created:

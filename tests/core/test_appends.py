@@ -208,3 +208,20 @@ def test_a_handle_that_writes_below_the_end_still_copies_up(ws: agentfs.Workspac
     assert ws.stat("/f").st_ino != ino
     assert ws.read_version("/f", 1) == b"b" * 100_000
     assert ws.read("/f") == b"b" * 99_999 + b"XY"
+
+
+def test_a_handle_past_the_version_limit_records_the_right_digest(ws: agentfs.Workspace) -> None:
+    """A handle stops hashing once its content outgrows ``history.max_bytes`` (no version
+    will need the digest); cut back under the limit before close, the version's digest is
+    read back, not taken from the abandoned hash."""
+    ws.configure_history(max_bytes=1000)
+    with ws.open("/f", "wb") as f:
+        f.write(b"a" * 600)
+        f.write(b"b" * 600)  # 1,200 bytes: past the limit
+    assert ws.history("/f") == []
+    with ws.open("/g", "wb") as f:
+        f.write(b"a" * 600)
+        f.write(b"b" * 600)
+        f.truncate(700)
+    (version,) = ws.history("/g")
+    assert (version.size, version.hash) == (700, blake(b"a" * 600 + b"b" * 100))
