@@ -128,7 +128,7 @@ class FileSystem:
         #: The hooks of each change, for the layer above (``Changes``: a plain filesystem).
         self.hooks = Changes()
         self._dirs: dict[str, int] = {"/": ROOT_INO}
-        #: Symlink-free path of each directory path seen (history is kept by real path).
+        #: Symlink-free path of each directory path seen (``real_dir``: history keys by it).
         self._real_dirs: dict[str, str] = {"/": "/"}
         # Any rollback of a whole transaction, ours or a caller's, may have undone directories
         # the cache learned inside it (and AUTOINCREMENT then reissues their numbers), and
@@ -188,8 +188,8 @@ class FileSystem:
         self.hooks.begin(version, changed)
 
     def drop_caches(self) -> None:
-        """Forget every cached directory path, and reload the history settings at the next
-        transaction (after a rollback, or after changing the tables by hand: fsck repair)."""
+        """Forget every cached directory path, and have the hooks forget what they cached
+        (after a rollback, or after changing the tables by hand: fsck repair)."""
         self._dirs = {"/": ROOT_INO}
         self._real_dirs = {"/": "/"}
         self.hooks.invalidate()

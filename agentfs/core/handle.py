@@ -13,8 +13,9 @@ Large sequential writes stay linear: each byte is copied once into the image and
 SQLite, and the version's hash is computed as the bytes arrive while every write continues
 where the last one ended from offset 0 (``open("w")`` then ``write`` calls, what ``cp``,
 ``tar`` and editors do); what history needs before the file changes (a small file's older
-versions kept aside, or a copy-up) happens at the first flush only, and a copy-up copies no
-chunk when the handle rewrites the file whole.
+versions kept aside, or a copy-up) happens at the first flush only, a copy-up copies no
+chunk when the handle rewrites the file whole, and a handle that only appends changes nothing
+that is already committed (no copy at all).
 
 Caveats:
     The handle is bound to its path: a flush writes to whatever file the path names then
@@ -92,10 +93,10 @@ class WorkspaceFile(io.RawIOBase):
         self._pos = self._size if self._append else 0  # as the built-in open does
         # a new file, or open("w"/"x"), changes the file even if nothing is written
         self._wrote = self._pending = kind != "r" and (existing is None or kind in ("w", "x"))
-        #: The version's hash, fed while the writes run on from 0 without a gap (None: the
-        #: version reads the bytes back), and how many bytes it has seen.
         #: No version will need a digest of more than this (none at all: 0).
         self._hash_limit = fs.hooks.digest_limit()
+        #: The version's hash, fed while the writes run on from 0 without a gap (None: the
+        #: version reads the bytes back), and how many bytes it has seen.
         self._hash: hashlib.blake2b | None = (
             hasher() if self._base == 0 and self._hash_limit > 0 else None
         )
