@@ -28,7 +28,7 @@ from agentfs.core.errors import fs_error
 from agentfs.core.inodes import S_IFMT, S_IFREG
 from agentfs.search.chunking import decode_text
 from agentfs.search.glob import glob_regex, walk
-from agentfs.search.index import BINARY, chunk_ino
+from agentfs.search.index import BINARY, TEXT, chunk_ino
 from agentfs.search.lines import Hit, matching_lines, split_lines
 from agentfs.search.names import names_below
 from agentfs.search.pattern import GrepPattern, compile_pattern
@@ -205,8 +205,10 @@ def _candidates(
     spans = {} if whole_files else _spans(conn, chunks)
 
     def candidate(p: str, ino: int, size: int) -> Candidate:
-        kind = state.get(ino)
-        text = kind is None and ino not in queued
+        # a queued file's row is stale (a binary file overwritten in place with text): it is
+        # read whole and judged by its bytes
+        kind = None if ino in queued else state.get(ino, TEXT)
+        text = kind == TEXT
         return Candidate(p, ino, size, kind == BINARY, text, spans.get(ino, ()) if text else ())
 
     # what can hold a match: what the index named, and what it does not cover (read whole,

@@ -116,6 +116,21 @@ def test_a_read_only_handle_greps_queued_files_whole(tmp_path: Path) -> None:
         assert queued(writer) == waiting  # the reader wrote nothing
 
 
+# Was a bug (found by test_index_consistency's read-only rule once overwrites stayed in place):
+# a binary file overwritten with text keeps its inode, and until the queue drains its index row
+# still says 'binary', so a read-only grep skipped it instead of reading it whole
+def test_a_read_only_grep_reads_a_queued_file_that_was_binary(tmp_path: Path) -> None:
+    path = tmp_path / "ws.db"
+    with agentfs.open(path) as writer:
+        writer.write("/f", b"\0binary needle")
+        writer.refresh_index()
+        writer.write("/f", "a needle\n")
+        with agentfs.open(path, readonly=True) as reader:
+            found = reader.grep("needle")
+            assert [(ln.path, ln.text) for ln in found.lines] == [("/f", "a needle")]
+            assert found.skipped == []
+
+
 def test_the_background_step_drains_without_an_embedder(ws: agentfs.Workspace) -> None:
     with ws.embed_in_background(interval=60) as background:
         ws.write("/e.txt", "epsilon\n")
