@@ -289,6 +289,22 @@ def queue_every_file(conn: apsw.Connection) -> int:
     )
 
 
+def vec_table_sql(dim: int) -> str:
+    """The statement that makes ws_vec, the int8 copy of the vectors (sqlite-vec), for vectors
+    of ``dim``: its dimension is the model's, so it exists only once a model is chosen."""
+    return f"CREATE VIRTUAL TABLE ws_vec USING vec0(embedding int8[{int(dim)}])"
+
+
+def _texts(conn: apsw.Connection) -> None:
+    """The index by chunk text; every file queued again (the FTS5 rows cannot be converted:
+    see the SQL file), ws_vec made again, empty, when a model is chosen."""
+    _run_sql("migrations/0007-texts.sql")(conn)
+    dim = int(conn.execute("SELECT value FROM ws_config WHERE key = 'search.dim'").get or 0)  # type: ignore[arg-type]
+    if dim:
+        conn.execute(vec_table_sql(dim))
+    queue_every_file(conn)
+
+
 def _search(conn: apsw.Connection) -> None:
     """The search tables, then every file already there queued (the first query indexes it)."""
     _run_sql("migrations/0004-search.sql")(conn)
@@ -304,6 +320,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         5, "tools: what each tool call wrote, active skills", _run_sql("migrations/0005-tools.sql")
     ),
     Migration(6, "history: versions' bytes kept aside", _run_sql("migrations/0006-kept.sql")),
+    Migration(7, "search: the index by chunk text (each distinct text indexed once)", _texts),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

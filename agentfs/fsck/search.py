@@ -1,6 +1,7 @@
 """fsck of the search index: settings, which files are indexed, chunks, the FTS5 tables, vectors.
 
-The rules are written next to each table in ``schema/migrations/0004-search.sql``. An inode in
+The rules are written next to each table in ``schema/migrations/0004-search.sql`` and
+``0007-texts.sql`` (the index by chunk text). An inode in
 ws_index_queue is exempt from them all: it is waiting to be re-indexed, which is a legal state
 (the next write transaction or query drains the queue). That makes every repair the same safe
 move: put the inodes concerned back in the queue (their rows are dropped and rebuilt from the
@@ -151,59 +152,75 @@ def check_ws_chunk_layout(conn: apsw.Connection) -> _Finding:
             yield f"inode {ino} {problem}", True
 
 
-_BAD_FTS = (
-    "SELECT c.id >> 20, 'chunk ' || c.id || ' is missing from ws_fts_chunk' FROM ws_chunk c"
-    " WHERE c.id NOT IN (SELECT rowid FROM ws_fts_chunk)"
-    " UNION ALL SELECT NULL, 'ws_fts_chunk row ' || rowid || ' has no chunk' FROM ws_fts_chunk"
-    " WHERE rowid NOT IN (SELECT id FROM ws_chunk)"
-    " UNION ALL SELECT c.id >> 20, 'chunk ' || c.id || ' is missing from ws_fts_trigram'"
-    " FROM ws_chunk c WHERE c.id NOT IN (SELECT rowid FROM ws_fts_trigram)"
-    " UNION ALL SELECT NULL, 'ws_fts_trigram row ' || rowid || ' has no chunk'"
-    " FROM ws_fts_trigram WHERE rowid NOT IN (SELECT id FROM ws_chunk)"
+_BAD_TEXTS = (
+    "SELECT c.id >> 20, 'chunk ' || c.id || ' names text ' || c.text_id || ', which is missing'"
+    " FROM ws_chunk c WHERE c.text_id NOT IN (SELECT id FROM ws_text)"
+    f" AND {_NOT_QUEUED.format('c.id >> 20')}"
+    " UNION ALL SELECT NULL, 'text ' || t.id || ' is held by no chunk' FROM ws_text t"
+    " WHERE NOT EXISTS (SELECT 1 FROM ws_chunk c WHERE c.text_id = t.id)"
+    " UNION ALL SELECT NULL, 'text ' || id || ' is missing from ws_fts_chunk' FROM ws_text"
+    " WHERE id NOT IN (SELECT rowid FROM ws_fts_chunk)"
+    " UNION ALL SELECT NULL, 'ws_fts_chunk row ' || rowid || ' has no text' FROM ws_fts_chunk"
+    " WHERE rowid NOT IN (SELECT id FROM ws_text)"
+    " UNION ALL SELECT NULL, 'text ' || id || ' is missing from ws_fts_trigram' FROM ws_text"
+    " WHERE id NOT IN (SELECT rowid FROM ws_fts_trigram)"
+    " UNION ALL SELECT NULL, 'ws_fts_trigram row ' || rowid || ' has no text'"
+    " FROM ws_fts_trigram WHERE rowid NOT IN (SELECT id FROM ws_text)"
 )
 
 
 @_check
 def check_ws_chunk_fts(conn: apsw.Connection) -> _Finding:
-    """Each chunk is in the BM25 table and the trigram table, and nothing else is
-    (the FTS5 structures themselves are checked by ``PRAGMA integrity_check``)."""
-    for ino, problem in conn.execute(_BAD_FTS):
+    """Each chunk names a text, each text is held by a chunk and is in the BM25 table and the
+    trigram table, and nothing else is (the FTS5 structures themselves are checked by
+    ``PRAGMA integrity_check``)."""
+    for ino, problem in conn.execute(_BAD_TEXTS):
         yield (f"inode {ino}: {problem}" if ino is not None else problem), True
 
 
 @_check
 def check_ws_embed_queue_chunk(conn: apsw.Connection) -> _Finding:
-    """With an embedder chosen, each chunk has a vector or is queued for one, never both."""
+    """With an embedder chosen, each text has a vector or is queued for one, never both."""
     embedder = conn.execute("SELECT value FROM ws_config WHERE key = 'search.embedder'").get
-    for (chunk_id,) in conn.execute(
-        "SELECT chunk_id FROM ws_embed_queue WHERE chunk_id NOT IN (SELECT id FROM ws_chunk)"
-        " OR chunk_id IN (SELECT chunk_id FROM ws_vector)"
+    for (text_id,) in conn.execute(
+        "SELECT text_id FROM ws_embed_queue WHERE text_id NOT IN (SELECT id FROM ws_text)"
+        " OR text_id IN (SELECT text_id FROM ws_vector)"
     ):
-        yield f"queued chunk {chunk_id} has no chunk or already a vector", True
+        yield f"queued text {text_id} is missing or has a vector already", True
     if embedder:
-        for (chunk_id,) in conn.execute(
-            "SELECT id FROM ws_chunk WHERE id NOT IN (SELECT chunk_id FROM ws_vector)"
-            " AND id NOT IN (SELECT chunk_id FROM ws_embed_queue)"
+        for (text_id,) in conn.execute(
+            "SELECT id FROM ws_text WHERE id NOT IN (SELECT text_id FROM ws_vector)"
+            " AND id NOT IN (SELECT text_id FROM ws_embed_queue)"
         ):
-            yield f"chunk {chunk_id} has no vector and is not queued", True
+            yield f"text {text_id} has no vector and is not queued", True
+
+
+def _dim(conn: apsw.Connection) -> int:
+    return int(conn.execute("SELECT value FROM ws_config WHERE key = 'search.dim'").get or 0)  # type: ignore[arg-type]
 
 
 @_check
 def check_ws_vector_chunk(conn: apsw.Connection) -> _Finding:
-    """Each vector belongs to a chunk, has the model's dimension and is in the vec0 table."""
-    dim = int(conn.execute("SELECT value FROM ws_config WHERE key = 'search.dim'").get or 0)
-    for chunk_id, size in conn.execute(
-        "SELECT chunk_id, length(embedding) FROM ws_vector WHERE chunk_id NOT IN"
-        " (SELECT id FROM ws_chunk) OR length(embedding) <> ?",
+    """Each vector belongs to a text, has the model's dimension and is in the vec0 table; a
+    parked vector has the model's dimension."""
+    dim = _dim(conn)
+    for text_id, size in conn.execute(
+        "SELECT text_id, length(embedding) FROM ws_vector WHERE text_id NOT IN"
+        " (SELECT id FROM ws_text) OR length(embedding) <> ?",
         (dim * 4,),
     ):
-        yield f"vector of chunk {chunk_id} ({size} bytes) has no chunk or a wrong size", True
+        yield f"vector of text {text_id} ({size} bytes) has no text or a wrong size", True
+    parked = conn.execute(
+        "SELECT count(*) FROM ws_vector_parked WHERE length(embedding) <> ?", (dim * 4,)
+    ).get
+    if parked:
+        yield f"{parked} parked vectors are not of the model's size", True
     if conn.table_exists("main", "ws_vec"):
         missing = conn.execute(
-            "SELECT count(*) FROM ws_vector WHERE chunk_id NOT IN (SELECT rowid FROM ws_vec)"
+            "SELECT count(*) FROM ws_vector WHERE text_id NOT IN (SELECT rowid FROM ws_vec)"
         ).get
         extra = conn.execute(
-            "SELECT count(*) FROM ws_vec WHERE rowid NOT IN (SELECT chunk_id FROM ws_vector)"
+            "SELECT count(*) FROM ws_vec WHERE rowid NOT IN (SELECT text_id FROM ws_vector)"
         ).get
         if missing or extra:
             yield f"ws_vec misses {missing} vectors and has {extra} too many", True
@@ -213,10 +230,12 @@ def check_ws_vector_chunk(conn: apsw.Connection) -> _Finding:
 
 def _rebuild(conn: apsw.Connection) -> list[str]:
     """Drop every index row and queue every live file: the next write transaction or query
-    rebuilds the index from the files' content. Vectors go too (their chunks are renumbered);
-    the next ``agentfs index`` embeds the chunks again."""
+    rebuilds the index from the files' content. Vectors go too (a damaged index cannot say
+    which text a vector is of); the next ``agentfs index`` embeds the texts again."""
     conn.execute("DELETE FROM ws_index_file")
     conn.execute("DELETE FROM ws_chunk")
+    conn.execute("DELETE FROM ws_text")
+    conn.execute("DELETE FROM ws_vector_parked")
     for table in ("ws_fts_chunk", "ws_fts_trigram"):
         conn.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")
     conn.execute("DELETE FROM ws_embed_queue")
@@ -242,38 +261,39 @@ def repair_ws_chunk_fts(conn: apsw.Connection) -> list[str]:
 
 
 def repair_ws_embed_queue_chunk(conn: apsw.Connection) -> list[str]:
-    """Drop queue rows of missing or embedded chunks; queue every chunk without a vector."""
+    """Drop queue rows of missing or embedded texts; queue every text without a vector."""
     dropped = conn.execute(
-        "DELETE FROM ws_embed_queue WHERE chunk_id NOT IN (SELECT id FROM ws_chunk)"
-        " OR chunk_id IN (SELECT chunk_id FROM ws_vector) RETURNING 1"
+        "DELETE FROM ws_embed_queue WHERE text_id NOT IN (SELECT id FROM ws_text)"
+        " OR text_id IN (SELECT text_id FROM ws_vector) RETURNING 1"
     ).fetchall()
     added: Sequence[object] = []
     if conn.execute("SELECT value FROM ws_config WHERE key = 'search.embedder'").get:
         added = conn.execute(
-            "INSERT INTO ws_embed_queue(chunk_id) SELECT id FROM ws_chunk WHERE id NOT IN"
-            " (SELECT chunk_id FROM ws_vector) AND id NOT IN (SELECT chunk_id FROM ws_embed_queue)"
+            "INSERT INTO ws_embed_queue(text_id) SELECT id FROM ws_text WHERE id NOT IN"
+            " (SELECT text_id FROM ws_vector) AND id NOT IN (SELECT text_id FROM ws_embed_queue)"
             " RETURNING 1"
         ).fetchall()
-    return [f"dropped {len(dropped)} and queued {len(added)} chunks for embedding"]
+    return [f"dropped {len(dropped)} and queued {len(added)} texts for embedding"]
 
 
 def repair_ws_vector_chunk(conn: apsw.Connection) -> list[str]:
-    """Drop vectors of missing chunks or of the wrong size (their chunks are queued again),
-    and rebuild the vec0 table from ws_vector."""
-    dim = int(conn.execute("SELECT value FROM ws_config WHERE key = 'search.dim'").get or 0)
+    """Drop vectors of missing texts or of the wrong size (their texts are queued again) and
+    parked vectors of the wrong size, and rebuild the vec0 table from ws_vector."""
+    dim = _dim(conn)
     bad = [
-        chunk_id
-        for (chunk_id,) in conn.execute(
-            "DELETE FROM ws_vector WHERE chunk_id NOT IN (SELECT id FROM ws_chunk)"
-            " OR length(embedding) <> ? RETURNING chunk_id",
+        text_id
+        for (text_id,) in conn.execute(
+            "DELETE FROM ws_vector WHERE text_id NOT IN (SELECT id FROM ws_text)"
+            " OR length(embedding) <> ? RETURNING text_id",
             (dim * 4,),
         ).fetchall()
     ]
     conn.execute(
-        "INSERT OR IGNORE INTO ws_embed_queue(chunk_id) SELECT id FROM ws_chunk WHERE id IN"
+        "INSERT OR IGNORE INTO ws_embed_queue(text_id) SELECT id FROM ws_text WHERE id IN"
         f" ({','.join('?' * len(bad))})",
         bad,
     )
+    conn.execute("DELETE FROM ws_vector_parked WHERE length(embedding) <> ?", (dim * 4,))
     if dim:
         rebuild_vec_table(conn, dim)
     return [f"dropped {len(bad)} bad vectors and rebuilt ws_vec"]

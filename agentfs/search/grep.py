@@ -1,9 +1,10 @@
 """``grep``: lines matching a regular expression (RE2 syntax) in the text files under a directory.
 
 What is read is narrowed by the trigram index first: the pattern's required literals
-(``agentfs.search.literals``) become a query on ws_fts_trigram, which names the chunks that
-hold them all. A match lies within one line and every line is whole in some chunk, so only
-those chunks' byte ranges are read (plus every file the index does not cover: too large,
+(``agentfs.search.literals``) become a query on ws_fts_trigram, which names the chunk texts that
+hold them all, and so every chunk of every file holding one of those texts (ws_chunk). A match
+lies within one line and every line is whole in some chunk, so only those chunks' byte ranges
+are read (plus every file the index does not cover: too large,
 indexing off, not indexed yet on a read-only handle) and confirmed with the pattern
 (``agentfs.search.pattern``: RE2, linear in the text whatever the pattern). The index is a
 superset filter, so this never loses a match; a pattern with no required literal, or a
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import errno
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -197,12 +198,10 @@ def _candidates(
     conn = fs.conn
     state = dict(conn.execute("SELECT ino, state FROM ws_index_file WHERE state <> 'text'"))
     queued = {ino for (ino,) in conn.execute("SELECT ino FROM ws_index_queue")}
-    chunks: dict[int, list[int]] = {}
-    if query is not None:
-        for (chunk_id,) in conn.execute(_TRIGRAM_MATCH, (query,)):
-            chunks.setdefault(chunk_ino(chunk_id), []).append(chunk_id)  # type: ignore[arg-type]
-
-    spans = {} if whole_files else _spans(conn, chunks)
+    spans = {} if query is None else _spans(conn, conn.execute(_TRIGRAM_MATCH, (query,)))
+    named = set(spans)  # the files holding a chunk the query names
+    if whole_files:
+        spans = {}
 
     def candidate(p: str, ino: int, size: int) -> Candidate:
         # a queued file's row is stale (a binary file overwritten in place with text): it is
@@ -213,7 +212,7 @@ def _candidates(
 
     # what can hold a match: what the index named, and what it does not cover (read whole,
     # or skipped as binary)
-    wanted = None if query is None else set(chunks) | queued | set(state)
+    wanted = None if query is None else named | queued | set(state)
     if not st.is_dir():
         if st.type != "file" or (wanted is not None and st.st_ino not in wanted):
             return []
@@ -236,15 +235,16 @@ def _candidates(
 
 
 def _spans(
-    conn: apsw.Connection, chunks: dict[int, list[int]]
+    conn: apsw.Connection, texts: Iterable[tuple[object, ...]]
 ) -> dict[int, tuple[tuple[int, int, int], ...]]:
-    """For each file, (first line, start byte, end byte) of the byte ranges its listed
-    chunks cover, in file order: chunks that overlap or touch make one range."""
-    ids = [chunk_id for listed in chunks.values() for chunk_id in listed]
+    """For each file holding one of ``texts`` (text id rows), (first line, start byte, end
+    byte) of the byte ranges its chunks of those texts cover, in file order: chunks that
+    overlap or touch make one range."""
+    ids = [text_id for (text_id,) in texts]
     merged: dict[int, list[list[int]]] = {}
     for chunk_id, first, start, end in conn.execute(
         "SELECT id, start_line, start_byte, end_byte FROM ws_chunk"
-        " WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id",
+        " WHERE text_id IN (SELECT value FROM json_each(?)) ORDER BY id",
         (json.dumps(ids),),
     ):
         ranges = merged.setdefault(chunk_ino(chunk_id), [])  # type: ignore[arg-type]

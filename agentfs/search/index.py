@@ -11,9 +11,13 @@ file did, and another writer waits at most one batch. Queries never miss a commi
 they drain first, and grep also reads a still-queued file whole (a read-only handle cannot
 drain).
 
-Per file, a drain drops the old rows and re-reads the whole file: files over
-``search.max_bytes`` are not indexed (and grep scans them), so this is bounded. Chunks whose
-text is unchanged keep their embedding (it is copied by digest, never recomputed).
+The index is by chunk text (schema/migrations/0007-texts.sql): each distinct chunk text is one
+ws_text row with one BM25 row, one trigram row and one vector, and ws_chunk maps each file's
+chunks to them. Per file, a drain drops the old chunk rows and re-reads the whole file (files
+over ``search.max_bytes`` are not indexed, and grep scans them, so this is bounded); a chunk
+whose text is indexed already, in this file or any other, costs a digest lookup and a row,
+and only new texts are tokenised (FTS5's trigram tokenizer is most of a drain's time). A text
+no chunk holds any more leaves at the end of the batch, with its vector.
 """
 
 from __future__ import annotations
@@ -95,12 +99,13 @@ class IndexStatus:
         enabled: indexing is on.
         max_bytes: the size limit for indexed files.
         files: live regular files by state ('text', 'binary', 'too_large', 'off').
-        chunks: BM25 chunks.
+        chunks: distinct chunk texts indexed (BM25, trigram and vector rows: a text that
+            several files hold counts once).
         queued: files written but not indexed yet (drained before the index is read).
         embedder: model id of the stored vectors, or ''.
         dim: their dimension.
-        embedded: chunks with a vector.
-        pending: chunks waiting for one (``agentfs index`` embeds them).
+        embedded: texts with a vector.
+        pending: texts waiting for one (``agentfs index`` embeds them).
         skipped: paths of files not indexed, with why ('binary', 'too_large', 'off').
     """
 
@@ -159,10 +164,10 @@ class SearchIndex:
         """Index one batch of queued inodes as they are now, inside the caller's write
         transaction, and take them off the queue; how many there were, and whether more wait.
 
-        The batch's inodes are all dropped first and indexed after. Their old vectors are set
-        aside by the digest of their chunk's text, so a new chunk with the same text (an
-        unchanged part of an edited file, or of a file a copy-up or a restore replaced) takes
-        one over instead of waiting to be embedded again."""
+        The batch's inodes are all dropped first and indexed after, and the texts their old
+        chunks held are swept last: a text that is still (or again) held, by an unchanged part
+        of an edited file or by a file a copy-up or a restore replaced, keeps its rows and its
+        vector."""
         conn = self.conn
         queued: list[int] = []
         budget = BATCH_BYTES
@@ -174,17 +179,23 @@ class SearchIndex:
         if not queued:
             return 0, False
         settings = self.settings
-        old: list[tuple[int, bytes]] = []
+        released: set[int] = set()
         for ino in queued:
-            old.extend(self._drop(ino))
-        pool = self._set_vectors_aside(old) if settings.embedder else {}
+            released.update(self._drop(ino))
+        texts = _NewTexts(conn, settings.embedder != "")
         for ino in queued:
-            self._index(ino, settings, pool)
+            self._index(ino, settings, texts)
+        texts.tokenise()
+        _sweep(conn, released)
         conn.executemany("DELETE FROM ws_index_queue WHERE ino = ?", [(ino,) for ino in queued])
-        return len(queued), conn.execute(ANY_QUEUED).get is not None
+        more = conn.execute(ANY_QUEUED).get is not None
+        if not more:
+            conn.execute("DELETE FROM ws_vector_parked")  # no file left to take one back
+        return len(queued), more
 
-    def _index(self, ino: int, settings: IndexSettings, pool: dict[bytes, list[bytes]]) -> None:
-        """Index ``ino`` as it is now; chunks whose text is in ``pool`` take a vector from it."""
+    def _index(self, ino: int, settings: IndexSettings, texts: _NewTexts) -> None:
+        """Index ``ino`` as it is now: its chunks, each naming its text (``texts`` adds the
+        ones not indexed yet)."""
         conn = self.conn
         row = conn.execute("SELECT mode, nlink, size FROM fs_inode WHERE ino = ?", (ino,)).get
         if row is None:
@@ -208,23 +219,16 @@ class SearchIndex:
             return
         self._file(ino, TEXT, size, len(pieces))
         first = ino << CHUNK_BITS
-        rows = [
-            (first + seq, piece.start_line, piece.end_line, start, end, digest(piece.text.encode()))
-            for seq, (piece, (start, end)) in enumerate(
-                zip(pieces, byte_offsets(text, pieces), strict=True)
-            )
-        ]
         conn.executemany(
-            "INSERT INTO ws_chunk(id, start_line, end_line, start_byte, end_byte, digest)"
+            "INSERT INTO ws_chunk(id, text_id, start_line, end_line, start_byte, end_byte)"
             " VALUES (?, ?, ?, ?, ?, ?)",
-            rows,
+            [
+                (first + seq, texts.id_of(piece.text), piece.start_line, piece.end_line, *span)
+                for seq, (piece, span) in enumerate(
+                    zip(pieces, byte_offsets(text, pieces), strict=True)
+                )
+            ],
         )
-        texts = [(first + seq, piece.text) for seq, piece in enumerate(pieces)]
-        conn.executemany("INSERT INTO ws_fts_chunk(rowid, text) VALUES (?, ?)", texts)
-        conn.executemany("INSERT INTO ws_fts_trigram(rowid, text) VALUES (?, ?)", texts)
-        if settings.embedder:
-            for row in rows:
-                self._vector_for(row[0], row[5], pool)
 
     def _file(self, ino: int, state: str, size: int, chunks: int) -> None:
         self.conn.execute(
@@ -232,56 +236,57 @@ class SearchIndex:
             (ino, state, size, chunks),
         )
 
-    def _drop(self, ino: int) -> list[tuple[int, bytes]]:
-        """Remove every index row of ``ino`` but its vectors; returns its old chunks as (id,
-        digest). Goes by the chunk rows themselves, not by ws_index_file, so a damaged
-        index is cleaned up too."""
+    def _drop(self, ino: int) -> set[int]:
+        """Remove the index rows of ``ino`` (its texts stay until ``_sweep``); returns the
+        texts its chunks held. Goes by the chunk rows themselves, not by ws_index_file, so a
+        damaged index is cleaned up too."""
         conn = self.conn
         conn.execute("DELETE FROM ws_index_file WHERE ino = ?", (ino,))
-        low, high = chunk_range(ino)
-        old: list[tuple[int, bytes]] = conn.execute(  # type: ignore[assignment]
-            "DELETE FROM ws_chunk WHERE id BETWEEN ? AND ? RETURNING id, digest", (low, high)
-        ).fetchall()
-        ids = [(chunk_id,) for chunk_id, _ in old]
-        conn.executemany("DELETE FROM ws_fts_chunk WHERE rowid = ?", ids)
-        conn.executemany("DELETE FROM ws_fts_trigram WHERE rowid = ?", ids)
-        return old
-
-    def _set_vectors_aside(self, old: list[tuple[int, bytes]]) -> dict[bytes, list[bytes]]:
-        """Take the vectors (and queue rows) of the dropped chunks out of the tables; returns
-        the vectors by the digest of their chunk's text."""
-        conn = self.conn
-        pool: dict[bytes, list[bytes]] = {}
-        for chunk_id, key in old:
-            conn.execute("DELETE FROM ws_embed_queue WHERE chunk_id = ?", (chunk_id,))
-            vector = conn.execute(
-                "DELETE FROM ws_vector WHERE chunk_id = ? RETURNING embedding", (chunk_id,)
-            ).get
-            if vector is not None:
-                conn.execute("DELETE FROM ws_vec WHERE rowid = ?", (chunk_id,))
-                pool.setdefault(key, []).append(vector)  # type: ignore[arg-type]
-        return pool
-
-    def _vector_for(self, chunk_id: int, key: bytes, pool: dict[bytes, list[bytes]]) -> None:
-        """Give a new chunk a set-aside vector of the same text, or queue it for embedding."""
-        conn = self.conn
-        vectors = pool.get(key)
-        if not vectors:
-            conn.execute("INSERT INTO ws_embed_queue(chunk_id) VALUES (?)", (chunk_id,))
-            return
-        vector = vectors.pop()
-        conn.execute("INSERT INTO ws_vector(chunk_id, embedding) VALUES (?, ?)", (chunk_id, vector))
-        conn.execute(
-            "INSERT INTO ws_vec(rowid, embedding) VALUES (?, vec_quantize_int8(?, 'unit'))",
-            (chunk_id, vector),
-        )
+        return {
+            text_id  # type: ignore[misc]
+            for (text_id,) in conn.execute(
+                "DELETE FROM ws_chunk WHERE id BETWEEN ? AND ? RETURNING text_id", chunk_range(ino)
+            )
+        }
 
     # --- on demand ----------------------------------------------------------------------------
 
     def queue(self, inos: Iterable[int]) -> None:
-        """Queue ``inos`` for re-indexing (``rebuild``)."""
-        self.conn.executemany(
-            "INSERT OR IGNORE INTO ws_index_queue(ino) VALUES (?)", [(ino,) for ino in inos]
+        """Re-index ``inos`` from their content (``rebuild``): their texts are dropped, so the
+        drain tokenises them again (a damaged FTS5 row is made anew), with texts no chunk
+        holds; every other file holding one of those texts is queued too. Vectors are parked
+        by digest, so the texts take theirs back when indexed again."""
+        conn = self.conn
+        inos = list(inos)
+        texts = {
+            text_id
+            for ino in inos
+            for (text_id,) in conn.execute(
+                "SELECT DISTINCT text_id FROM ws_chunk WHERE id BETWEEN ? AND ?", chunk_range(ino)
+            )
+        }
+        texts.update(
+            text_id
+            for (text_id,) in conn.execute(
+                "SELECT id FROM ws_text t WHERE NOT EXISTS"
+                " (SELECT 1 FROM ws_chunk c WHERE c.text_id = t.id)"
+            )
+        )
+        ids = [(text_id,) for text_id in sorted(texts)]  # type: ignore[type-var]
+        holders = {
+            chunk_ino(chunk_id)  # type: ignore[arg-type]
+            for text_id in ids
+            for (chunk_id,) in conn.execute("SELECT id FROM ws_chunk WHERE text_id = ?", text_id)
+        }
+        conn.executemany(
+            "INSERT OR REPLACE INTO ws_vector_parked(digest, embedding) SELECT t.digest,"
+            " v.embedding FROM ws_vector v JOIN ws_text t ON t.id = v.text_id WHERE t.id = ?",
+            ids,
+        )
+        drop_texts(conn, ids)  # type: ignore[arg-type]
+        conn.executemany(
+            "INSERT OR IGNORE INTO ws_index_queue(ino) VALUES (?)",
+            [(ino,) for ino in sorted(holders.union(inos))],
         )
 
     def set_enabled(self, enabled: bool) -> None:
@@ -310,7 +315,7 @@ class SearchIndex:
             enabled=settings.enabled,
             max_bytes=settings.max_bytes,
             files={k: int(v) for k, v in files.items()},  # type: ignore[call-overload]
-            chunks=conn.execute("SELECT count(*) FROM ws_chunk").get,  # type: ignore[arg-type]
+            chunks=conn.execute("SELECT count(*) FROM ws_text").get,  # type: ignore[arg-type]
             queued=conn.execute("SELECT count(*) FROM ws_index_queue").get,  # type: ignore[arg-type]
             embedder=settings.embedder,
             dim=settings.dim,
@@ -318,3 +323,88 @@ class SearchIndex:
             pending=conn.execute("SELECT count(*) FROM ws_embed_queue").get,  # type: ignore[arg-type]
             skipped=skipped,
         )
+
+
+class _NewTexts:
+    """The texts of one drain batch: each chunk text's id, found by its digest or made, and
+    the new ones tokenised together at the end (``tokenise``), in id order, so FTS5 appends
+    them to one segment."""
+
+    def __init__(self, conn: apsw.Connection, embedding: bool) -> None:
+        self.conn = conn
+        self.embedding = embedding
+        #: A vector parked by the digest of its text waits for a new text of that digest.
+        self.parked = embedding and conn.execute(_ANY_PARKED).get is not None
+        self.ids: dict[bytes, int] = {}
+        self.new: list[tuple[int, str]] = []
+
+    def id_of(self, text: str) -> int:
+        key = digest(text.encode())
+        known = self.ids.get(key)
+        if known is not None:
+            return known
+        conn = self.conn
+        found = conn.execute("SELECT id FROM ws_text WHERE digest = ?", (key,)).get
+        if found is None:
+            found = conn.execute("INSERT INTO ws_text(digest) VALUES (?) RETURNING id", (key,)).get
+            self.new.append((found, text))  # type: ignore[arg-type]
+            if self.embedding:
+                self._vector(found, key)  # type: ignore[arg-type]
+        self.ids[key] = found  # type: ignore[assignment]
+        return found  # type: ignore[return-value]
+
+    def _vector(self, text_id: int, key: bytes) -> None:
+        """Give a new text its parked vector, or queue it for embedding."""
+        conn = self.conn
+        vector = (
+            conn.execute(
+                "DELETE FROM ws_vector_parked WHERE digest = ? RETURNING embedding", (key,)
+            ).get
+            if self.parked
+            else None
+        )
+        if vector is None:
+            conn.execute("INSERT INTO ws_embed_queue(text_id) VALUES (?)", (text_id,))
+            return
+        conn.execute("INSERT INTO ws_vector(text_id, embedding) VALUES (?, ?)", (text_id, vector))
+        conn.execute(
+            "INSERT INTO ws_vec(rowid, embedding) VALUES (?, vec_quantize_int8(?, 'unit'))",
+            (text_id, vector),
+        )
+
+    def tokenise(self) -> None:
+        """The BM25 and trigram rows of the batch's new texts."""
+        for table in ("ws_fts_chunk", "ws_fts_trigram"):
+            self.conn.executemany(f"INSERT INTO {table}(rowid, text) VALUES (?, ?)", self.new)
+
+
+_ANY_PARKED = "SELECT 1 FROM ws_vector_parked LIMIT 1"
+
+
+def _sweep(conn: apsw.Connection, text_ids: Iterable[int]) -> None:
+    """Drop the texts of ``text_ids`` that no chunk holds any more: their ws_text row, their
+    FTS5 rows, their vector or embedding queue row."""
+    gone = [
+        (text_id,)
+        for text_id in text_ids
+        if conn.execute("SELECT 1 FROM ws_chunk WHERE text_id = ? LIMIT 1", (text_id,)).get is None
+    ]
+    drop_texts(conn, gone)
+
+
+def drop_texts(conn: apsw.Connection, text_ids: list[tuple[int]]) -> None:
+    """Delete every row of the texts ``text_ids`` (as 1-tuples): ws_text, FTS5, vector (its
+    int8 copy too) and embedding queue."""
+    conn.executemany("DELETE FROM ws_text WHERE id = ?", text_ids)
+    for table in ("ws_fts_chunk", "ws_fts_trigram"):
+        conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", text_ids)
+    conn.executemany("DELETE FROM ws_embed_queue WHERE text_id = ?", text_ids)
+    embedded = [
+        row
+        for text_id in text_ids
+        for row in conn.execute(
+            "DELETE FROM ws_vector WHERE text_id = ? RETURNING text_id", text_id
+        )
+    ]
+    if embedded:  # ws_vec exists once a model is chosen
+        conn.executemany("DELETE FROM ws_vec WHERE rowid = ?", embedded)

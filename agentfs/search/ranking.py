@@ -1,7 +1,11 @@
 """``search``: the files that best answer a query, by BM25, by vector similarity, or both.
 
-Both rankings work on chunks (``agentfs.search.chunking``) and a file is as good as its best
-chunk, so each result is one file with the line range and a snippet of that chunk.
+Both rankings work on chunk texts (``agentfs.search.chunking``; the index holds each distinct
+text once, ``agentfs.search.index``) and a file is as good as its best chunk, so each result is
+one file with the line range and a snippet of that chunk. A text several files hold scores the
+same for each of them: they follow one another in the results, in inode order. BM25's
+statistics count each distinct text once, so a file copied twelve times does not make its
+words look common.
 
 Scores are in 0..1:
 
@@ -30,7 +34,7 @@ from agentfs.core.errors import fs_error
 from agentfs.core.inodes import S_IFMT, S_IFREG
 from agentfs.search.embedders import builtin
 from agentfs.search.glob import walk
-from agentfs.search.index import chunk_ino
+from agentfs.search.index import CHUNK_BITS, chunk_ino
 from agentfs.search.names import first_names
 from agentfs.search.vectors import check_model, chunk_texts, nearest, stored_model
 
@@ -44,6 +48,8 @@ MODES = ("bm25", "vector", "hybrid")
 #: Chunks each ranking proposes per result asked for (files repeat among chunks).
 CANDIDATES_PER_RESULT = 20
 MIN_CANDIDATES = 100
+#: Texts whose chunks ``_hits`` fetches per query: a few queries find ``top_k`` files.
+HOLDERS_SLICE = 50
 #: The k of reciprocal-rank fusion: how fast a rank's weight falls (docs/search.md).
 RRF_K = 10
 _WORD = re.compile(r"\w+")
@@ -181,8 +187,9 @@ def _score(
     weight: float,
     embedder: Embedder | None,
 ) -> dict[int, tuple[float, float | None, float | None]]:
-    """chunk id -> (score, bm25 part, vector part) for the candidate chunks; a part is None
-    when the chunk was not among that ranking's candidates (or the mode has no such part)."""
+    """text id -> (score, bm25 part, vector part) for the candidate chunk texts; a part is
+    None when the text was not among that ranking's candidates (or the mode has no such
+    part)."""
     lexical: dict[int, float] = {}
     semantic: dict[int, float] = {}
     if mode in ("bm25", "hybrid"):
@@ -217,19 +224,14 @@ def _reciprocal_ranks(scores: dict[int, float], weight: float) -> dict[int, floa
 def _nearest(
     fs: SearchMixin, query: str, scope: Scope, limit: int, embedder: Embedder
 ) -> dict[int, float]:
-    """The ``limit`` chunks in scope nearest to ``query``'s vector, with their similarity."""
+    """The ``limit`` chunk texts in scope nearest to ``query``'s vector, with their
+    similarity."""
     conn = fs.conn
     check_model(conn, embedder)
     vector = embedder.embed([query])[0]
     among = None
     if scope.names is not None:
-        among = [
-            cid
-            for (cid,) in conn.execute(
-                "SELECT id FROM ws_chunk WHERE (id >> 20) IN (SELECT value FROM json_each(?))",
-                (scope.inos_json,),
-            )
-        ]
+        among = [tid for (tid,) in conn.execute(_SCOPE_TEXTS, (scope.inos_json,))]
     return dict(nearest(conn, vector, limit, among, fs.search_index.vectors))
 
 
@@ -272,7 +274,15 @@ def _fts_query(fs: SearchMixin, query: str) -> str:
     return " OR ".join(f'"{w}"' for w in kept)
 
 
+#: The texts of the chunks of the inodes in a JSON list (a range of chunk ids per inode).
+_SCOPE_TEXTS = (
+    "SELECT DISTINCT c.text_id FROM json_each(?) j JOIN ws_chunk c"
+    f" ON c.id BETWEEN j.value << {CHUNK_BITS} AND ((j.value + 1) << {CHUNK_BITS}) - 1"
+)
+
+
 def _bm25(fs: FileSystem, match: str, scope: Scope, limit: int) -> list[tuple[int, float]]:
+    """(text id, BM25) of the ``limit`` best texts holding ``match`` (in scope)."""
     if scope.names is None:
         sql = (
             "SELECT rowid, -bm25(ws_fts_chunk) FROM ws_fts_chunk WHERE ws_fts_chunk MATCH ?"
@@ -281,7 +291,7 @@ def _bm25(fs: FileSystem, match: str, scope: Scope, limit: int) -> list[tuple[in
         return fs.conn.execute(sql, (match, limit)).fetchall()  # type: ignore[return-value]
     sql = (
         "SELECT rowid, -bm25(ws_fts_chunk) FROM ws_fts_chunk WHERE ws_fts_chunk MATCH ?"
-        " AND (rowid >> 20) IN (SELECT value FROM json_each(?)) ORDER BY rank LIMIT ?"
+        f" AND rowid IN ({_SCOPE_TEXTS}) ORDER BY rank LIMIT ?"
     )
     return fs.conn.execute(sql, (match, scope.inos_json, limit)).fetchall()  # type: ignore[return-value]
 
@@ -296,39 +306,43 @@ def _hits(
     snippet_length: int,
     include_content: bool,
 ) -> list[SearchHit]:
-    """The best chunk of each file, best files first, as hits: three queries in all (the
-    files' names, the chunks' ranges, their text), whatever the number of candidates."""
-    best: dict[int, int] = {}  # ino -> its best chunk, in rank order
-    for chunk_id in sorted(scores, key=lambda cid: (-scores[cid][0], cid)):
-        if scores[chunk_id][0] >= min_score:
-            best.setdefault(chunk_ino(chunk_id), chunk_id)
+    """The best chunk of each file, best files first, as hits. The texts are taken in rank
+    order (ties by text id) and each gives every chunk holding it (in chunk id order, so by
+    inode), a slice of texts per query, until ``top_k`` files have their best chunk; then one
+    query for the files' names and one for the chunks' text."""
+    ranked = [
+        t for t in sorted(scores, key=lambda t: (-scores[t][0], t)) if scores[t][0] >= min_score
+    ]
+    best: dict[int, tuple[int, tuple[int, int, int, int]]] = {}  # ino -> (text, chunk range)
+    for start in range(0, len(ranked), HOLDERS_SLICE):
+        holders: dict[int, list[tuple[int, tuple[int, int, int, int]]]] = {}
+        for text_id, chunk_id, *where in fs.conn.execute(
+            "SELECT text_id, id, start_line, end_line, start_byte, end_byte FROM ws_chunk"
+            " WHERE text_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(ranked[start : start + HOLDERS_SLICE]),),
+        ):
+            holders.setdefault(text_id, []).append((chunk_id, tuple(where)))  # type: ignore[arg-type]
+        for text_id in ranked[start : start + HOLDERS_SLICE]:
+            for chunk_id, where in sorted(holders.get(text_id, ())):
+                ino = chunk_ino(chunk_id)
+                if scope.names is None or ino in scope.names:
+                    best.setdefault(ino, (text_id, where))
+        if len(best) >= top_k:
+            break
     names = scope.names if scope.names is not None else first_names(fs, best)
-    chosen = [chunk_id for ino, chunk_id in best.items() if ino in names][:top_k]
-    ranges = {
-        row[0]: row[1:]
-        for row in fs.conn.execute(
-            "SELECT id, start_line, end_line, start_byte, end_byte FROM ws_chunk"
-            " WHERE id IN (SELECT value FROM json_each(?))",
-            (json.dumps(chosen),),
+    chosen = [(ino, *found) for ino, found in best.items() if ino in names][:top_k]
+    texts = chunk_texts(fs, [(ino, where[2], where[3]) for ino, _t, where in chosen])
+    return [
+        SearchHit(
+            path=names[ino],
+            score=scores[text_id][0],
+            score_details={"bm25": scores[text_id][1], "vector": scores[text_id][2]},
+            line_range=(where[0], where[1]),
+            snippet=snippet(text, query, snippet_length),
+            content=text if include_content else None,
         )
-    }
-    chosen = [chunk_id for chunk_id in chosen if chunk_id in ranges]
-    texts = chunk_texts(fs, [(chunk_ino(c), ranges[c][2], ranges[c][3]) for c in chosen])  # type: ignore[misc]
-    hits = []
-    for chunk_id, text in zip(chosen, texts, strict=True):
-        score, b, v = scores[chunk_id]
-        first, last = ranges[chunk_id][0], ranges[chunk_id][1]
-        hits.append(
-            SearchHit(
-                path=names[chunk_ino(chunk_id)],
-                score=score,
-                score_details={"bm25": b, "vector": v},
-                line_range=(first, last),  # type: ignore[arg-type]
-                snippet=snippet(text, query, snippet_length),
-                content=text if include_content else None,
-            )
-        )
-    return hits
+        for (ino, text_id, where), text in zip(chosen, texts, strict=True)
+    ]
 
 
 def snippet(text: str, query: str, length: int) -> str:

@@ -1,6 +1,7 @@
 """Vectors: choosing the workspace's embedder, embedding the queue, and the k-NN scan.
 
-Each embedded chunk has its float32 vector in ws_vector (exact, what scores are computed from)
+Each embedded chunk text (ws_text: one per distinct text, whatever the number of chunks holding
+it) has its float32 vector in ws_vector (exact, what scores are computed from)
 and an int8 copy in the sqlite-vec table ws_vec. A k-NN query scans ws_vec (int8 is 1.6x
 faster than float32 in vec0 here), takes a shortlist about twice as long as asked, and
 rescores it exactly from ws_vector, so the order and the scores are the float ones.
@@ -8,7 +9,7 @@ rescores it exactly from ws_vector, so the order and the scores are the float on
 Embedding is slow (a transformer does tens of chunks a second on two cores), so it never runs
 inside a write: the index queues chunks (ws_embed_queue) and ``embed_pending`` drains the
 queue in batches, embedding outside any transaction and storing each batch in a short one that
-first checks the chunks are still there with the same text.
+first checks the texts are still there.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from typing import TYPE_CHECKING, NamedTuple
 import apsw
 import numpy as np
 
+from agentfs.db import vec_table_sql
 from agentfs.core.errors import EmbedderMismatchError
+from agentfs.core.digests import digest
 
 if TYPE_CHECKING:
     from agentfs.core.fs import FileSystem
@@ -34,10 +37,10 @@ SHORTLIST_EXTRA = 20
 def rebuild_vec_table(conn: apsw.Connection, dim: int) -> None:
     """(Re)make ws_vec for vectors of ``dim`` and fill it from ws_vector."""
     conn.execute("DROP TABLE IF EXISTS ws_vec")
-    conn.execute(f"CREATE VIRTUAL TABLE ws_vec USING vec0(embedding int8[{int(dim)}])")
+    conn.execute(vec_table_sql(dim))
     conn.execute(
         "INSERT INTO ws_vec(rowid, embedding)"
-        " SELECT chunk_id, vec_quantize_int8(embedding, 'unit') FROM ws_vector"
+        " SELECT text_id, vec_quantize_int8(embedding, 'unit') FROM ws_vector"
     )
 
 
@@ -54,9 +57,9 @@ def stored_model(conn: apsw.Connection) -> tuple[str, int]:
 def choose(conn: apsw.Connection, embedder: Embedder, *, replace: bool = False) -> bool:
     """Make ``embedder`` the workspace's; returns True when that changed anything.
 
-    The first embedder is simply recorded, and every chunk queued. Another model is refused
-    with ``EmbedderMismatchError`` unless ``replace``: then every vector is dropped and every
-    chunk queued again. Runs inside the caller's write transaction.
+    The first embedder is simply recorded, and every chunk text queued. Another model is refused
+    with ``EmbedderMismatchError`` unless ``replace``: then every vector is dropped (parked ones
+    too) and every text queued again. Runs inside the caller's write transaction.
     """
     model, dim = stored_model(conn)
     if model == embedder.model_id and dim == embedder.dim:
@@ -71,9 +74,10 @@ def choose(conn: apsw.Connection, embedder: Embedder, *, replace: bool = False) 
     for key, value in (("search.embedder", embedder.model_id), ("search.dim", str(embedder.dim))):
         conn.execute("UPDATE ws_config SET value = ? WHERE key = ?", (value, key))
     conn.execute("DELETE FROM ws_vector")
+    conn.execute("DELETE FROM ws_vector_parked")
     rebuild_vec_table(conn, embedder.dim)
     conn.execute("DELETE FROM ws_embed_queue")
-    conn.execute("INSERT INTO ws_embed_queue(chunk_id) SELECT id FROM ws_chunk")
+    conn.execute("INSERT INTO ws_embed_queue(text_id) SELECT id FROM ws_text")
     return True
 
 
@@ -88,8 +92,10 @@ def check_model(conn: apsw.Connection, embedder: Embedder) -> None:
         )
 
 
-class PendingChunk(NamedTuple):
-    chunk_id: int
+class PendingText(NamedTuple):
+    """A text waiting for its vector, and where one chunk holding it lies."""
+
+    text_id: int
     ino: int
     start_byte: int
     end_byte: int
@@ -103,8 +109,12 @@ def embed_pending(
     batch_size: int = 64,
     progress: Callable[[int, int], None] | None = None,
 ) -> int:
-    """Embed every queued chunk with ``embedder`` (which must be the workspace's); returns how
-    many were stored. ``progress(done, total)`` is called after each batch."""
+    """Embed every queued text with ``embedder`` (which must be the workspace's); returns how
+    many were stored. ``progress(done, total)`` is called after each batch.
+
+    A text is read from one chunk that holds it; bytes that no longer hash to the text's digest
+    (a file written since the index looked, by another connection) are not embedded: the text
+    stays queued, and the file is re-indexed before the next pass."""
     conn = fs.conn
     with fs._read():
         check_model(conn, embedder)
@@ -114,20 +124,24 @@ def embed_pending(
     while True:
         with fs._read():
             batch = [
-                PendingChunk(*row)  # type: ignore[arg-type]
+                PendingText(*row)  # type: ignore[arg-type]
                 for row in conn.execute(
-                    "SELECT c.id, c.id >> 20, c.start_byte, c.end_byte, c.digest"
-                    " FROM ws_embed_queue q"
-                    " JOIN ws_chunk c ON c.id = q.chunk_id WHERE q.chunk_id > ?"
-                    " ORDER BY q.chunk_id LIMIT ?",
+                    "SELECT t.id, c.id >> 20, c.start_byte, c.end_byte, t.digest"
+                    " FROM ws_embed_queue q JOIN ws_text t ON t.id = q.text_id"
+                    " JOIN ws_chunk c ON c.id = (SELECT min(id) FROM ws_chunk WHERE text_id = t.id)"
+                    " WHERE q.text_id > ? ORDER BY q.text_id LIMIT ?",
                     (after, batch_size),
                 )
             ]
             texts = chunk_texts(fs, [(c.ino, c.start_byte, c.end_byte) for c in batch])
         if not batch:
             break
-        after = batch[-1].chunk_id
-        vectors = embedder.embed(texts)
+        after = batch[-1].text_id
+        kept = [i for i, text in enumerate(texts) if digest(text.encode()) == batch[i].digest]
+        batch = [batch[i] for i in kept]
+        if not batch:
+            continue
+        vectors = embedder.embed([texts[i] for i in kept])
         with fs._write():
             check_model(conn, embedder)
             done += _store(conn, batch, vectors)
@@ -136,26 +150,27 @@ def embed_pending(
     return done
 
 
-def _store(conn: apsw.Connection, batch: Sequence[PendingChunk], vectors: np.ndarray) -> int:
-    """Store the vectors of the chunks still queued with the same text; returns how many."""
+def _store(conn: apsw.Connection, batch: Sequence[PendingText], vectors: np.ndarray) -> int:
+    """Store the vectors of the texts still queued (a text id of another digest is another
+    text); returns how many."""
     stored = 0
-    for chunk, vector in zip(batch, vectors, strict=True):
+    for text, vector in zip(batch, vectors, strict=True):
         still = conn.execute(
-            "SELECT 1 FROM ws_embed_queue q JOIN ws_chunk c ON c.id = q.chunk_id"
-            " WHERE q.chunk_id = ? AND c.digest = ?",
-            (chunk.chunk_id, chunk.digest),
+            "SELECT 1 FROM ws_embed_queue q JOIN ws_text t ON t.id = q.text_id"
+            " WHERE q.text_id = ? AND t.digest = ?",
+            (text.text_id, text.digest),
         ).get
         if still is None:
-            continue  # re-chunked or deleted meanwhile: its replacement is queued
+            continue  # no chunk holds it any more
         blob = np.ascontiguousarray(vector, dtype=np.float32).tobytes()
         conn.execute(
-            "INSERT INTO ws_vector(chunk_id, embedding) VALUES (?, ?)", (chunk.chunk_id, blob)
+            "INSERT INTO ws_vector(text_id, embedding) VALUES (?, ?)", (text.text_id, blob)
         )
         conn.execute(
             "INSERT INTO ws_vec(rowid, embedding) VALUES (?, vec_quantize_int8(?, 'unit'))",
-            (chunk.chunk_id, blob),
+            (text.text_id, blob),
         )
-        conn.execute("DELETE FROM ws_embed_queue WHERE chunk_id = ?", (chunk.chunk_id,))
+        conn.execute("DELETE FROM ws_embed_queue WHERE text_id = ?", (text.text_id,))
         stored += 1
     return stored
 
@@ -185,7 +200,7 @@ class VectorCache:
         self._asked: str | None = None
 
     def get(self, conn: apsw.Connection, dim: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """(chunk ids, vectors) as stored now, or None when not (yet) worth loading."""
+        """(text ids, vectors) as stored now, or None when not (yet) worth loading."""
         version = conn.execute("SELECT value FROM ws_config WHERE key = 'search.vectors'").get
         if not isinstance(version, str):
             return None  # no counter: no way to know the copy is right
@@ -195,7 +210,7 @@ class VectorCache:
         if self._asked != version:
             self._asked = version  # the first query at this version scans with sqlite-vec
             return None
-        rows = conn.execute("SELECT chunk_id, embedding FROM ws_vector").fetchall()
+        rows = conn.execute("SELECT text_id, embedding FROM ws_vector").fetchall()
         self.ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         self.matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(  # type: ignore[misc]
             len(rows), dim
@@ -211,10 +226,10 @@ def nearest(
     among: Sequence[int] | None = None,
     cache: VectorCache | None = None,
 ) -> list[tuple[int, float]]:
-    """The ``k`` chunks closest to the unit vector ``query``, as (chunk id, cosine similarity),
-    best first. ``among`` restricts the answer to those chunk ids. With a warm ``cache`` the
-    answer is exact from memory; otherwise sqlite-vec's int8 scan makes a shortlist that is
-    rescored exactly (or, with ``among``, those chunks are scored directly)."""
+    """The ``k`` chunk texts closest to the unit vector ``query``, as (text id, cosine
+    similarity), best first. ``among`` restricts the answer to those text ids. With a warm
+    ``cache`` the answer is exact from memory; otherwise sqlite-vec's int8 scan makes a
+    shortlist that is rescored exactly (or, with ``among``, those texts are scored directly)."""
     blob = np.ascontiguousarray(query, dtype=np.float32).tobytes()
     loaded = cache.get(conn, len(query)) if cache is not None else None
     if loaded is not None:
@@ -228,8 +243,8 @@ def nearest(
         return [(int(ids[i]), float(scores[i])) for i in best]
     if among is None:
         shortlist = [
-            chunk_id
-            for (chunk_id,) in conn.execute(
+            text_id
+            for (text_id,) in conn.execute(
                 "SELECT rowid FROM ws_vec WHERE embedding MATCH vec_quantize_int8(?, 'unit')"
                 " AND k = ?",
                 (blob, k * SHORTLIST + SHORTLIST_EXTRA),
@@ -241,17 +256,17 @@ def nearest(
 
 
 def similarities(
-    conn: apsw.Connection, query: bytes, chunk_ids: Sequence[int]
+    conn: apsw.Connection, query: bytes, text_ids: Sequence[int]
 ) -> list[tuple[int, float]]:
-    """Exact cosine similarity of ``query`` to each chunk that has a vector, best first."""
+    """Exact cosine similarity of ``query`` to each text that has a vector, best first."""
     scored: list[tuple[int, float]] = []
-    for start in range(0, len(chunk_ids), 500):
-        part = chunk_ids[start : start + 500]
+    for start in range(0, len(text_ids), 500):
+        part = text_ids[start : start + 500]
         scored.extend(
-            (int(chunk_id), 1.0 - float(distance))  # type: ignore[arg-type]
-            for chunk_id, distance in conn.execute(
-                "SELECT chunk_id, vec_distance_cosine(embedding, ?) FROM ws_vector"
-                f" WHERE chunk_id IN ({','.join('?' * len(part))})",
+            (int(text_id), 1.0 - float(distance))  # type: ignore[arg-type]
+            for text_id, distance in conn.execute(
+                "SELECT text_id, vec_distance_cosine(embedding, ?) FROM ws_vector"
+                f" WHERE text_id IN ({','.join('?' * len(part))})",
                 (query, *part),
             )
         )

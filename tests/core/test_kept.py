@@ -19,6 +19,7 @@ from agentfs import db, fsck
 from agentfs.core.chunks import Chunks
 from agentfs.history.versions import KEPT_MAX
 from tests.core.test_versions import history_problems, ops
+from tests.old_schema import index_as_schema_6
 
 
 @pytest.fixture
@@ -214,12 +215,13 @@ def test_a_workspace_from_before_migration_6_keeps_its_history(ws_path: Path) ->
         ws.write("/f", b"v2")
         ws.snapshots.delete("s")
         assert ws.version("/f", 1).ino is not None and ws.version("/f", 2).ino is not None
-        with ws.conn:  # undo migration 6: what the previous release wrote
+        index_as_schema_6(ws)  # undo migrations 7 and 6: what the previous release wrote
+        with ws.conn:
             ws.conn.execute("DROP TABLE ws_kept")
             ws.conn.execute("ALTER TABLE ws_version DROP COLUMN kept")
             ws.conn.execute("UPDATE fs_config SET value = '5' WHERE key = ?", (db.SCHEMA_KEY,))
     with agentfs.open(ws_path) as ws:
-        assert db.schema_version(ws.conn) == 6
+        assert db.schema_version(ws.conn) == db.SCHEMA_VERSION
         assert fsck.check(ws).clean
         assert ws.read("/f") == b"v2"
         ino = ws.stat("/f").st_ino

@@ -7,8 +7,9 @@ old versions, fails transactions on purpose and changes the index settings. Afte
 
 - the index holds exactly the live regular files, each in the state its bytes and the settings
   give ('off' / 'too_large' / 'binary' / 'text'), at its size, with the chunks
-  ``chunk_text`` makes of its text (line ranges and digests), one BM25 row per chunk, one
-  trigram document per chunk, and nothing for any other inode; the BM25 and trigram tables
+  ``chunk_text`` makes of its text (line ranges and digests), one text row, one BM25 row and one
+  trigram document per distinct chunk text (however many chunks hold it), and nothing for any
+  other inode; the BM25 and trigram tables
   answer a few queries exactly like fresh FTS5 tables built from the same texts (no stale or
   missing tokens);
 - ``grep`` finds exactly what a plain ``re`` scan of every text file finds (the trigram
@@ -385,11 +386,14 @@ class IndexConsistency(RuleBasedStateMachine):
             ]
         rows_of_chunks = chunk_rows(conn)
         assert [r[:5] for r in rows_of_chunks] == expected_chunks
-        ids = {r[5] for r in rows_of_chunks}
+        ids = {r[6] for r in rows_of_chunks}
+        texts_by_id = dict(conn.execute("SELECT id, digest FROM ws_text"))
+        assert set(texts_by_id) == ids, "a text row for each chunk text, and no other"
+        assert len(set(texts_by_id.values())) == len(ids), "each distinct text indexed once"
         assert {r for (r,) in conn.execute("SELECT rowid FROM ws_fts_chunk")} == ids
         assert {r for (r,) in conn.execute("SELECT rowid FROM ws_fts_trigram")} == ids
         for chunk_id, start, end in conn.execute("SELECT id, start_byte, end_byte FROM ws_chunk"):
-            ino, _seq, first, last, _digest, _id = next(
+            ino, _seq, first, last, _digest, _id, _text = next(
                 r for r in rows_of_chunks if r[5] == chunk_id
             )
             lines = chunk_lines(texts[ino])[first - 1 : last]
@@ -408,10 +412,10 @@ class IndexConsistency(RuleBasedStateMachine):
             "CREATE VIRTUAL TABLE t USING fts5(text, content = '', contentless_delete = 1,"
             " detail = 'none', tokenize = 'trigram case_sensitive 0')"
         )
-        for ino, _seq, start, end, _digest, chunk_id in chunk_rows:
+        for text_id, (ino, _seq, start, end, *_ids) in {r[6]: r for r in chunk_rows}.items():
             text = "".join(chunk_lines(texts[ino])[start - 1 : end])
-            ref.execute("INSERT INTO c(rowid, text) VALUES (?, ?)", (chunk_id, text))
-            ref.execute("INSERT INTO t(rowid, text) VALUES (?, ?)", (chunk_id, text))
+            ref.execute("INSERT INTO c(rowid, text) VALUES (?, ?)", (text_id, text))
+            ref.execute("INSERT INTO t(rowid, text) VALUES (?, ?)", (text_id, text))
         conn = self.ws.conn
 
         def ask(db: apsw.Connection, table: str, query: str) -> set[int]:
@@ -543,6 +547,44 @@ TestIndexWithRepeatedChunks = IndexWithRepeatedChunks.TestCase
 TestIndexWithRepeatedChunks.settings = VARIANT_SETTINGS
 
 
+# --- files that share their content --------------------------------------------------------------
+
+#: A few contents many files get: whole copies, and texts that share all chunks but one (the
+#: index holds each distinct chunk text once, whatever the number of files holding it).
+SHARED = [
+    "".join(f"alpha line {i}\n" for i in range(90)),
+    "".join(f"alpha line {i}\n" for i in range(60))
+    + "bravo delta\n"
+    + "".join(f"alpha line {i}\n" for i in range(61, 90)),
+    "".join(f"    body line {i}\n" for i in range(50)),
+    "delta echo\nalpha bravo\n",
+]
+
+
+class IndexWithSharedContent(IndexConsistency):
+    """The machine above, also writing one of a few shared contents, so that most files hold
+    chunk texts other files hold too: deleting, editing or moving one copy must leave the
+    others found exactly as a scan of their bytes finds them."""
+
+    @rule(path=PATHS, text=st.sampled_from(SHARED))
+    def write_shared(self, path: str, text: str) -> None:
+        self.attempt(lambda: self.ws.write(path, text, parents=True))
+
+    @rule(data=st.data(), line=st.integers(0, 89))
+    def edit_one_line(self, data: st.DataObject, line: int) -> None:
+        """Change one line of a file in place: its other chunks keep their texts."""
+        path = self.pick(data, "file")
+        if path is not None:
+            lines = self.ws.read(path).split(b"\n")
+            if line < len(lines):
+                lines[line] = b"charlie bravo"
+                self.attempt(lambda: self.ws.write(path, b"\n".join(lines)))
+
+
+TestIndexWithSharedContent = IndexWithSharedContent.TestCase
+TestIndexWithSharedContent.settings = VARIANT_SETTINGS
+
+
 # --- the same with vectors -----------------------------------------------------------------------
 
 
@@ -567,12 +609,12 @@ class IndexWithVectors(IndexConsistency):
         status = self.ws.index_status()
         assert status.embedded + status.pending == status.chunks, status
         texts = {ino: decode_text(data) or "" for ino, data in self.live_files().values()}
-        where = {r[5]: r for r in chunk_rows(self.ws.conn)}
-        for chunk_id, blob in self.ws.conn.execute("SELECT chunk_id, embedding FROM ws_vector"):
-            ino, _seq, start, end, _digest, _id = where[chunk_id]
+        where = {r[6]: r for r in chunk_rows(self.ws.conn)}
+        for text_id, blob in self.ws.conn.execute("SELECT text_id, embedding FROM ws_vector"):
+            ino, _seq, start, end, *_ids = where[text_id]
             text = "".join(chunk_lines(texts[ino])[start - 1 : end])
             stored = np.frombuffer(blob, dtype=np.float32)
-            assert np.allclose(stored, self.embedder.embed([text])[0], atol=1e-6), chunk_id
+            assert np.allclose(stored, self.embedder.embed([text])[0], atol=1e-6), text_id
 
 
 TestIndexWithVectors = IndexWithVectors.TestCase

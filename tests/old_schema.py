@@ -1,0 +1,70 @@
+"""Workspaces as an earlier schema left them, for migration tests: a workspace made by this
+release, with its search index rewritten the way schema 6 kept it (one FTS5 row and one vector
+per chunk, keyed by chunk id, the text's digest on the chunk row)."""
+
+from __future__ import annotations
+
+import agentfs
+from agentfs import db
+
+_SCHEMA_6_CHUNK = (
+    "CREATE TABLE ws_chunk (id INTEGER PRIMARY KEY, start_line INTEGER NOT NULL,"
+    " end_line INTEGER NOT NULL, start_byte INTEGER NOT NULL, end_byte INTEGER NOT NULL,"
+    " digest BLOB NOT NULL)"
+)
+
+
+def index_as_schema_6(ws: agentfs.Workspace) -> None:
+    """Rewrite ``ws``'s (drained) index in schema 6's layout and set its counter to 6."""
+    ws.refresh_index()
+    conn = ws.conn
+    with conn:
+        chunks = conn.execute(
+            "SELECT c.id, c.id >> 20, c.start_line, c.end_line, c.start_byte, c.end_byte,"
+            " t.digest, c.text_id FROM ws_chunk c JOIN ws_text t ON t.id = c.text_id ORDER BY c.id"
+        ).fetchall()
+        texts = ws.chunks.read_many(
+            [(ino, start, end) for _, ino, _, _, start, end, _, _ in chunks]
+        )
+        vectors = dict(conn.execute("SELECT text_id, embedding FROM ws_vector"))
+        queued = {text_id for (text_id,) in conn.execute("SELECT text_id FROM ws_embed_queue")}
+        dim = int(conn.execute("SELECT value FROM ws_config WHERE key = 'search.dim'").get)
+        for statement in (
+            "DROP TABLE ws_chunk",
+            "DROP TABLE ws_text",
+            "DROP TABLE ws_vector_parked",
+            "DROP TABLE IF EXISTS ws_vec",
+            "DELETE FROM ws_vector",
+            "DELETE FROM ws_embed_queue",
+            "ALTER TABLE ws_vector RENAME COLUMN text_id TO chunk_id",
+            "ALTER TABLE ws_embed_queue RENAME COLUMN text_id TO chunk_id",
+            "INSERT INTO ws_fts_chunk(ws_fts_chunk) VALUES ('delete-all')",
+            "INSERT INTO ws_fts_trigram(ws_fts_trigram) VALUES ('delete-all')",
+            _SCHEMA_6_CHUNK,
+        ):
+            conn.execute(statement)
+        for (chunk_id, _ino, first, last, start, end, key, text_id), text in zip(
+            chunks, texts, strict=True
+        ):
+            conn.execute(
+                "INSERT INTO ws_chunk VALUES (?, ?, ?, ?, ?, ?)",
+                (chunk_id, first, last, start, end, key),
+            )
+            for table in ("ws_fts_chunk", "ws_fts_trigram"):
+                conn.execute(
+                    f"INSERT INTO {table}(rowid, text) VALUES (?, ?)", (chunk_id, text.decode())
+                )
+            if text_id in vectors:
+                conn.execute(
+                    "INSERT INTO ws_vector(chunk_id, embedding) VALUES (?, ?)",
+                    (chunk_id, vectors[text_id]),
+                )
+            if text_id in queued:
+                conn.execute("INSERT INTO ws_embed_queue(chunk_id) VALUES (?)", (chunk_id,))
+        if dim:
+            conn.execute(db.vec_table_sql(dim))
+            conn.execute(
+                "INSERT INTO ws_vec(rowid, embedding)"
+                " SELECT chunk_id, vec_quantize_int8(embedding, 'unit') FROM ws_vector"
+            )
+        conn.execute("UPDATE fs_config SET value = '6' WHERE key = ?", (db.SCHEMA_KEY,))
