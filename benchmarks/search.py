@@ -20,16 +20,25 @@ Side by side in one run (warm caches, medians unless said otherwise):
     takes a few minutes; the embedded workspace is kept in ``benchmarks/.cache`` and reused.
   * indexing cost: a 10 KiB text write with indexing on vs off (the write itself: it only
     queues its file), and the same writes with the drain of their queue added, per write.
+  * indexing throughput, against an anchor: the import of one copy of the standard library
+    (unique content: every chunk text new) and of ``--copies`` copies (mostly duplicates),
+    then a search, indexing on; each import in a fresh process, ours and the anchor's code
+    (``--anchor DIR``: another checkout, e.g. the commit before a change) interleaved,
+    ``--import-runs`` times, medians.
 
     .venv/bin/python benchmarks/search.py [--copies 12] [--skip relevance,vectors]
+    .venv/bin/python benchmarks/search.py --skip grep,bm25,vectors,relevance,write \\
+        --anchor ../main [--import-runs 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
+import sys
 import sysconfig
 import tempfile
 import time
@@ -41,7 +50,6 @@ import numpy as np
 import agentfs
 from agentfs.search import vectors
 from agentfs.search.embedders import HashingEmbedder
-from agentfs.search.index import chunk_ino
 from agentfs.search.names import first_names
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
@@ -165,7 +173,8 @@ def index_sizes(ws: agentfs.Workspace) -> list[list[object]]:
         conn.execute(
             "SELECT CASE WHEN name LIKE 'ws_fts_trigram%' THEN 'trigram (ws_fts_trigram)'"
             " WHEN name LIKE 'ws_fts_chunk%' THEN 'BM25 (ws_fts_chunk)'"
-            " WHEN name LIKE 'ws_chunk%' THEN 'chunk rows (ws_chunk)' END AS part, sum(pgsize)"
+            " WHEN name LIKE 'ws_chunk%' THEN 'chunk rows (ws_chunk)'"
+            " WHEN name LIKE 'ws_text%' THEN 'text rows (ws_text)' END AS part, sum(pgsize)"
             " FROM dbstat GROUP BY part HAVING part IS NOT NULL"
         )
     )
@@ -213,6 +222,7 @@ def bench_grep(ws: agentfs.Workspace, tree: Path) -> list[dict[str, object]]:
 
 def bench_bm25(ws: agentfs.Workspace) -> dict[str, float]:
     chunks = ws.conn.execute("SELECT count(*) FROM ws_chunk").get
+    texts = ws.index_status().chunks
     for q in QUERIES[:10]:
         ws.search(q["query"], mode="bm25")  # warm
     times = []
@@ -223,6 +233,7 @@ def bench_bm25(ws: agentfs.Workspace) -> dict[str, float]:
     times.sort()
     return {
         "chunks": float(chunks),  # type: ignore[arg-type]
+        "texts": float(texts),
         "p50 ms": 1e3 * times[len(times) // 2],
         "p95 ms": 1e3 * times[int(len(times) * 0.95)],
     }
@@ -242,7 +253,7 @@ def bench_knn(workdir: Path, n: int = 100_000, dim: int = 384) -> dict[str, floa
     with ws.transaction():
         vectors.choose(ws.conn, HashingEmbedder(dim))
         ws.conn.executemany(
-            "INSERT INTO ws_vector(chunk_id, embedding) VALUES (?, ?)",
+            "INSERT INTO ws_vector(text_id, embedding) VALUES (?, ?)",
             ((i, matrix[i].tobytes()) for i in range(n)),
         )
         vectors.rebuild_vec_table(ws.conn, dim)
@@ -326,12 +337,18 @@ def weighted_sum(ws: agentfs.Workspace, weight: float) -> Callable[[str], list[s
             }
             paths: list[str] = []
             for c in sorted(fused, key=lambda c: -fused[c]):
-                name = first_names(ws, [chunk_ino(c)]).get(chunk_ino(c))
-                if name and name not in paths:
-                    paths.append(name)
+                holders = [ino for (ino,) in ws.conn.execute(_HOLDERS, (c,))]
+                for ino in holders:
+                    name = first_names(ws, [ino]).get(ino)
+                    if name and name not in paths:
+                        paths.append(name)
         return paths
 
     return rank
+
+
+#: The files holding a chunk text, in inode order.
+_HOLDERS = "SELECT DISTINCT id >> 20 FROM ws_chunk WHERE text_id = ? ORDER BY 1"
 
 
 def bench_relevance(cache: Path) -> dict[str, dict[str, float]]:
@@ -388,6 +405,79 @@ def bench_write_cost(workdir: Path, runs: int = 4, writes: int = 1000) -> dict[s
     }
 
 
+# --- indexing throughput against an anchor -----------------------------------------------------
+
+#: files/s of the ``--copies 12`` import before chunks were indexed by text (docs/benchmarks.md,
+#: 2026-11-24): the target is 3x this.
+TARGET_BASE = 237.0
+
+
+def time_import(path: Path, copies: int) -> dict[str, float]:
+    """Import ``copies`` copies of the standard library into a new workspace at ``path``
+    (history off, indexing on, transactions of BATCH files), then search it, as a query right
+    after an import does (it drains the whole queue first); files, bytes and seconds. Only
+    public API, so an older checkout runs it too."""
+    items = list(_copies(_stdlib(tests=True), 0, copies))
+    ws = agentfs.open(path)
+    ws.configure_history(keep="none")
+    start = time.perf_counter()
+    _import(ws, items)
+    hits = ws.search("get_close_matches", mode="bm25", top_k=copies).hits
+    elapsed = time.perf_counter() - start
+    assert len(hits) == copies, "the search after the import must see every copy"
+    ws.close()
+    return {"files": len(items), "bytes": sum(len(d) for _, d in items), "s": elapsed}
+
+
+def _import_in_process(source: Path, workdir: Path, copies: int) -> dict[str, float]:
+    """``time_import`` in a fresh interpreter importing agentfs from ``source``."""
+    path = workdir / f"import-{copies}.db"
+    env = {**os.environ, "PYTHONPATH": str(source)}
+    done = subprocess.run(
+        [sys.executable, __file__, "--time-import", str(copies), "--db", str(path)],
+        env=env,
+        capture_output=True,
+        check=True,
+        text=True,
+    )
+    for leftover in workdir.glob(f"{path.name}*"):
+        leftover.unlink()
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+def bench_import(workdir: Path, copies: int, runs: int, anchor: Path | None) -> list[list[object]]:
+    """Rows (what, files, ours files/s, ours MB/s, anchor files/s, ours / anchor), medians
+    of ``runs``, ours and the anchor interleaved (the order swapped every run)."""
+    sources = {"ours": HERE.parent} | ({"anchor": anchor} if anchor else {})
+    rows = []
+    for label, n in (("unique content: 1 copy", 1), (f"stdlib x {copies}", copies)):
+        rates: dict[str, list[float]] = {who: [] for who in sources}
+        mbs: list[float] = []
+        files = 0
+        for run in range(runs):
+            order = list(sources) if run % 2 == 0 else list(reversed(sources))
+            for who in order:
+                got = _import_in_process(sources[who], workdir, n)
+                files = int(got["files"])
+                rates[who].append(got["files"] / got["s"])
+                if who == "ours":
+                    mbs.append(got["bytes"] / got["s"] / 1e6)
+        ours = statistics.median(rates["ours"])
+        theirs = statistics.median(rates["anchor"]) if anchor else None
+        rows.append(
+            [
+                label,
+                files,
+                ours,
+                statistics.median(mbs),
+                theirs if theirs is not None else "",
+                f"{ours / theirs:.2f}x" if theirs else "",
+                f"{ours / TARGET_BASE:.2f}x",
+            ]
+        )
+    return rows
+
+
 # --- report -----------------------------------------------------------------------------------
 
 
@@ -406,13 +496,40 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--copies", type=int, default=12)
     parser.add_argument(
-        "--skip", default="", help="comma-separated: grep,bm25,vectors,relevance,write"
+        "--skip", default="", help="comma-separated: grep,bm25,vectors,relevance,write,import"
     )
+    parser.add_argument("--anchor", type=Path, help="a checkout to compare imports with")
+    parser.add_argument("--import-runs", type=int, default=3)
+    parser.add_argument("--time-import", type=int, help=argparse.SUPPRESS)  # one run, as JSON
+    parser.add_argument("--db", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.time_import is not None:
+        print(json.dumps(time_import(args.db, args.time_import)))
+        return 0
     skip = set(filter(None, args.skip.split(",")))
     out: list[str] = []
     with tempfile.TemporaryDirectory(prefix="agentfs-search-") as tmp:
         workdir = Path(tmp)
+        if "import" not in skip:
+            anchor = args.anchor.resolve() if args.anchor else None
+            out.append(
+                f"## indexing throughput: import, then a search (median of {args.import_runs},"
+                f" each in its own process; anchor: {anchor or 'none'})"
+            )
+            out.append(
+                _table(
+                    [
+                        "import",
+                        "files",
+                        "files/s",
+                        "MB of text/s",
+                        "anchor files/s",
+                        "ours / anchor",
+                        f"vs {TARGET_BASE:.0f} files/s (target >= 3x)",
+                    ],
+                    bench_import(workdir, args.copies, args.import_runs, anchor),
+                )
+            )
         if not {"grep", "bm25"} <= skip:
             bm25: dict[str, float] = {}
 
@@ -433,8 +550,8 @@ def main() -> int:
             out.append(_table(["index", "size", "of the text"], index_sizes(ws)))
             if bm25:
                 out.append(
-                    f"## BM25 over {int(bm25['chunks']):,} chunks (the first {BM25_COPIES}"
-                    f" copies; {len(QUERIES)} queries)"
+                    f"## BM25 over {int(bm25['chunks']):,} chunks, {int(bm25['texts']):,}"
+                    f" distinct texts (the first {BM25_COPIES} copies; {len(QUERIES)} queries)"
                 )
                 out.append(
                     _table(

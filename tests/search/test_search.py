@@ -54,8 +54,8 @@ def index_tables(ws: agentfs.Workspace) -> tuple:
         sorted(r for (r,) in conn.execute("SELECT rowid FROM ws_fts_chunk")),
         sorted(r for (r,) in conn.execute("SELECT rowid FROM ws_fts_trigram")),
         conn.execute("SELECT * FROM ws_index_queue").fetchall(),
-        conn.execute("SELECT * FROM ws_embed_queue ORDER BY chunk_id").fetchall(),
-        conn.execute("SELECT chunk_id FROM ws_vector ORDER BY chunk_id").fetchall(),
+        conn.execute("SELECT * FROM ws_embed_queue ORDER BY text_id").fetchall(),
+        conn.execute("SELECT text_id FROM ws_vector ORDER BY text_id").fetchall(),
     )
 
 
