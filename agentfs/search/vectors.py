@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, NamedTuple
 import apsw
 import numpy as np
 
-from agentfs.db import vec_table_sql
-from agentfs.core.errors import EmbedderMismatchError
 from agentfs.core.digests import digest
+from agentfs.core.errors import EmbedderMismatchError
+from agentfs.db import vec_table_sql
 
 if TYPE_CHECKING:
     from agentfs.core.fs import FileSystem
