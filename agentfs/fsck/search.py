@@ -170,7 +170,7 @@ _BAD_TEXTS = (
 
 
 @_check
-def check_ws_chunk_fts(conn: apsw.Connection) -> _Finding:
+def check_ws_text_fts(conn: apsw.Connection) -> _Finding:
     """Each chunk names a text, each text is held by a chunk and is in the BM25 table and the
     trigram table, and nothing else is (the FTS5 structures themselves are checked by
     ``PRAGMA integrity_check``)."""
@@ -179,7 +179,7 @@ def check_ws_chunk_fts(conn: apsw.Connection) -> _Finding:
 
 
 @_check
-def check_ws_embed_queue_chunk(conn: apsw.Connection) -> _Finding:
+def check_ws_embed_queue_text(conn: apsw.Connection) -> _Finding:
     """With an embedder chosen, each text has a vector or is queued for one, never both."""
     embedder = conn.execute("SELECT value FROM ws_config WHERE key = 'search.embedder'").get
     for (text_id,) in conn.execute(
@@ -200,9 +200,8 @@ def _dim(conn: apsw.Connection) -> int:
 
 
 @_check
-def check_ws_vector_chunk(conn: apsw.Connection) -> _Finding:
-    """Each vector belongs to a text, has the model's dimension and is in the vec0 table; a
-    parked vector has the model's dimension."""
+def check_ws_vector_text(conn: apsw.Connection) -> _Finding:
+    """Each vector belongs to a text, has the model's dimension and is in the vec0 table."""
     dim = _dim(conn)
     for text_id, size in conn.execute(
         "SELECT text_id, length(embedding) FROM ws_vector WHERE text_id NOT IN"
@@ -210,11 +209,6 @@ def check_ws_vector_chunk(conn: apsw.Connection) -> _Finding:
         (dim * 4,),
     ):
         yield f"vector of text {text_id} ({size} bytes) has no text or a wrong size", True
-    parked = conn.execute(
-        "SELECT count(*) FROM ws_vector_parked WHERE length(embedding) <> ?", (dim * 4,)
-    ).get
-    if parked:
-        yield f"{parked} parked vectors are not of the model's size", True
     if conn.table_exists("main", "ws_vec"):
         missing = conn.execute(
             "SELECT count(*) FROM ws_vector WHERE text_id NOT IN (SELECT rowid FROM ws_vec)"
@@ -226,6 +220,16 @@ def check_ws_vector_chunk(conn: apsw.Connection) -> _Finding:
             yield f"ws_vec misses {missing} vectors and has {extra} too many", True
     elif conn.execute("SELECT 1 FROM ws_vector LIMIT 1").get is not None:
         yield "vectors are stored but the vec0 table ws_vec is missing", True
+
+
+@_check
+def check_ws_vector_parked_size(conn: apsw.Connection) -> _Finding:
+    """A vector parked while its text waits to be indexed again has the model's dimension."""
+    parked = conn.execute(
+        "SELECT count(*) FROM ws_vector_parked WHERE length(embedding) <> ?", (_dim(conn) * 4,)
+    ).get
+    if parked:
+        yield f"{parked} parked vectors are not of the model's size", True
 
 
 def _rebuild(conn: apsw.Connection) -> list[str]:
@@ -255,12 +259,12 @@ def repair_ws_chunk_layout(conn: apsw.Connection) -> list[str]:
     return _rebuild(conn)
 
 
-def repair_ws_chunk_fts(conn: apsw.Connection) -> list[str]:
+def repair_ws_text_fts(conn: apsw.Connection) -> list[str]:
     """Rebuild the index (``_rebuild``)."""
     return _rebuild(conn)
 
 
-def repair_ws_embed_queue_chunk(conn: apsw.Connection) -> list[str]:
+def repair_ws_embed_queue_text(conn: apsw.Connection) -> list[str]:
     """Drop queue rows of missing or embedded texts; queue every text without a vector."""
     dropped = conn.execute(
         "DELETE FROM ws_embed_queue WHERE text_id NOT IN (SELECT id FROM ws_text)"
@@ -276,9 +280,9 @@ def repair_ws_embed_queue_chunk(conn: apsw.Connection) -> list[str]:
     return [f"dropped {len(dropped)} and queued {len(added)} texts for embedding"]
 
 
-def repair_ws_vector_chunk(conn: apsw.Connection) -> list[str]:
+def repair_ws_vector_text(conn: apsw.Connection) -> list[str]:
     """Drop vectors of missing texts or of the wrong size (their texts are queued again) and
-    parked vectors of the wrong size, and rebuild the vec0 table from ws_vector."""
+    rebuild the vec0 table from ws_vector."""
     dim = _dim(conn)
     bad = [
         text_id
@@ -293,7 +297,15 @@ def repair_ws_vector_chunk(conn: apsw.Connection) -> list[str]:
         f" ({','.join('?' * len(bad))})",
         bad,
     )
-    conn.execute("DELETE FROM ws_vector_parked WHERE length(embedding) <> ?", (dim * 4,))
     if dim:
         rebuild_vec_table(conn, dim)
     return [f"dropped {len(bad)} bad vectors and rebuilt ws_vec"]
+
+
+def repair_ws_vector_parked_size(conn: apsw.Connection) -> list[str]:
+    """Drop parked vectors of the wrong size: their texts are embedded again when indexed."""
+    dropped = conn.execute(
+        "DELETE FROM ws_vector_parked WHERE length(embedding) <> ? RETURNING 1",
+        (_dim(conn) * 4,),
+    ).fetchall()
+    return [f"dropped {len(dropped)} parked vectors of the wrong size"]

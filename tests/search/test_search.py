@@ -519,7 +519,7 @@ def test_fsck_finds_a_deleted_chunk_and_repair_fixes_it(corpus: agentfs.Workspac
     corpus.index(HashingEmbedder())
     corpus.conn.execute("DELETE FROM ws_chunk WHERE id = (SELECT min(id) FROM ws_chunk)")
     report = fsck.check(corpus)
-    assert {p.check for p in report.problems} >= {"check_ws_chunk_layout", "check_ws_chunk_fts"}
+    assert {p.check for p in report.problems} >= {"check_ws_chunk_layout", "check_ws_text_fts"}
     assert all(p.repairable for p in report.problems)
     repaired = fsck.repair(corpus)
     assert repaired.repaired
