@@ -17,8 +17,10 @@ lines numbered from 1.
 from __future__ import annotations
 
 import errno
+import gc
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
@@ -29,7 +31,7 @@ from agentfs.core.errors import fs_error
 from agentfs.core.inodes import S_IFMT, S_IFREG
 from agentfs.search.chunking import decode_text
 from agentfs.search.glob import glob_regex, walk
-from agentfs.search.index import BINARY, TEXT, chunk_ino
+from agentfs.search.index import BINARY, CHUNK_BITS, TEXT, chunk_ino
 from agentfs.search.lines import Hit, matching_lines, split_lines
 from agentfs.search.names import names_below
 from agentfs.search.pattern import GrepPattern, compile_pattern
@@ -72,8 +74,9 @@ class Candidate(NamedTuple):
     size: int
     binary: bool
     text: bool
-    #: (first line, start byte, end byte) of the chunks to read, or () for the whole file
-    spans: tuple[tuple[int, int, int], ...] = ()
+    #: the chunks to match, a JSON list of [first line, text id] (``ChunkTexts``), or '' to
+    #: read the whole file
+    chunks: str = ""
 
 
 def grep(
@@ -107,13 +110,14 @@ def grep(
     # a multiline match may span chunks: only the line-bound forms narrow to chunks
     whole_files = multiline or before > 0 or after > 0  # context needs the lines around
     fs.refresh_index(batches=DRAIN_BATCHES)  # the rest of the queue is read whole below
-    with fs._read():
-        for found, pieces in _read(fs, _candidates(fs, path, glob, regex.trigrams, whole_files)):
+    with fs._read(), _collector_paused():
+        found_files, texts = _candidates(fs, path, glob, regex, whole_files)
+        for found, pieces in _read(fs, found_files):
             if found.binary:
                 result.skipped.append(found.path)
                 continue
-            if found.spans:
-                lines = _in_spans(found, pieces, regex)
+            if found.chunks:
+                lines = texts.lines(found.chunks)
                 if lines and _add_lines(result, found.path, lines, output, max_results):
                     result.truncated = True
                     break
@@ -134,6 +138,22 @@ def grep(
     return result
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while grep builds its result: a common word
+    makes hundreds of thousands of tuples, each allocation counts towards a collection, and
+    each collection walks every object the process holds. In a process holding a large heap
+    (an agent, a server, the benchmark) that was 40 % of grep's time. The result holds no
+    cycles, so nothing is left for the collector; it is resumed as it was."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 #: Batches of the index queue a grep indexes before it runs: enough for what an agent just
 #: wrote; after a large import the rest is read whole (as rg would) instead of making one
 #: grep pay for indexing everything.
@@ -144,20 +164,21 @@ READ_BATCH = 8 << 20
 
 
 def _read(fs: FileSystem, found: list[Candidate]) -> Iterator[tuple[Candidate, list[bytes]]]:
-    """Each candidate with its bytes: one piece per span, or the whole file; batched, since a
-    search of thousands of files would otherwise pay a query per piece. Not ``fs.read``: a
-    search is not a tracked read."""
+    """Each candidate with its bytes (the whole file, as one piece; nothing for a binary file
+    or one matched by chunk text: ``ChunkTexts`` reads those); batched, since a search of
+    thousands of files would otherwise pay a query per file. Not ``fs.read``: a search is not
+    a tracked read."""
     batch: list[Candidate] = []
     size = 0
     for candidate in found:
-        if candidate.binary or (not candidate.spans and candidate.size > READ_BATCH):
+        if candidate.binary or candidate.chunks or candidate.size > READ_BATCH:
             yield from _read_batch(fs, batch)  # alone: a large file is read when its turn comes
             batch, size = [], 0
-            data = [] if candidate.binary else [fs.chunks.read(candidate.ino, candidate.size)]
-            yield candidate, data
+            alone = candidate.binary or candidate.chunks
+            yield candidate, [] if alone else [fs.chunks.read(candidate.ino, candidate.size)]
             continue
         batch.append(candidate)
-        size += sum(e - s for _, s, e in candidate.spans) if candidate.spans else candidate.size
+        size += candidate.size
         if size >= READ_BATCH:
             yield from _read_batch(fs, batch)
             batch, size = [], 0
@@ -165,59 +186,121 @@ def _read(fs: FileSystem, found: list[Candidate]) -> Iterator[tuple[Candidate, l
 
 
 def _read_batch(fs: FileSystem, batch: list[Candidate]) -> Iterator[tuple[Candidate, list[bytes]]]:
-    ranges = [
-        (c.ino, start, end) if c.spans else (c.ino, 0, c.size)
-        for c in batch
-        for start, end in ([(s, e) for _, s, e in c.spans] if c.spans else [(0, c.size)])
-    ]
-    pieces = iter(fs.chunks.read_many(ranges))
-    for c in batch:
-        yield c, [next(pieces) for _ in (c.spans or [None])]
+    if not batch:
+        return
+    pieces = fs.chunks.read_many([(c.ino, 0, c.size) for c in batch])
+    for c, data in zip(batch, pieces, strict=True):
+        yield c, [data]
 
 
-def _in_spans(found: Candidate, pieces: list[bytes], regex: GrepPattern) -> list[tuple[int, str]]:
-    """The matching lines of the byte ranges the trigram table named, as (0-based line,
-    text). A range starts and ends at line starts, so it is valid UTF-8 on its own and its
-    lines are the file's lines."""
-    out: list[tuple[int, str]] = []
-    for (first_line, _start, _end), data in zip(found.spans, pieces, strict=True):
-        hits = matching_lines(regex.line, regex.whole, data)
-        out.extend((first_line - 1 + h.line, data[h.start : h.end].decode()) for h in hits)
-    return out
+class ChunkTexts:
+    """The matching lines of each distinct chunk text the trigram table named, found once
+    however many chunks hold the text (the index keeps each text once: a file copied twelve
+    times, or the unchanged chunks of two versions of a project, are matched once), read a
+    batch at a time in the order the files need them; and each file's lines, made once for
+    all the files listing the same chunks.
+
+    A chunk starts and ends at line starts, so its bytes are valid UTF-8 on their own and its
+    lines are the file's lines: its matches, shifted by its first line, are the file's."""
+
+    def __init__(
+        self,
+        fs: FileSystem,
+        regex: GrepPattern,
+        holders: dict[int, tuple[int, int, int]],
+        listings: list[str],
+    ) -> None:
+        self.fs = fs
+        self.regex = regex
+        #: text id -> (ino, start byte, end byte) of a current chunk holding it
+        self.holders = holders
+        #: a file's chunk listing (``Candidate.chunks``) -> its (first line, text id) in order
+        self.chunks = {key: sorted(json.loads(key)) for key in dict.fromkeys(listings)}
+        #: text ids in the order the files need them, and how many of them were matched
+        self.order = list(dict.fromkeys(t for c in self.chunks.values() for _first, t in c))
+        self.done = 0
+        #: text id -> its matching lines as (0-based line in the chunk, text)
+        self.found: dict[int, list[tuple[int, str]]] = {}
+        self.files: dict[str, list[tuple[int, str]]] = {}
+
+    def lines(self, listing: str) -> list[tuple[int, str]]:
+        """The matching lines, as (0-based line, text), of a file listing these chunks."""
+        lines = self.files.get(listing)
+        if lines is None:
+            lines = self.files[listing] = self._lines(self.chunks[listing])
+        return lines
+
+    def _lines(self, chunks: list[tuple[int, int]]) -> list[tuple[int, str]]:
+        """Chunks overlap by a few lines; a line in an overlap is whole in both, so it
+        matches in both or in neither, and is taken once."""
+        out: list[tuple[int, str]] = []
+        taken = -1  # the last line taken
+        for first, text_id in chunks:
+            if text_id not in self.found:
+                self._match_next(text_id)
+            base = first - 1
+            out.extend((base + n, text) for n, text in self.found[text_id] if base + n > taken)
+            if out:
+                taken = out[-1][0]
+        return out
+
+    def _match_next(self, needed: int) -> None:
+        """Read and match ``needed`` and the texts after it in ``order``, about
+        ``READ_BATCH`` bytes in one query."""
+        batch = [needed]
+        size = self._size(needed)
+        while self.done < len(self.order) and size < READ_BATCH:
+            text_id = self.order[self.done]
+            self.done += 1
+            if text_id != needed and text_id not in self.found:
+                batch.append(text_id)
+                size += self._size(text_id)
+        pieces = self.fs.chunks.read_many([self.holders[t] for t in batch])
+        regex = self.regex
+        for text_id, data in zip(batch, pieces, strict=True):
+            hits = matching_lines(regex.line, regex.whole, data)
+            self.found[text_id] = [(h.line, data[h.start : h.end].decode()) for h in hits]
+
+    def _size(self, text_id: int) -> int:
+        _ino, start, end = self.holders[text_id]
+        return end - start
 
 
 def _candidates(
-    fs: FileSystem, path: str, name_glob: str | None, query: str | None, whole_files: bool
-) -> list[Candidate]:
+    fs: FileSystem, path: str, name_glob: str | None, regex: GrepPattern, whole_files: bool
+) -> tuple[list[Candidate], ChunkTexts]:
     """Regular files to search, sorted by path: ``path`` itself if it is a file. With a
-    trigram ``query``, only the files it names and those the index does not cover, named by
-    walking up from them, each with the chunks to read (unless ``whole_files``); without a
-    query, every file below ``path`` (walking down)."""
+    trigram query, only the files it names and those the index does not cover, named by
+    walking up from them, each with the chunks to match (unless ``whole_files``); without a
+    query, every file below ``path`` (walking down). Also the texts of those chunks."""
     st = fs.stat(path)
     base = paths.normalize(path)
     conn = fs.conn
     state = dict(conn.execute("SELECT ino, state FROM ws_index_file WHERE state <> 'text'"))
     queued = {ino for (ino,) in conn.execute("SELECT ino FROM ws_index_queue")}
-    spans = {} if query is None else _spans(conn, conn.execute(_TRIGRAM_MATCH, (query,)))
-    named = set(spans)  # the files holding a chunk the query names
+    chunks: dict[int, str] = {}
+    holders: dict[int, tuple[int, int, int]] = {}
+    if regex.trigrams is not None:
+        chunks, holders = _chunks(conn, regex.trigrams)
+    named = set(chunks)  # the files holding a chunk the query names
     if whole_files:
-        spans = {}
+        chunks = {}
 
     def candidate(p: str, ino: int, size: int) -> Candidate:
         # a queued file's row is stale (a binary file overwritten in place with text): it is
         # read whole and judged by its bytes
         kind = None if ino in queued else state.get(ino, TEXT)
         text = kind == TEXT
-        return Candidate(p, ino, size, kind == BINARY, text, spans.get(ino, ()) if text else ())
+        return Candidate(p, ino, size, kind == BINARY, text, chunks.get(ino, "") if text else "")
 
     # what can hold a match: what the index named, and what it does not cover (read whole,
     # or skipped as binary)
-    wanted = None if query is None else named | queued | set(state)
+    wanted = None if regex.trigrams is None else named | queued | set(state)
     if not st.is_dir():
-        if st.type != "file" or (wanted is not None and st.st_ino not in wanted):
-            return []
-        return [candidate(base, st.st_ino, st.st_size)]
-    if wanted is None:
+        found = []
+        if st.type == "file" and (wanted is None or st.st_ino in wanted):
+            found = [candidate(base, st.st_ino, st.st_size)]
+    elif wanted is None:
         found = [
             candidate(e.path, e.ino, e.size)
             for e in walk(fs, name_glob or "**", path)
@@ -231,28 +314,35 @@ def _candidates(
             if keep is None or keep.match(p)
         ]
     found.sort(key=lambda c: c.path)
-    return found
+    return found, ChunkTexts(fs, regex, holders, [c.chunks for c in found if c.chunks])
 
 
-def _spans(
-    conn: apsw.Connection, texts: Iterable[tuple[object, ...]]
-) -> dict[int, tuple[tuple[int, int, int], ...]]:
-    """For each file holding one of ``texts`` (text id rows), (first line, start byte, end
-    byte) of the byte ranges its chunks of those texts cover, in file order: chunks that
-    overlap or touch make one range."""
-    ids = [text_id for (text_id,) in texts]
-    merged: dict[int, list[list[int]]] = {}
-    for chunk_id, first, start, end in conn.execute(
-        "SELECT id, start_line, start_byte, end_byte FROM ws_chunk"
-        " WHERE text_id IN (SELECT value FROM json_each(?)) ORDER BY id",
-        (json.dumps(ids),),
-    ):
-        ranges = merged.setdefault(chunk_ino(chunk_id), [])  # type: ignore[arg-type]
-        if ranges and start <= ranges[-1][2]:  # type: ignore[operator]
-            ranges[-1][2] = max(ranges[-1][2], end)  # type: ignore[call-overload]
-        else:
-            ranges.append([first, start, end])  # type: ignore[list-item]
-    return {ino: tuple((a, b, c) for a, b, c in r) for ino, r in merged.items()}
+def _chunks(
+    conn: apsw.Connection, query: str
+) -> tuple[dict[int, str], dict[int, tuple[int, int, int]]]:
+    """The chunks holding a text the trigram ``query`` names: for each file, the JSON list of
+    [first line, text id] of those chunks (one row per file, not per chunk); and for each
+    text, (ino, start byte, end byte) of a chunk holding it in a file that is not queued (a
+    queued file's rows are stale)."""
+    texts = json.dumps([text_id for (text_id,) in conn.execute(_TRIGRAM_MATCH, (query,))])
+    chunks: dict[int, str] = dict(
+        conn.execute(  # type: ignore[arg-type]
+            f"SELECT id >> {CHUNK_BITS}, json_group_array(json_array(start_line, text_id))"
+            " FROM ws_chunk WHERE text_id IN (SELECT value FROM json_each(?))"
+            f" GROUP BY id >> {CHUNK_BITS}",
+            (texts,),
+        )
+    )
+    holders: dict[int, tuple[int, int, int]] = {
+        text_id: (chunk_ino(chunk_id), start, end)  # type: ignore[arg-type, misc]
+        for text_id, chunk_id, start, end in conn.execute(
+            "SELECT text_id, min(id), start_byte, end_byte FROM ws_chunk"
+            " WHERE text_id IN (SELECT value FROM json_each(?))"
+            f" AND id >> {CHUNK_BITS} NOT IN (SELECT ino FROM ws_index_queue) GROUP BY text_id",
+            (texts,),
+        )
+    }
+    return chunks, holders
 
 
 _TRIGRAM_MATCH = "SELECT rowid FROM ws_fts_trigram WHERE ws_fts_trigram MATCH ?"
