@@ -181,6 +181,53 @@ def test_a_schema_6_index_is_converted(ws_path: Path) -> None:
         assert fsck.check(ws).clean
 
 
+# --- grep by text ------------------------------------------------------------------------------
+
+
+def grep_reference(files: dict[str, str], needle: str) -> list[tuple[str, int, str]]:
+    """What grep must print: every line holding ``needle``, per file in path order."""
+    return [
+        (path, n, line)
+        for path in sorted(files)
+        for n, line in enumerate(files[path].splitlines(), 1)
+        if needle in line
+    ]
+
+
+def grep_lines(ws: agentfs.Workspace, needle: str) -> list[tuple[str, int, str]]:
+    return [(g.path, g.line, g.text) for g in ws.grep(needle, fixed_strings=True).lines]
+
+
+def test_grep_takes_a_line_in_two_overlapping_chunks_once_in_every_copy(
+    ws: agentfs.Workspace,
+) -> None:
+    # every line matches, so each overlap of two chunks holds matching lines of both
+    files = {"/a.txt": LONG, "/b/copy.txt": LONG, "/c.txt": LONG.replace("line 50 ", "LINE 50 ")}
+    for path, text in files.items():
+        ws.write(path, text, parents=True)
+    assert grep_lines(ws, "alpha") == grep_reference(files, "alpha")
+    assert grep_lines(ws, "line 3") == grep_reference(files, "line 3")
+    assert ws.grep("alpha", output="count").counts == {p: 100 for p in files}
+
+
+def test_a_read_only_grep_does_not_read_a_shared_text_from_a_stale_holder(
+    tmp_path: Path,
+) -> None:
+    """The first indexed holder of a text is changed and left queued: a read-only handle
+    (which cannot drain) must read the text from a current holder, and the changed file
+    whole."""
+    path = tmp_path / "ws.db"
+    with agentfs.open(path) as ws:
+        ws.write("/a.txt", LONG)
+        ws.write("/b.txt", LONG)
+        ws.refresh_index()
+        ws.write("/a.txt", LONG.replace("alpha", "omega"))  # queued, its chunk rows stale
+        files = {"/a.txt": ws.read_text("/a.txt"), "/b.txt": LONG}
+        with agentfs.open(path, readonly=True) as reader:
+            for needle in ("alpha", "omega", "line 7"):
+                assert grep_lines(reader, needle) == grep_reference(files, needle)
+
+
 # --- fsck ----------------------------------------------------------------------------------------
 
 TEXT_DAMAGE = {
