@@ -96,7 +96,7 @@ def _cache(conn: apsw.Connection) -> None:
     _set(conn, "temp_store", "memory", expect=2)
 
 
-def _extensions(conn: apsw.Connection) -> None:
+def load_extensions(conn: apsw.Connection) -> None:
     """sqlite-vec is loaded into every connection so vec0 tables are always readable; FTS5 is
     compiled into apsw's SQLite and checked here so a build without it fails at open, loudly."""
     conn.enable_load_extension(True)
@@ -113,7 +113,7 @@ _SETTINGS: tuple[Callable[[apsw.Connection], None], ...] = (
     _checkpoint_interval,
     _foreign_keys_off,
     _cache,
-    _extensions,
+    load_extensions,
 )
 
 

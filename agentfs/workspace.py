@@ -124,6 +124,7 @@ class Workspace(HistoryMixin, SearchMixin):
             return
         if self._checkpointer is not None:
             self._checkpointer.close()
+        self.close_drained_copy()
         self.conn.close()
 
     @property

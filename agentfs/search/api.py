@@ -14,7 +14,7 @@ import apsw
 
 from agentfs.core.fs import FileSystem
 from agentfs.core.inodes import S_IFMT, S_IFREG
-from agentfs.db import queue_every_file
+from agentfs.db import load_extensions, queue_every_file
 from agentfs.search import vectors
 from agentfs.search.embedders import Embedder, builtin
 from agentfs.search.glob import walk
@@ -29,6 +29,8 @@ class SearchMixin(FileSystem):
     def __init__(self, conn: apsw.Connection) -> None:
         super().__init__(conn)
         self.search_index = SearchIndex(conn, self.chunks)
+        #: A read-only handle's drained copy, with the data_version it was made at.
+        self._drained_copy: tuple[object, SearchMixin] | None = None
 
     def refresh_index(self, *, batches: int | None = None) -> int:
         """Index what was written since the index was last brought up to date (writes only
@@ -38,6 +40,28 @@ class SearchMixin(FileSystem):
         if self._readonly or self.conn.execute(ANY_QUEUED).get is None:
             return 0  # the probe takes no lock
         return self.search_index.refresh(self._write, batches=batches)
+
+    def indexed(self) -> SearchMixin:
+        """A handle whose index covers every committed write, for a query to run on: this
+        one, once ``refresh_index`` drained the queue; or, on a read-only handle with files
+        waiting to be indexed (it may not write, and a query must not miss them), a private
+        in-memory copy of the workspace with the queue drained there. The copy is kept until
+        another connection commits; the workspace file is never written."""
+        self.refresh_index()
+        if not self._readonly or self.conn.execute(ANY_QUEUED).get is None:
+            self.close_drained_copy()  # the queue drained since: the copy is stale
+            return self
+        version = self.conn.execute("PRAGMA data_version").get
+        if self._drained_copy is None or self._drained_copy[0] != version:
+            self.close_drained_copy()
+            self._drained_copy = version, _drained_copy(self.conn)
+        return self._drained_copy[1]
+
+    def close_drained_copy(self) -> None:
+        """Free the copy ``indexed`` made, if any."""
+        if self._drained_copy is not None:
+            self._drained_copy[1].conn.close()
+            self._drained_copy = None
 
     def embedder(self) -> Embedder | None:
         """The built-in embedder of the workspace's model (loaded once per process), or None
@@ -127,3 +151,15 @@ class SearchMixin(FileSystem):
                 self.search_index.set_max_bytes(max_bytes)
             queue_every_file(self.conn)
         return self.index_status()
+
+
+def _drained_copy(conn: apsw.Connection) -> SearchMixin:
+    """The workspace as ``conn`` sees it, copied page by page (SQLite's backup, one read of
+    the source) into memory, with its index queue drained there."""
+    copy = apsw.Connection(":memory:")
+    with copy.backup("main", conn, "main") as backup:
+        backup.step()
+    load_extensions(copy)
+    drained = SearchMixin(copy)
+    drained.refresh_index()
+    return drained

@@ -9,7 +9,7 @@ processes, in batches of up to ``BATCH_FILES`` files or ``BATCH_BYTES`` bytes, e
 own transaction: FTS5 writes one segment per transaction, so a batch costs about what one
 file did, and another writer waits at most one batch. Queries never miss a committed write:
 they drain first, and grep also reads a still-queued file whole (a read-only handle cannot
-drain).
+drain: its search runs on a drained in-memory copy, ``SearchMixin.indexed``).
 
 The index is by chunk text (schema/migrations/0007-texts.sql): each distinct chunk text is one
 ws_text row with one BM25 row, one trigram row and one vector, and ws_chunk maps each file's

@@ -125,7 +125,7 @@ def search(
     saying so. ``embedder`` embeds the query (default: the built-in model the workspace's
     vectors were made with)."""
     _validate(query, mode, top_k, min_score, snippet_length, vector_weight)
-    fs.refresh_index()
+    fs = fs.indexed()  # never misses a committed write, even on a read-only handle
     model, _dim = stored_model(fs.conn)
     mode = mode or ("hybrid" if model else "bm25")
     note = None

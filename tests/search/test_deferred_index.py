@@ -116,6 +116,45 @@ def test_a_read_only_handle_greps_queued_files_whole(tmp_path: Path) -> None:
         assert queued(writer) == waiting  # the reader wrote nothing
 
 
+def test_a_read_only_search_sees_queued_files_as_a_drained_index_would(tmp_path: Path) -> None:
+    path = tmp_path / "ws.db"
+    with agentfs.open(path) as writer:
+        writer.write("/old.txt", "zebra crossing\n")
+        writer.write("/gone.txt", "zebra stripes\n")
+        writer.refresh_index()
+        writer.write("/old.txt", "giraffe neck\n")  # indexed as zebra, queued as giraffe
+        writer.remove("/gone.txt")
+        writer.write("/new.txt", "zebra and giraffe\n")
+        before = path.read_bytes(), queued(writer)
+        with agentfs.open(path, readonly=True) as reader:
+            found = {q: [h.path for h in reader.search(q, mode="bm25").hits] for q in QUERIES}
+            hits = reader.search("giraffe", mode="bm25").hits
+            assert reader.search("giraffe", mode="bm25", path="/old.txt").hits[0].path == "/old.txt"
+        assert (path.read_bytes(), queued(writer)) == before  # the reader wrote nothing
+        writer.refresh_index()
+        assert found == {q: [h.path for h in writer.search(q, mode="bm25").hits] for q in QUERIES}
+    assert found == {"zebra": ["/new.txt"], "giraffe": ["/old.txt", "/new.txt"]}
+    assert {h.path: h.snippet for h in hits}["/old.txt"] == "giraffe neck"
+
+
+QUERIES = ("zebra", "giraffe")
+
+
+def test_a_read_only_search_copies_again_only_after_another_commit(tmp_path: Path) -> None:
+    path = tmp_path / "ws.db"
+    with agentfs.open(path) as writer:
+        writer.write("/a.txt", "alpha\n")
+        with agentfs.open(path, readonly=True) as reader:
+            first = reader.indexed()
+            assert first is not reader and reader.indexed() is first  # kept while unchanged
+            writer.write("/b.txt", "alpha beta\n")
+            assert [h.path for h in reader.search("beta", mode="bm25").hits] == ["/b.txt"]
+            assert reader.indexed() is not first
+            writer.refresh_index()  # nothing waits: the handle itself answers
+            assert reader.indexed() is reader
+        assert writer.indexed() is writer
+
+
 # Was a bug (found by test_index_consistency's read-only rule once overwrites stayed in place):
 # a binary file overwritten with text keeps its inode, and until the queue drains its index row
 # still says 'binary', so a read-only grep skipped it instead of reading it whole

@@ -459,10 +459,15 @@ class IndexConsistency(RuleBasedStateMachine):
     @rule(path=PATHS, data=DATA)
     def write_then_grep_read_only(self, path: str, data: bytes) -> None:
         """Right after a write, before any query drains the queue, a read-only handle's grep
-        (which reads queued files whole) still finds exactly what is there."""
+        (which reads queued files whole) still finds exactly what is there, and its search
+        (on a drained copy) answers exactly as the writer's does once it drained."""
         self.write(path, data)  # queued, unless the tree refused it or nothing changed
         for pattern in FIXED_PATTERNS:
             self.check_grep(pattern, False, ws=self.reader)
+        for word in SEARCH_WORDS:
+            read_only = self.reader.search(word, mode="bm25", top_k=50).hits
+            drained = self.ws.search(word, mode="bm25", top_k=50).hits
+            assert [(h.path, h.score) for h in read_only] == [(h.path, h.score) for h in drained]
 
     @invariant()
     def grep_never_misses(self) -> None:
