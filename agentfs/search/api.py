@@ -47,8 +47,10 @@ class SearchMixin(FileSystem):
         waiting to be indexed (it may not write, and a query must not miss them), a private
         in-memory copy of the workspace with the queue drained there. The copy is kept until
         another connection commits; the workspace file is never written."""
-        self.refresh_index()
-        if not self._readonly or self.conn.execute(ANY_QUEUED).get is None:
+        if not self._readonly:
+            self.refresh_index()
+            return self
+        if self.conn.execute(ANY_QUEUED).get is None:
             self.close_drained_copy()  # the queue drained since: the copy is stale
             return self
         version = self.conn.execute("PRAGMA data_version").get

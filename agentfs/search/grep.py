@@ -215,7 +215,9 @@ class ChunkTexts:
         #: text id -> (ino, start byte, end byte) of a current chunk holding it
         self.holders = holders
         #: a file's chunk listing (``Candidate.chunks``) -> its (first line, text id) in order
-        self.chunks = {key: sorted(json.loads(key)) for key in dict.fromkeys(listings)}
+        self.chunks: dict[str, list[list[int]]] = {
+            key: sorted(json.loads(key)) for key in dict.fromkeys(listings)
+        }
         #: text ids in the order the files need them, and how many of them were matched
         self.order = list(dict.fromkeys(t for c in self.chunks.values() for _first, t in c))
         self.done = 0
@@ -230,7 +232,7 @@ class ChunkTexts:
             lines = self.files[listing] = self._lines(self.chunks[listing])
         return lines
 
-    def _lines(self, chunks: list[tuple[int, int]]) -> list[tuple[int, str]]:
+    def _lines(self, chunks: list[list[int]]) -> list[tuple[int, str]]:
         """Chunks overlap by a few lines; a line in an overlap is whole in both, so it
         matches in both or in neither, and is taken once."""
         out: list[tuple[int, str]] = []
