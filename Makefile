@@ -10,15 +10,17 @@ NPM := .npm
 PY := $(VENV)/bin/python
 WORKSPACE ?= .agentfs/workspace.db
 # rsync: the anchor benchmarks/history.py compares restores with; ripgrep: what grep is tested
-# and measured against.
-APT_PACKAGES := rsync ripgrep
+# and measured against; fuse3 and libfuse3-dev (with pkg-config, to build pyfuse3): the mount;
+# bubblewrap: the sandbox of `agentfs exec --sandbox`; bindfs (a C FUSE passthrough, the floor)
+# and fio: what benchmarks/mount.py measures the mount against.
+APT_PACKAGES := rsync ripgrep fuse3 libfuse3-dev pkg-config bubblewrap bindfs fio
 
 .PHONY: demo test lint bench clean system-deps
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml | system-deps
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,embed]'
+	$(PY) -m pip install --quiet -e '.[test,embed,mount]'
 	touch $@
 
 $(PEER)/.installed: tests/peer/requirements.txt
@@ -42,7 +44,7 @@ system-deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-demo: $(VENV)/.installed
+demo: system-deps $(VENV)/.installed
 	WORKSPACE=$(WORKSPACE) bash docs/tour.sh
 
 test: system-deps $(VENV)/.installed $(PEER)/.installed $(NPM)/.installed

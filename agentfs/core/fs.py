@@ -455,6 +455,19 @@ class FileSystem:
             self.hooks.rewritten(target, rewrite, data)
             return st
 
+    def create(self, path: str, mode: int = 0o644) -> Stat:
+        """A new empty regular file, EEXIST if ``path`` names anything (``O_CREAT|O_EXCL``).
+        It gets no version yet: its first content does, when a handle that writes it closes
+        (so a program's open-write-close of a new file is one version, as for any file)."""
+        path = paths.normalize(path)
+        now = now_ns()
+        with self._write():
+            parent_ino, name = self._parent(path)
+            if self._lookup(parent_ino, name) is not None:
+                raise fs_error(errno.EEXIST, path)
+            ino = self._create(parent_ino, name, S_IFREG | (mode & 0o7777), 0, now)
+            return Stat(ino, S_IFREG | (mode & 0o7777), 1, 0, 0, 0, now, now, now)
+
     def pwrite(self, path: str, data: bytes | str, offset: int) -> int:
         """Write at ``offset`` (a gap after the end reads as zeros); returns bytes written."""
         if offset < 0:
@@ -777,6 +790,22 @@ class FileSystem:
                 "UPDATE fs_inode SET mode = (mode & ?) | ?, ctime = ?, ctime_nsec = ?"
                 " WHERE ino = ?",
                 (S_IFMT, mode & 0o7777, sec, nsec, ino),
+            )
+            self.hooks.names_changed(dentry_id, ino)
+
+    def chown(self, path: str, uid: int, gid: int, *, follow_symlinks: bool = True) -> None:
+        """Set the owner and group (-1 leaves one as it is); ctime becomes now. Ownership is
+        recorded, not enforced: the workspace has no users (the FUSE mount shows it, and the
+        kernel checks it there with ``default_permissions``)."""
+        path = paths.normalize(path)
+        sec, nsec = split_ns(now_ns())
+        with self._write():
+            dentry_id, ino, _ = self._resolve(path, follow_symlinks)
+            self.conn.execute(
+                "UPDATE fs_inode SET uid = CASE WHEN ? < 0 THEN uid ELSE ? END,"
+                " gid = CASE WHEN ? < 0 THEN gid ELSE ? END, ctime = ?, ctime_nsec = ?"
+                " WHERE ino = ?",
+                (uid, uid, gid, gid, sec, nsec, ino),
             )
             self.hooks.names_changed(dentry_id, ino)
 

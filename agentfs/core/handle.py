@@ -34,6 +34,7 @@ import os
 from typing import TYPE_CHECKING
 
 from agentfs.core import paths
+from agentfs.core.by_inode import ByInode
 from agentfs.core.digests import hasher
 from agentfs.core.errors import fs_error
 from agentfs.core.inodes import is_dir, now_ns
@@ -369,6 +370,58 @@ class WorkspaceFile(io.RawIOBase):
         size = fs.size_of(target.ino)
         hash_ = self._hash.digest() if self._hash is not None and self._hashed == size else None
         fs.hooks.closed(target, size, hash_)
+
+
+class InodeFile(WorkspaceFile):
+    """A handle bound to an inode instead of a path: what the FUSE mount opens, since an
+    open file descriptor follows its file, not its name.
+
+    Each commit writes under whichever path names the inode at that moment (so a version of
+    a file renamed while open is recorded under its new name); committed bytes are read by
+    inode. A file unlinked while open stays readable and writable through the handle: the
+    inode keeps its committed bytes (nothing purges a queued orphan this process holds open,
+    ``Orphans.pinned``), and what the handle writes then stays in its image, seen by nobody
+    else, and goes with the last close, as the file itself does.
+    """
+
+    def __init__(self, fs: FileSystem, ino: int, writable: bool) -> None:
+        self.ino = ino
+        self._by = ByInode(fs)
+        path = self._by.path_of(ino)
+        if path is None:
+            raise fs_error(errno.ENOENT, f"inode {ino}")
+        super().__init__(fs, path, "r+b" if writable else "rb")
+
+    def _committed_size(self) -> int | None:
+        st = self._by.stat(self.ino)
+        if is_dir(st.st_mode):
+            raise fs_error(errno.EISDIR, self.name)
+        if st.type != "file":
+            raise fs_error(errno.EINVAL, self.name, "not a regular file")
+        return st.st_size
+
+    def _committed(self, start: int, end: int) -> bytes:
+        stop = min(end, self._base)
+        data = self._by.read(self.ino, start, stop - start) if stop > start else b""
+        return data.ljust(end - start, b"\0")
+
+    @property
+    def size(self) -> int:
+        """The file's size as this handle sees it (its writes included)."""
+        return self._size
+
+    @property
+    def dirty(self) -> bool:
+        """Does the handle hold changes not committed yet?"""
+        return self._pending
+
+    def _commit(self, *, version: bool) -> None:
+        with self._fs._write():  # the path and the write in one transaction
+            path = self._by.path_of(self.ino)
+            if path is None:
+                return  # unlinked: the bytes stay with the handle (see the class docstring)
+            self.name = path
+            super()._commit(version=version)
 
 
 class _FlushThrough:

@@ -21,7 +21,9 @@ from agentfs.db import write_transaction
 #: Inodes freed per purge transaction, and the backlog of small ones that triggers a purge.
 PURGE_BATCH = 256
 
-_BATCH = "SELECT ino FROM ws_orphan ORDER BY ino LIMIT ?"
+#: The next queued inodes to free: not those this process holds open (``Orphans.pin``).
+_QUEUED = "SELECT ino FROM ws_orphan WHERE ino NOT IN (SELECT ino FROM temp.pinned_orphan)"
+_BATCH = f"{_QUEUED} ORDER BY ino LIMIT ?"
 
 
 class Orphans:
@@ -44,6 +46,17 @@ class Orphans:
         conn.execute(
             "CREATE TEMP TABLE IF NOT EXISTS doomed_dentry(id INTEGER PRIMARY KEY, ino INTEGER)"
         )
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS pinned_orphan(ino INTEGER PRIMARY KEY)")
+
+    def pin(self, ino: int) -> None:
+        """Keep ``ino``'s rows even once it is queued: this process has it open (a file
+        unlinked while a FUSE handle still reads it). Per connection: a temp table."""
+        self.conn.execute("INSERT OR IGNORE INTO temp.pinned_orphan(ino) VALUES (?)", (ino,))
+
+    def unpin(self, ino: int) -> None:
+        """The last handle on ``ino`` closed: a queued ``ino`` may be freed now."""
+        self.conn.execute("DELETE FROM temp.pinned_orphan WHERE ino = ?", (ino,))
+        self._urgent = True
 
     def release(self, ino: int, mode: int, size: int) -> None:
         """``ino`` has no name left: a directory (no content) goes at once, anything else is
@@ -112,7 +125,7 @@ class Orphans:
         """Free every queued inode, ``batch`` per transaction; returns how many were freed."""
         self._urgent = False
         self.backlog = 0
-        if self.conn.execute("SELECT 1 FROM ws_orphan LIMIT 1").get is None:
+        if self.conn.execute(f"{_QUEUED} LIMIT 1").get is None:
             return 0  # nothing after all: one cheap read, no write lock
         freed = 0
         while True:
@@ -128,9 +141,7 @@ class Orphans:
                     " ws_orphan.ino AND (i.mode & ?) <> ?))",
                     (batch, S_IFMT, S_IFDIR),
                 )
-                count = self.conn.execute(
-                    "SELECT count(*) FROM (SELECT 1 FROM ws_orphan LIMIT ?)", (batch,)
-                ).get
+                count = self.conn.execute(f"SELECT count(*) FROM ({_BATCH})", (batch,)).get
                 if not count:
                     return freed
                 for table in ("fs_data", "fs_symlink", "fs_inode", "ws_orphan"):

@@ -326,6 +326,8 @@ class HistoryHooks(Changes):
         ino, size = target.ino, target.size
         if target.created or ino in self.cow.fresh or (latest and latest.describes(ino, size)):
             return latest
+        if size == 0 and latest is None:
+            return latest  # a new empty file (O_CREAT): nothing to keep, its content comes next
         if not self.cow.settings.versions(size):
             return latest
         hash_ = digest(self.fs.chunks.read(ino, size))

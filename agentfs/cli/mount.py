@@ -1,0 +1,124 @@
+"""``agentfs mount`` and ``agentfs umount``: the workspace as a directory tree (docs/mount.md).
+Thin: the mount itself is ``agentfs.mount``; here are the arguments, the background start
+(a child process serving in the foreground) and the listing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import click
+
+from agentfs.cli.base import WORKSPACE_FILE, CLIError, cli, workspace_for_command
+
+#: How long a background mount may take to appear before it counts as failed.
+START_TIMEOUT = 30.0
+
+
+@cli.command()
+@click.argument("workspace", metavar="WS", type=WORKSPACE_FILE, required=False)
+@click.argument("mountpoint", metavar="DIR", required=False, type=click.Path(path_type=Path))
+@click.option("--root", default="/", show_default=True, help="Mount this directory of WS.")
+@click.option("--read-only", is_flag=True, help="Refuse every change.")
+@click.option("--foreground", is_flag=True, help="Serve in this process until unmounted.")
+@click.option("--allow-other", is_flag=True, help="Let other users in (needs user_allow_other).")
+@click.option(
+    "--cache-timeout",
+    type=float,
+    default=1.0,
+    show_default=True,
+    help="Seconds the kernel may cache names and attributes.",
+)
+def mount(
+    workspace: Path | None,
+    mountpoint: Path | None,
+    root: str,
+    read_only: bool,
+    foreground: bool,
+    allow_other: bool,
+    cache_timeout: float,
+) -> None:
+    """Mount WS on DIR so any program sees it as a directory tree; with no arguments, list
+    the active mounts.
+
+    Everything written in the mount gets the same versions, read tracking and search indexing
+    as the API; the workspace stays usable from other processes meanwhile.
+
+    \b
+    Example:
+      agentfs mount ws.db /mnt/ws && git -C /mnt/ws status && agentfs umount /mnt/ws
+      agentfs mount ws.db /mnt/src --root /src --read-only
+      agentfs mount
+    """
+    from agentfs.mount import daemon
+
+    if workspace is None or mountpoint is None:
+        if workspace is not None:
+            raise CLIError("mount needs both WS and DIR (or neither, to list mounts)")
+        for m in daemon.active_mounts():
+            click.echo(f"{m.source} on {m.mountpoint} ({m.options})")
+        return
+    target = daemon.mountpoint_ready(mountpoint)
+    if daemon.is_mounted(target):
+        raise CLIError(f"{mountpoint}: already mounted")
+    if not foreground:
+        args = [str(workspace), str(target), "--root", root, "--cache-timeout", str(cache_timeout)]
+        args += ["--read-only"] if read_only else []
+        args += ["--allow-other"] if allow_other else []
+        _start_in_background(target, args)
+        return
+    ws = workspace_for_command(workspace, readonly=read_only)
+    st = ws.stat(root)
+    if not st.is_dir():
+        raise CLIError(f"--root {root}: not a directory")
+    daemon.serve(
+        ws,
+        target,
+        root=st.st_ino,
+        readonly=read_only,
+        allow_other=allow_other,
+        timeout=cache_timeout,
+    )
+
+
+def _start_in_background(mountpoint: Path, args: list[str]) -> None:
+    """Run ``agentfs mount ARGS --foreground`` in a new session and return once the mount is
+    there (or say why the child could not mount)."""
+    from agentfs.mount import daemon
+
+    deadline = time.monotonic() + START_TIMEOUT
+    with tempfile.TemporaryFile("w+") as errors:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "agentfs.cli", "mount", *args, "--foreground"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+            start_new_session=True,
+        )
+        while not daemon.wait_until(mountpoint, True, 0.1):
+            if child.poll() is not None:
+                errors.seek(0)
+                raise CLIError(errors.read().strip() or f"the mount exited ({child.returncode})")
+            if time.monotonic() > deadline:
+                child.kill()
+                raise CLIError(f"{mountpoint}: not mounted after {START_TIMEOUT:.0f} s")
+
+
+@cli.command()
+@click.argument("mountpoint", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--lazy", is_flag=True, help="Detach now even if the mount is busy.")
+def umount(mountpoint: Path, lazy: bool) -> None:
+    """Unmount DIR; open files are committed first.
+
+    \b
+    Example:
+      agentfs umount /mnt/ws
+    """
+    from agentfs.mount import daemon
+
+    daemon.unmount(mountpoint, lazy=lazy)
+    if not daemon.wait_until(mountpoint, False, 10.0):
+        raise CLIError(f"{mountpoint}: still mounted")

@@ -1,0 +1,104 @@
+"""Reads addressed by inode number instead of path: what a FUSE request carries.
+
+The kernel names files by the inode numbers we gave it (``lookup``, ``getattr``, ``readdir``
+of a directory it already holds), so the mount needs the core's answers without a path. Every
+method is one or two indexed queries inside a read transaction of the ``FileSystem``; writes
+still go through the path-based ``FileSystem`` methods (history keys versions by path), with
+the path found by ``path_of``. Inode numbers of live files never change (history freezes old
+bytes into a new inode, not the live one: docs/history.md), so a number the kernel holds keeps
+naming the same file.
+"""
+
+from __future__ import annotations
+
+import errno
+from typing import TYPE_CHECKING
+
+from agentfs.core.errors import fs_error
+from agentfs.core.inodes import ROOT_INO, STAT_COLUMNS, Stat, is_symlink
+
+if TYPE_CHECKING:
+    from agentfs.core.fs import FileSystem
+
+_STAT = f"SELECT {STAT_COLUMNS} FROM fs_inode WHERE ino = ?"
+_LOOKUP = (
+    f"SELECT {STAT_COLUMNS} FROM fs_inode"
+    " WHERE ino = (SELECT ino FROM fs_dentry WHERE parent_ino = ? AND name = ?)"
+)
+#: A directory's entries after a cursor (the dentry id: AUTOINCREMENT, so it never goes back
+#: and an entry keeps its place while others come and go: readdir offsets stay valid).
+_ENTRIES = (
+    f"SELECT d.id, d.name, {STAT_COLUMNS} FROM (SELECT id, name, ino AS child FROM fs_dentry"
+    " WHERE parent_ino = ? AND id > ? ORDER BY id LIMIT ?) d JOIN fs_inode ON ino = d.child"
+    " ORDER BY d.id"
+)
+#: The names from ``ino`` up to the root, deepest first (one name per level: a directory has
+#: one name; a hard-linked file's lowest dentry id is taken).
+_PATH = (
+    "WITH RECURSIVE up(ino, name, depth) AS ("
+    " SELECT * FROM (SELECT parent_ino, name, 0 FROM fs_dentry WHERE ino = ?1 ORDER BY id LIMIT 1)"
+    " UNION ALL"
+    " SELECT d.parent_ino, d.name, up.depth + 1 FROM up JOIN fs_dentry d ON d.ino = up.ino"
+    " WHERE up.ino <> ?2 AND up.depth < 4096"
+    ") SELECT ino, name FROM up ORDER BY depth DESC"
+)
+
+
+class ByInode:
+    """Inode-addressed reads over one ``FileSystem`` (see the module docstring)."""
+
+    def __init__(self, fs: FileSystem) -> None:
+        self.fs = fs
+        self.conn = fs.conn
+
+    def stat(self, ino: int) -> Stat:
+        """The inode's attributes; ENOENT when there is no such inode."""
+        with self.fs.read_transaction():
+            row = self.conn.execute(_STAT, (ino,)).get
+        if row is None:
+            raise fs_error(errno.ENOENT, f"inode {ino}")
+        return Stat(*row)  # type: ignore[misc]
+
+    def lookup(self, parent: int, name: str) -> Stat | None:
+        """The entry ``name`` of directory ``parent`` (not following a symlink), or None."""
+        with self.fs.read_transaction():
+            row = self.conn.execute(_LOOKUP, (parent, name)).get
+        return None if row is None else Stat(*row)  # type: ignore[misc]
+
+    def entries(self, parent: int, after: int, limit: int) -> list[tuple[int, str, Stat]]:
+        """Up to ``limit`` entries of directory ``parent`` past cursor ``after`` (0: from the
+        start), each ``(cursor, name, lstat)``, in cursor order."""
+        with self.fs.read_transaction():
+            rows = self.conn.execute(_ENTRIES, (parent, after, limit)).fetchall()
+        return [(row[0], row[1], Stat(*row[2:])) for row in rows]  # type: ignore[misc, arg-type]
+
+    def path_of(self, ino: int) -> str | None:
+        """A path naming ``ino`` now ('/' for the root), None when it has no name (unlinked,
+        or frozen by history)."""
+        if ino == ROOT_INO:
+            return "/"
+        with self.fs.read_transaction():
+            rows = self.conn.execute(_PATH, (ino, ROOT_INO)).fetchall()
+        if not rows or rows[0][0] != ROOT_INO:
+            return None  # no name, or a chain that does not reach the root
+        return "/" + "/".join(str(name) for _, name in rows)
+
+    def read(self, ino: int, offset: int, size: int) -> bytes:
+        """Up to ``size`` committed bytes of file ``ino`` from ``offset`` (short at the end)."""
+        with self.fs.read_transaction():
+            length = self.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (ino,)).get
+            if length is None:
+                raise fs_error(errno.ENOENT, f"inode {ino}")
+            return self.fs.chunks.read(ino, length, offset, size)  # type: ignore[arg-type]
+
+    def readlink(self, ino: int) -> str:
+        """The target of symlink ``ino``; EINVAL for anything else."""
+        with self.fs.read_transaction():
+            target = self.conn.execute("SELECT target FROM fs_symlink WHERE ino = ?", (ino,)).get
+            if target is None:
+                mode = self.conn.execute("SELECT mode FROM fs_inode WHERE ino = ?", (ino,)).get
+                if mode is None:
+                    raise fs_error(errno.ENOENT, f"inode {ino}")
+                if not is_symlink(mode):  # type: ignore[arg-type]
+                    raise fs_error(errno.EINVAL, f"inode {ino}", "not a symbolic link")
+        return target  # type: ignore[return-value]

@@ -1,0 +1,139 @@
+"""Mounting, serving and unmounting: the process that answers the kernel for one mount.
+
+``serve`` runs pyfuse3's loop on trio in the calling process until the mount goes away
+(``fusermount3 -u``, ``agentfs umount``) or SIGINT/SIGTERM arrives, then commits every open
+file and unmounts. The mount's source is the workspace file and its type ``fuse.agentfs``, so
+``active_mounts`` finds every mount in ``/proc/self/mountinfo`` whichever process made it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyfuse3
+import trio
+
+from agentfs.core.fs import FileSystem
+from agentfs.core.inodes import ROOT_INO
+from agentfs.mount.operations import WorkspaceOperations
+
+#: The filesystem type the kernel shows for our mounts (``fuse.<subtype>``).
+FSTYPE = "fuse.agentfs"
+
+
+@dataclass(frozen=True)
+class Mount:
+    """One active mount, as ``/proc/self/mountinfo`` lists it."""
+
+    source: str  # the workspace file
+    mountpoint: str
+    options: str
+
+
+def serve(
+    fs: FileSystem,
+    mountpoint: str | os.PathLike[str],
+    *,
+    root: int = ROOT_INO,
+    readonly: bool = False,
+    allow_other: bool = False,
+    timeout: float = 1.0,
+    ready: Callable[[], None] | None = None,
+) -> None:
+    """Mount ``fs`` (its directory ``root``) on ``mountpoint`` and answer requests until
+    unmounted or signalled; ``ready`` is called once the mount is in place."""
+    ops = WorkspaceOperations(fs, root=root, timeout=timeout)
+    options = set(pyfuse3.default_options)
+    options |= {f"fsname={os.path.abspath(fs.conn.filename)}", "subtype=agentfs"}
+    if readonly:
+        options.add("ro")
+    if allow_other:
+        options.add("allow_other")
+    pyfuse3.init(ops, os.fspath(mountpoint), options)
+    unmounted = False
+    try:
+        if ready is not None:
+            ready()
+        trio.run(_main)
+        unmounted = True  # the loop ends by itself only when the kernel unmounted us
+    finally:
+        try:
+            ops.files.close_all()
+        finally:
+            pyfuse3.close(unmount=not unmounted)
+
+
+async def _main() -> None:
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_stop_on_signal, nursery.cancel_scope)
+        await pyfuse3.main()
+        nursery.cancel_scope.cancel()
+
+
+async def _stop_on_signal(scope: trio.CancelScope) -> None:
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for _ in signals:
+            pyfuse3.terminate()
+            return
+
+
+def active_mounts() -> list[Mount]:
+    """Every agentfs mount the kernel has now."""
+    found = []
+    with open("/proc/self/mountinfo", encoding="utf-8") as table:
+        for line in table:
+            fields = line.split()
+            sep = fields.index("-")
+            if fields[sep + 1] == FSTYPE:
+                found.append(Mount(_unescape(fields[sep + 2]), _unescape(fields[4]), fields[5]))
+    return found
+
+
+def _unescape(text: str) -> str:
+    """mountinfo writes space, tab, newline and backslash as octal escapes."""
+    for code, char in (("\\040", " "), ("\\011", "\t"), ("\\012", "\n"), ("\\134", "\\")):
+        text = text.replace(code, char)
+    return text
+
+
+def is_mounted(mountpoint: str | os.PathLike[str]) -> bool:
+    real = os.path.realpath(mountpoint)
+    return any(m.mountpoint == real for m in active_mounts())
+
+
+def unmount(mountpoint: str | os.PathLike[str], *, lazy: bool = False) -> None:
+    """Unmount an agentfs mount (the daemon then commits and exits); OSError if it is none."""
+    real = os.path.realpath(mountpoint)
+    if not is_mounted(real):
+        raise FileNotFoundError(2, "not an agentfs mount", os.fspath(mountpoint))
+    command = [shutil.which("fusermount3") or "fusermount3", "-u"]
+    if lazy:
+        command.append("-z")
+    done = subprocess.run([*command, real], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise OSError(16, done.stderr.strip() or "unmount failed", real)
+
+
+def wait_until(mountpoint: str | os.PathLike[str], mounted: bool, timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds for ``mountpoint`` to be (or stop being) mounted."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if is_mounted(mountpoint) == mounted:
+            return True
+        time.sleep(0.02)
+    return is_mounted(mountpoint) == mounted
+
+
+def mountpoint_ready(path: str | os.PathLike[str]) -> Path:
+    """The mountpoint as an existing directory (FUSE mounts on nothing else)."""
+    target = Path(path)
+    if not target.is_dir():
+        raise NotADirectoryError(20, "the mountpoint must be a directory", os.fspath(path))
+    return target

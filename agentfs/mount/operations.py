@@ -1,0 +1,358 @@
+"""The kernel's requests, answered through the core (pyfuse3 ``Operations``).
+
+Every request is one core call, so a write through the mount gets the same transaction,
+versions, read-before-write rules and search queueing as one through the API. Requests name
+inodes; reads are answered by inode (``ByInode``) and changes through the path-based
+``FileSystem`` methods, with the path that names the inode now. The kernel's inode 1 is the
+mounted directory (the workspace root, or ``--root``'s directory).
+
+Handlers run one at a time on pyfuse3's trio thread and never await inside a transaction, so
+writers are serialised for free (fuse-perf.md, 13).
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import logging
+import os
+from collections.abc import Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
+
+import pyfuse3
+
+from agentfs.core import paths
+from agentfs.core.by_inode import ByInode
+from agentfs.core.fs import FileSystem
+from agentfs.core.inodes import ROOT_INO, Stat, is_dir
+from agentfs.mount.files import OpenFiles
+
+#: What ``st_blksize`` says: stdio and most tools size their buffers from it, so a large value
+#: gets large writes (fuse-perf.md, 7).
+BLOCK_SIZE = 128 * 1024
+#: Entries per readdir query (the kernel's buffer takes what fits; the rest comes next call).
+READDIR_BATCH = 256
+
+log = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _errors(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """Turn the core's ``OSError`` into the ``FUSEError`` the kernel gets (never EIO for an
+    error that has a number: ENOENT must stay ENOENT)."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await fn(*args, **kwargs)
+        except pyfuse3.FUSEError:
+            raise
+        except OSError as exc:
+            raise pyfuse3.FUSEError(exc.errno or errno.EIO) from None
+        except UnicodeError:
+            raise pyfuse3.FUSEError(errno.EINVAL) from None
+        except Exception:  # a bug must fail one request, not end the mount for everyone
+            log.exception("%s failed", fn.__name__)
+            raise pyfuse3.FUSEError(errno.EIO) from None
+
+    return wrapper
+
+
+def _name(raw: bytes) -> str:
+    """A name from the kernel: UTF-8 (the workspace stores text), one component."""
+    name = raw.decode("utf-8")
+    if len(raw) > paths.NAME_MAX:
+        raise OSError(errno.ENAMETOOLONG, "name too long", name[:64])
+    if "/" in name or "\0" in name:
+        raise OSError(errno.EINVAL, "bad name", name)
+    return name
+
+
+class WorkspaceOperations(pyfuse3.Operations):
+    """One mounted workspace (see the module docstring).
+
+    Attributes:
+        fs: the workspace (a ``FileSystem``) every request goes through.
+        root: the workspace inode shown as the mount's root.
+        timeout: how long the kernel may cache entries and attributes (seconds).
+    """
+
+    supports_dot_lookup = False
+    enable_writeback_cache = False
+    enable_acl = False
+
+    def __init__(self, fs: FileSystem, root: int = ROOT_INO, timeout: float = 1.0) -> None:
+        super().__init__()
+        self.fs = fs
+        self.by = ByInode(fs)
+        self.files = OpenFiles(fs)
+        self.root = root
+        self.timeout = timeout
+        self.readonly = fs._readonly
+
+    # --- numbers, paths and attributes ---------------------------------------------------------
+
+    def _ino(self, kernel_ino: int) -> int:
+        return self.root if kernel_ino == pyfuse3.ROOT_INODE else kernel_ino
+
+    def _kernel_ino(self, ino: int) -> int:
+        return pyfuse3.ROOT_INODE if ino == self.root else ino
+
+    def _path(self, kernel_ino: int) -> str:
+        path = self.by.path_of(self._ino(kernel_ino))
+        if path is None:
+            raise OSError(errno.ENOENT, "no such file", f"inode {kernel_ino}")
+        return path
+
+    def _child(self, parent: int, name: bytes) -> str:
+        return paths.join(self._path(parent), _name(name))
+
+    def _attrs(self, st: Stat) -> pyfuse3.EntryAttributes:
+        open_file = self.files.buffered(st.st_ino)
+        size = open_file.size if open_file is not None else st.st_size
+        entry = pyfuse3.EntryAttributes()
+        entry.st_ino = self._kernel_ino(st.st_ino)
+        entry.generation = 0
+        entry.entry_timeout = self.timeout
+        entry.attr_timeout = self.timeout
+        entry.st_mode = st.st_mode
+        entry.st_nlink = st.st_nlink
+        entry.st_uid = st.st_uid
+        entry.st_gid = st.st_gid
+        entry.st_rdev = st.st_rdev
+        entry.st_size = size
+        entry.st_blksize = BLOCK_SIZE
+        entry.st_blocks = -(-size // 512)
+        entry.st_atime_ns = st.st_atime_ns
+        entry.st_mtime_ns = st.st_mtime_ns
+        entry.st_ctime_ns = st.st_ctime_ns
+        return entry
+
+    def _entry(self, path: str) -> pyfuse3.EntryAttributes:
+        return self._attrs(self.fs.lstat(path))
+
+    def _writing(self) -> None:
+        if self.readonly:
+            raise OSError(errno.EROFS, "the workspace is mounted read-only")
+
+    def _own(self, path: str, ctx: pyfuse3.RequestContext) -> None:
+        """New files belong to whoever made them (the core's default owner is root)."""
+        if ctx.uid or ctx.gid:
+            self.fs.chown(path, ctx.uid, ctx.gid, follow_symlinks=False)
+
+    # --- reading the tree ----------------------------------------------------------------------
+
+    @_errors
+    async def lookup(
+        self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext
+    ) -> pyfuse3.EntryAttributes:
+        st = self.by.lookup(self._ino(parent_inode), _name(name))
+        if st is None:  # a negative entry the kernel may cache as long as a positive one
+            entry = pyfuse3.EntryAttributes()
+            entry.st_ino = 0
+            entry.entry_timeout = self.timeout
+            return entry
+        return self._attrs(st)
+
+    @_errors
+    async def getattr(self, inode: int, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
+        return self._attrs(self.by.stat(self._ino(inode)))
+
+    @_errors
+    async def readlink(self, inode: int, ctx: pyfuse3.RequestContext) -> bytes:
+        return self.by.readlink(self._ino(inode)).encode("utf-8")
+
+    @_errors
+    async def opendir(self, inode: int, ctx: pyfuse3.RequestContext) -> int:
+        st = self.by.stat(self._ino(inode))
+        if not is_dir(st.st_mode):
+            raise OSError(errno.ENOTDIR, "not a directory")
+        return inode
+
+    @_errors
+    async def readdir(self, fh: int, start_id: int, token: pyfuse3.ReaddirToken) -> None:
+        """Entries in dentry-id order from the cursor the kernel hands back: an entry keeps
+        its place while others are added or removed (fuse-perf.md, P7)."""
+        after = start_id
+        while True:
+            batch = self.by.entries(self._ino(fh), after, READDIR_BATCH)
+            for cursor, name, st in batch:
+                if not pyfuse3.readdir_reply(token, name.encode("utf-8"), self._attrs(st), cursor):
+                    return
+                after = cursor
+            if len(batch) < READDIR_BATCH:
+                return
+
+    async def releasedir(self, fh: int) -> None:
+        return None
+
+    @_errors
+    async def statfs(self, ctx: pyfuse3.RequestContext) -> pyfuse3.StatvfsData:
+        """The space of the disk the workspace file lives on; inodes counted as used."""
+        host = os.statvfs(os.path.dirname(os.path.abspath(self.fs.conn.filename)))
+        used = self.fs.conn.execute("SELECT count(*) FROM fs_inode").get
+        data = pyfuse3.StatvfsData()
+        data.f_bsize = BLOCK_SIZE
+        data.f_frsize = host.f_frsize
+        data.f_blocks = host.f_blocks
+        data.f_bfree = host.f_bfree
+        data.f_bavail = host.f_bavail
+        data.f_files = int(used) + host.f_ffree  # type: ignore[call-overload]
+        data.f_ffree = host.f_ffree
+        data.f_favail = host.f_favail
+        data.f_namemax = paths.NAME_MAX
+        return data
+
+    # --- changing the tree ---------------------------------------------------------------------
+
+    @_errors
+    async def mkdir(
+        self, parent_inode: int, name: bytes, mode: int, ctx: pyfuse3.RequestContext
+    ) -> pyfuse3.EntryAttributes:
+        self._writing()
+        path = self._child(parent_inode, name)
+        with self.fs.transaction():
+            self.fs.mkdir(path, mode & 0o7777)
+            self._own(path, ctx)
+            return self._entry(path)
+
+    @_errors
+    async def symlink(
+        self, parent_inode: int, name: bytes, target: bytes, ctx: pyfuse3.RequestContext
+    ) -> pyfuse3.EntryAttributes:
+        self._writing()
+        path = self._child(parent_inode, name)
+        with self.fs.transaction():
+            self.fs.symlink(target.decode("utf-8"), path)
+            self._own(path, ctx)
+            return self._entry(path)
+
+    @_errors
+    async def link(
+        self, inode: int, new_parent_inode: int, new_name: bytes, ctx: pyfuse3.RequestContext
+    ) -> pyfuse3.EntryAttributes:
+        self._writing()
+        self.files.commit(self._ino(inode))  # the new name must see what was written
+        path = self._child(new_parent_inode, new_name)
+        with self.fs.transaction():
+            self.fs.link(self._path(inode), path)
+            return self._entry(path)
+
+    @_errors
+    async def unlink(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
+        self._writing()
+        path = self._child(parent_inode, name)
+        if is_dir(self.fs.lstat(path).st_mode):
+            raise OSError(errno.EISDIR, "is a directory", path)
+        self.fs.remove(path)
+
+    @_errors
+    async def rmdir(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
+        self._writing()
+        path = self._child(parent_inode, name)
+        if not is_dir(self.fs.lstat(path).st_mode):
+            raise OSError(errno.ENOTDIR, "not a directory", path)
+        self.fs.remove(path)
+
+    @_errors
+    async def rename(
+        self,
+        parent_inode_old: int,
+        name_old: bytes,
+        parent_inode_new: int,
+        name_new: bytes,
+        flags: int,
+        ctx: pyfuse3.RequestContext,
+    ) -> None:
+        self._writing()
+        if flags & pyfuse3.RENAME_EXCHANGE:
+            raise OSError(errno.EINVAL, "RENAME_EXCHANGE is not supported")
+        src = self._child(parent_inode_old, name_old)
+        dst = self._child(parent_inode_new, name_new)
+        with self.fs.transaction():
+            if flags & pyfuse3.RENAME_NOREPLACE and self.fs.exists(dst):
+                raise OSError(errno.EEXIST, "exists", dst)
+            self.fs.rename(src, dst)
+
+    @_errors
+    async def setattr(
+        self,
+        inode: int,
+        attr: pyfuse3.EntryAttributes,
+        fields: pyfuse3.SetattrFields,
+        fh: int | None,
+        ctx: pyfuse3.RequestContext,
+    ) -> pyfuse3.EntryAttributes:
+        self._writing()
+        ino = self._ino(inode)
+        path = self._path(inode)
+        if fields.update_size:
+            open_file = self.files.buffered(ino)
+            if open_file is not None and open_file.writable():
+                open_file.truncate(attr.st_size)
+                open_file.flush()
+            else:
+                self.fs.truncate(path, attr.st_size)
+        with self.fs.transaction():
+            if fields.update_mode:
+                self.fs.chmod(path, attr.st_mode & 0o7777)
+            if fields.update_uid or fields.update_gid:
+                uid = attr.st_uid if fields.update_uid else -1
+                gid = attr.st_gid if fields.update_gid else -1
+                self.fs.chown(path, uid, gid, follow_symlinks=False)
+            if fields.update_atime or fields.update_mtime:
+                st = self.by.stat(ino)
+                atime = attr.st_atime_ns if fields.update_atime else st.st_atime_ns
+                mtime = attr.st_mtime_ns if fields.update_mtime else st.st_mtime_ns
+                self.fs.utime(path, (atime, mtime), follow_symlinks=False)
+            return self._attrs(self.by.stat(ino))
+
+    # --- file content --------------------------------------------------------------------------
+
+    @_errors
+    async def open(self, inode: int, flags: int, ctx: pyfuse3.RequestContext) -> pyfuse3.FileInfo:
+        writable = flags & os.O_ACCMODE != os.O_RDONLY
+        if writable:
+            self._writing()
+        fh = self.files.open(self._ino(inode), writable, append=bool(flags & os.O_APPEND))
+        if flags & os.O_TRUNC and writable:
+            self.files.file(fh).truncate(0)
+        return pyfuse3.FileInfo(fh=fh, keep_cache=True)
+
+    @_errors
+    async def create(
+        self, parent_inode: int, name: bytes, mode: int, flags: int, ctx: pyfuse3.RequestContext
+    ) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
+        self._writing()
+        path = self._child(parent_inode, name)
+        with self.fs.transaction():
+            st = self.fs.create(path, mode & 0o7777)
+            self._own(path, ctx)
+        fh = self.files.open(st.st_ino, True, append=bool(flags & os.O_APPEND))
+        return pyfuse3.FileInfo(fh=fh, keep_cache=True), self._entry(path)
+
+    @_errors
+    async def read(self, fh: int, off: int, size: int) -> bytes:
+        return self.files.read(fh, off, size)
+
+    @_errors
+    async def write(self, fh: int, off: int, buf: bytes) -> int:
+        return self.files.write(fh, off, buf)
+
+    @_errors
+    async def flush(self, fh: int) -> None:
+        self.files.commit(self.files.handle(fh).ino)
+
+    @_errors
+    async def fsync(self, fh: int, datasync: bool) -> None:
+        self.files.commit(self.files.handle(fh).ino)
+        self.fs.conn.wal_checkpoint()  # fsyncs the WAL: what was committed survives a power cut
+
+    @_errors
+    async def release(self, fh: int) -> None:
+        self.files.release(fh)
+
+    async def forget(self, inode_list: Any) -> None:
+        return None  # inodes are never reused (AUTOINCREMENT): nothing to drop
