@@ -288,6 +288,7 @@ class WorkspaceOperations(pyfuse3.Operations):
         self._writing()
         ino = self._ino(inode)
         path = self._path(inode)
+        self.files.commit(ino)  # written bytes first: their commit must not undo these times
         if fields.update_size:
             open_file = self.files.buffered(ino)
             if open_file is not None and open_file.writable():

@@ -1,0 +1,107 @@
+"""A real FUSE mount of a fresh workspace, served by ``agentfs mount --foreground`` in its own
+process (as users run it), unmounted after the test; the workspace must then be fsck-clean."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import agentfs
+from agentfs import fsck
+
+
+def _missing() -> str | None:
+    """Why this machine cannot mount, or None."""
+    if not os.path.exists("/dev/fuse"):
+        return "/dev/fuse is missing"
+    if shutil.which("fusermount3") is None:
+        return "fusermount3 is missing (Debian package fuse3; make test installs it)"
+    if importlib.util.find_spec("pyfuse3") is None:
+        return "pyfuse3 is not installed (the 'mount' extra; make test installs it)"
+    return None
+
+
+def _mounted(mountpoint: Path) -> bool:
+    real = os.path.realpath(mountpoint)
+    with open("/proc/self/mountinfo", encoding="utf-8") as table:
+        return any(line.split()[4] == real for line in table)
+
+
+@dataclass
+class Mounted:
+    """A mounted workspace: its file, the directory, and the serving process."""
+
+    db: Path
+    dir: Path
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def unmount(self) -> None:
+        busy = ""
+        if _mounted(self.dir):
+            done = subprocess.run(
+                ["fusermount3", "-u", str(self.dir)], check=False, capture_output=True, text=True
+            )
+            busy = done.stderr
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            subprocess.run(["fusermount3", "-uz", str(self.dir)], check=False)
+            raise AssertionError(f"the mount did not exit: {busy} {self.log.read_text()}") from None
+
+    def kill(self) -> None:
+        """kill -9 the daemon and detach what it leaves (the crash case)."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+        subprocess.run(["fusermount3", "-uz", str(self.dir)], check=False, capture_output=True)
+
+
+def start_mount(db: Path, mountpoint: Path, *args: str) -> Mounted:
+    """``agentfs mount DB DIR ARGS --foreground`` in a child process, once it is mounted."""
+    reason = _missing()
+    if reason is not None:
+        pytest.skip(f"no FUSE mount on this machine: {reason}")
+    mountpoint.mkdir(exist_ok=True)
+    log = mountpoint.parent / f"{mountpoint.name}.log"
+    command = [sys.executable, "-m", "agentfs.cli", "mount", str(db), str(mountpoint), *args]
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [*command, "--foreground"],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    deadline = time.monotonic() + 30
+    while not _mounted(mountpoint):
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError(f"not mounted: {log.read_text()}")
+        time.sleep(0.02)
+    return Mounted(db, mountpoint, process, log)
+
+
+@pytest.fixture
+def mounted(tmp_path: Path) -> Iterator[Mounted]:
+    """A fresh workspace mounted on ``tmp_path/mnt``; fsck-clean after the unmount."""
+    db = tmp_path / "ws.db"
+    agentfs.open(db).close()
+    m = start_mount(db, tmp_path / "mnt")
+    try:
+        yield m
+    finally:
+        m.unmount()
+    assert "Traceback" not in m.log.read_text(), m.log.read_text()
+    with agentfs.open(db) as ws:
+        report = fsck.check(ws)
+        assert report.clean, report.problems
