@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from types import TracebackType
 
@@ -23,6 +23,8 @@ from agentfs.core.errors import fs_error
 from agentfs.history.api import HistoryMixin
 from agentfs.history.snapshots import Snapshots
 from agentfs.kv import KVStore
+from agentfs.mount.exec import CommandResult, run_command
+from agentfs.mount.exec import describe as describe_command
 from agentfs.search.api import SearchMixin
 from agentfs.search.background import BackgroundEmbedder
 from agentfs.search.embedders import Embedder
@@ -206,6 +208,52 @@ class Workspace(HistoryMixin, SearchMixin):
         transaction. Symlinks are copied as symlinks; hard links inside a tree are not kept."""
         with self._write():
             treeops.copy(self, paths.normalize(src), paths.normalize(dst), recursive=recursive)
+
+    # --- commands in the mounted workspace (``agentfs.mount.exec``) -------------------------
+
+    def run(
+        self,
+        command: str | Sequence[str],
+        *,
+        cwd: str | None = None,
+        root: str = "/",
+        sandbox: bool = False,
+        network: bool = False,
+        timeout: float | None = 10.0,
+        env: Mapping[str, str] | None = None,
+        max_output: int | None = 64 * 1024,
+        capture: bool = True,
+    ) -> CommandResult:
+        """Run ``command`` (a shell string or an argument list) in this workspace mounted as a
+        directory, and return what it did (docs/mount.md)::
+
+            result = ws.run("pytest -q", timeout=120)
+            ws.snapshots.restore(result.snapshot)    # undo everything the command changed
+
+        A snapshot is taken first, labelled with this handle's thread and the command line, so
+        the command can be undone like any turn. ``sandbox``: under bubblewrap, with the
+        workspace at ``/workspace``, no network unless ``network``. ``timeout`` (seconds) kills
+        the command and all it started; each output stream keeps ``max_output`` bytes.
+        """
+        line = describe_command(command)
+        if self._readonly:
+            raise fs_error(errno.EROFS, self.conn.filename, "the workspace is open read-only")
+        snapshot = self.snapshots.create(
+            thread=self.thread, label=f"before: {line}"[:200], meta={"command": line}
+        )
+        result = run_command(
+            self.conn.filename,
+            command,
+            root=root,
+            cwd=cwd,
+            sandbox=sandbox,
+            network=network,
+            timeout=timeout,
+            env=env,
+            max_output=max_output,
+            capture=capture,
+        )
+        return replace(result, snapshot=snapshot.name)
 
     # --- finding: the search functions, as methods (``ws.glob(...)``, ``ws.grep(...)``) ----
 

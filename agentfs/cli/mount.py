@@ -122,3 +122,53 @@ def umount(mountpoint: Path, lazy: bool) -> None:
     daemon.unmount(mountpoint, lazy=lazy)
     if not daemon.wait_until(mountpoint, False, 10.0):
         raise CLIError(f"{mountpoint}: still mounted")
+
+
+@cli.command("exec", context_settings={"ignore_unknown_options": True})
+@click.argument("workspace", metavar="WS", type=WORKSPACE_FILE)
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option("--root", default="/", show_default=True, help="Mount this directory of WS.")
+@click.option("--cwd", help="Working directory, relative to the mounted root.")
+@click.option("--sandbox", is_flag=True, help="Run under bubblewrap (docs/mount.md).")
+@click.option("--network", is_flag=True, help="With --sandbox: keep the network.")
+@click.option("--thread", help="The thread the command's snapshot belongs to.")
+@click.option("--timeout", type=float, help="Kill the command after this many seconds.")
+def exec_command(
+    workspace: Path,
+    command: tuple[str, ...],
+    root: str,
+    cwd: str | None,
+    sandbox: bool,
+    network: bool,
+    thread: str | None,
+    timeout: float | None,
+) -> None:
+    """Run COMMAND in WS mounted on a temporary directory; exit with its exit code.
+
+    A snapshot is taken first, so `agentfs snapshot restore WS NAME` undoes everything the
+    command did (its name is printed on stderr). The mount goes away when the command ends,
+    fails or is interrupted.
+
+    \b
+    Example:
+      agentfs exec ws.db -- git status
+      agentfs exec ws.db --sandbox --timeout 300 -- pytest -q
+      agentfs exec ws.db --thread t1 -- sh -c 'npm install && npm test'
+    """
+    ws = workspace_for_command(workspace, thread=thread)
+    result = ws.run(
+        list(command),
+        root=root,
+        cwd=cwd,
+        sandbox=sandbox,
+        network=network,
+        timeout=timeout,
+        max_output=None,
+        capture=False,
+    )
+    click.echo(
+        f"agentfs: undo with: agentfs snapshot restore {workspace} {result.snapshot}", err=True
+    )
+    if result.timed_out:
+        click.echo(f"agentfs: killed after {timeout:g} s", err=True)
+    raise SystemExit(result.exit_code if result.exit_code >= 0 else 128 - result.exit_code)
