@@ -4,6 +4,7 @@ them (each registers its tools in ``agentfs.tools.spec.REGISTRY`` as it is impor
 from __future__ import annotations
 
 from agentfs.tools import (
+    commands,
     editing,
     files,
     finding,
@@ -16,9 +17,9 @@ from agentfs.tools import (
 )
 from agentfs.tools.spec import REGISTRY, Tool
 
-#: The order clients list the tools in: look, read, write, edit, find, history, memory,
+#: The order clients list the tools in: look, read, write, edit, find, run, history, memory,
 #: skills.
-_MODULES = (listing, reading, files, editing, patching, finding, timeline, kv, skills)
+_MODULES = (listing, reading, files, editing, patching, finding, commands, timeline, kv, skills)
 _RANK = {module.__name__: rank for rank, module in enumerate(_MODULES)}
 _ORDERED = sorted(REGISTRY.values(), key=lambda spec: _RANK[spec.run.__module__])
 _ALIASES = {alias: spec.name for spec in REGISTRY.values() for alias in spec.aliases}

@@ -37,6 +37,7 @@ ErrorCode = Literal[
     "invalid_argument",
     "patch_failed",
     "busy",
+    "unsupported",
     "unknown_tool",
     "internal_error",
 ]
@@ -56,13 +57,15 @@ ERROR_MEANINGS: dict[str, str] = {
     "read_required": "the policy requires reading the file (read_file) before writing it",
     "stale_read": "the file changed since it was read, or since expected_version; read again",
     "read_only": "the workspace (or the layer holding the path) cannot be changed here",
-    "denied": "the policy does not let this tool touch this path, or the tool is disabled",
+    "denied": "the policy does not let this tool touch this path or run this command line, or"
+    " the tool is disabled",
     "approval_denied": "the tool needs a human's approval and did not get it; nothing changed",
     "too_large": "a limit (write size, workspace size) would be exceeded; nothing changed",
     "invalid_path": "the path has a NUL byte, a name over 255 bytes or is over 4095 bytes",
     "invalid_argument": "an argument is missing, of the wrong type or out of range",
     "patch_failed": "a hunk of the patch does not apply; details say where; nothing was written",
     "busy": "another process holds the workspace's write lock too long; retry shortly",
+    "unsupported": "this host or workspace cannot do it (no FUSE device for execute_command)",
     "unknown_tool": "there is no tool of that name; the message lists the tools",
     "internal_error": "a bug in agentfs; the message has the exception, the workspace is as before",
 }

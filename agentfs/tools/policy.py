@@ -15,6 +15,10 @@ A ``Policy`` is data (pydantic), loadable from TOML or JSON::
     [limits]
     max_write_bytes = 1048576
 
+    [commands]                      # execute_command (it needs approval unless set otherwise)
+    sandbox = true
+    deny = ["\\bsudo\\b", "\\bgit\\s+push\\b"]
+
 Per-tool settings override ``defaults`` field by field (a field left out inherits). Path
 globs use the workspace's glob syntax (``**``, ``*``, ``?``, ``[...]``, ``{a,b}``) on
 absolute paths. Deny globs are matched against both the path as written and its real path
@@ -26,6 +30,7 @@ they are, so a symlink out of the allowed tree leads nowhere.
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 import unicodedata
 from functools import lru_cache
@@ -82,6 +87,50 @@ class Limits(BaseModel):
     )
 
 
+#: Command lines ``execute_command`` refuses unless the policy lists its own (Python regular
+#: expressions, searched anywhere in the line). A guard rail against a model's worst
+#: mistakes, not a security boundary: a shell can spell anything many ways, and the sandbox
+#: is what contains a command.
+DEFAULT_DENIED_COMMANDS = (
+    r"\bsudo\b",
+    r"(^|[;&|(]\s*)su(\s|$)",
+    r"\brm\s+(-[a-zA-Z]*\s+)*-[a-zA-Z]*[rR][a-zA-Z]*\s+(-[a-zA-Z]*\s+)*(/|~|\$HOME)\*?(\s|$)",
+    r"\bmkfs(\.\w+)?\b",
+    r"\bdd\b[^|;&]*\bof=/dev/",
+    r":\(\)\s*\{[^}]*:\s*\|\s*:",  # the fork bomb
+    r"\b(shutdown|reboot|halt|poweroff)\b",
+    r"\bchmod\s+(-[a-zA-Z]+\s+)*[0-7]*777\s+/(\s|$)",
+)
+#: Tools whose calls need approval unless the policy says otherwise.
+APPROVAL_BY_DEFAULT = frozenset({"execute_command"})
+
+
+class CommandPolicy(BaseModel):
+    """How ``execute_command`` runs commands (``[commands]`` in a policy file)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    deny: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_DENIED_COMMANDS),
+        description="regular expressions; a command line matching any is refused",
+    )
+    sandbox: bool = Field(
+        True, description="run under bubblewrap: only the workspace and /tmp are writable"
+    )
+    network: bool = Field(False, description="let sandboxed commands use the network")
+
+    @field_validator("deny")
+    @classmethod
+    def _patterns_compile(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            re.compile(pattern)  # a bad pattern fails when the policy loads
+        return value
+
+    def denied(self, command: str) -> str | None:
+        """The first deny pattern that matches ``command``, or None."""
+        return next((p for p in self.deny if re.search(p, command)), None)
+
+
 class ResolvedToolPolicy(BaseModel):
     """One tool's settings after the defaults are applied."""
 
@@ -105,6 +154,7 @@ class Policy(BaseModel):
     defaults: ToolPolicy = Field(default_factory=ToolPolicy)
     tools: dict[str, ToolPolicy] = Field(default_factory=dict)
     limits: Limits = Field(default_factory=Limits)
+    commands: CommandPolicy = Field(default_factory=CommandPolicy)
 
     @classmethod
     def load(cls, path: str | Path) -> Policy:
@@ -138,7 +188,7 @@ class Policy(BaseModel):
         rbw = pick("require_read_before_write", False)
         return ResolvedToolPolicy(
             enabled=pick("enabled", True),
-            needs_approval=pick("needs_approval", False),
+            needs_approval=pick("needs_approval", name in APPROVAL_BY_DEFAULT),
             require_read_before_write=tuple(rbw) if isinstance(rbw, list) else rbw,
             allow=tuple(pick("allow", [])),
             deny=tuple(pick("deny", [])),

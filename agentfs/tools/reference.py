@@ -27,6 +27,8 @@ from agentfs.workspace import Workspace
 
 #: What every time in an example result is shown as (ISO fields, and epoch-second ones).
 FIXED_EPOCH = 1_767_225_600.0
+#: What a command's duration is shown as.
+FIXED_DURATION_MS = 25
 FIXED_TIME = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(FIXED_EPOCH))
 _TIME_FIELDS = {"modified", "changed", "at", "created"}
 _EPOCH_FIELDS = {"updated"}
@@ -101,6 +103,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "snapshot_list": {},
     "snapshot_diff": {"a": "start"},
     "snapshot_restore": {"name": "after-patch"},
+    "execute_command": {"command": "python3 src/test_app.py && echo tests pass"},
     "kv_get": {"key": "plan"},
     "kv_set": {"key": "plan", "value": {"step": 2, "goal": "ship"}},
     "kv_delete": {"key": "scratch"},
@@ -142,7 +145,8 @@ def render() -> str:
         ws = Workspace(Path(tmp) / "demo.db", actor="docs", thread="main")
         try:
             build_demo(ws)
-            toolset = Toolset(ws, thread="main", actor="agent")
+            # the generator approves every call (execute_command needs approval by default)
+            toolset = Toolset(ws, thread="main", actor="agent", approve=lambda _call: True)
             results = {name: toolset.call(name, args) for name, args in EXAMPLES.items()}
             error = toolset.call(*ERROR_EXAMPLE)
             toolset.flush()
@@ -173,7 +177,7 @@ tools take `expected_version` (the `version` that `read_file` and `stat` report)
 approval, confine paths and cap sizes.
 
 The examples below are real calls, run in order on a small project by the generator (times
-shown as one fixed time); long strings are cut here with `…`.
+shown as one fixed time, durations as 25 ms); long strings are cut here with `…`.
 """
 
 
@@ -254,6 +258,8 @@ def shown(value: Any, key: str | None = None) -> Any:
         return FIXED_TIME
     if key in _EPOCH_FIELDS and isinstance(value, int | float):
         return FIXED_EPOCH
+    if key == "duration_ms" and isinstance(value, int):
+        return FIXED_DURATION_MS
     if isinstance(value, str) and len(value) > _SHOWN_CHARS:
         return value[:_SHOWN_CHARS] + "…"
     return value

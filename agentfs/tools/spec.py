@@ -49,6 +49,9 @@ class Tool:
         idempotent: repeating the call with the same arguments changes nothing more.
         paths: the input fields that name workspace paths (checked by the policy before
             ``run``; ``run`` checks any other path it comes across itself).
+        elsewhere: its changes are made by another process (a command in the mounted
+            workspace), which needs the write lock: it runs outside any transaction, and its
+            audit row is written after it.
     """
 
     name: str
@@ -62,10 +65,11 @@ class Tool:
     destructive: bool
     idempotent: bool
     aliases: tuple[str, ...] = ()
+    elsewhere: bool = False
 
     @property
     def writes_in_transaction(self) -> bool:
-        return self.mutates or self.tracks_reads
+        return (self.mutates or self.tracks_reads) and not self.elsewhere
 
 
 #: Every tool, by name, in declaration order (the order clients list them in).
@@ -84,6 +88,7 @@ def tool(
     destructive: bool = False,
     idempotent: bool = False,
     aliases: tuple[str, ...] = (),
+    elsewhere: bool = False,
 ) -> Callable[[F], F]:
     """Register ``run`` as the tool ``name``; its annotations give the models."""
 
@@ -101,6 +106,7 @@ def tool(
             destructive=destructive,
             idempotent=idempotent,
             aliases=aliases,
+            elsewhere=elsewhere,
         )
         if name in REGISTRY or any(a in REGISTRY for a in aliases):
             raise ValueError(f"tool {name!r} is declared twice")

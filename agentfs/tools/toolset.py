@@ -214,6 +214,9 @@ class Toolset:
                 else:
                     output = spec.run(ctx, args)
                     data = output.model_dump(mode="json")
+                    if spec.mutates and not self.ws.readonly:  # made elsewhere: logged after
+                        with self.ws.transaction():
+                            call_id = self.audit.record(spec.name, raw, data, None, started, [])
                 if not spec.mutates:  # a listing's or a tracked read's row waits (audit.py)
                     self.audit.record(spec.name, raw, data, None, started)
         except Exception as exc:  # every failure becomes a result

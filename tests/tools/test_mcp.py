@@ -302,9 +302,13 @@ async def test_every_tool_answers_over_mcp_as_through_toolset_call(tmp_path: Pat
         with agentfs.Workspace(path, actor="docs", thread="main") as ws:
             reference.build_demo(ws)
     with agentfs.open(local) as ws:
-        toolset = Toolset(ws, thread="main", actor="agent")
+        toolset = Toolset(ws, thread="main", actor="agent", approve=lambda _call: True)
         expected = {name: toolset.call(name, args) for name, args in reference.EXAMPLES.items()}
-    async with client(served, "--thread", "main", "--actor", "agent") as session:
+
+    async def yes(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"approve": True})
+
+    async with client(served, "--thread", "main", "--actor", "agent", elicit=yes) as session:
         for name, args in reference.EXAMPLES.items():
             result = await session.call_tool(name, args)
             assert not result.is_error, (name, result.content)

@@ -1,0 +1,98 @@
+"""``execute_command``: a shell command run in the workspace mounted as a directory, so git,
+pytest, npm or a script see the agent's files as a real tree and what they write lands in the
+workspace with versions and search indexing (docs/mount.md).
+
+Every call is rewindable: a snapshot is taken first and named in the result, and
+``snapshot_restore`` with that name undoes everything the command did. By default the call
+needs the user's approval, the command runs under bubblewrap (only the workspace and /tmp are
+writable, no network), and the policy's ``[commands]`` deny patterns refuse the worst command
+lines outright.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from agentfs.tools.context import Context
+from agentfs.tools.errors import ToolError
+from agentfs.tools.spec import ToolInput, ToolOutput, tool
+
+
+class ExecuteCommandInput(ToolInput):
+    command: str = Field(
+        min_length=1, description="a shell command line (run by /bin/sh -c), e.g. 'pytest -q'"
+    )
+    cwd: str | None = Field(
+        None, description="the working directory, a workspace path (default: the root)"
+    )
+    timeout_ms: int = Field(
+        10_000, ge=1, le=3_600_000, description="kill the command and all it started after this"
+    )
+    env: dict[str, str] | None = Field(None, description="extra environment variables")
+    max_output_kb: int = Field(
+        64, ge=1, le=10_240, description="keep at most this much of stdout and of stderr"
+    )
+
+
+class ExecuteCommandOutput(ToolOutput):
+    stdout: str
+    stderr: str
+    exit_code: int = Field(description="the command's exit status; negative: killed by a signal")
+    duration_ms: int
+    timed_out: bool
+    aborted: bool
+    stdout_truncated: bool
+    stderr_truncated: bool
+    snapshot: str | None = Field(description="restore this snapshot to undo the command")
+
+    def text(self) -> str:
+        status = "timed out" if self.timed_out else f"exit code {self.exit_code}"
+        parts = [f"$ ({status}, {self.duration_ms} ms; undo: snapshot_restore {self.snapshot})"]
+        if self.stdout:
+            parts.append(self.stdout.rstrip("\n"))
+        if self.stderr:
+            parts.append("[stderr]\n" + self.stderr.rstrip("\n"))
+        return "\n".join(parts)
+
+
+@tool(
+    "execute_command",
+    title="Run a shell command in the workspace",
+    mutates=True,
+    destructive=True,
+    elsewhere=True,
+    description="""Run a shell command with the workspace as its directory tree (git, pytest,
+    npm, python, make, a script) and get its stdout, stderr and exit code. Files it writes
+    are saved in the workspace like any edit. A snapshot is taken first: call
+    snapshot_restore with the returned `snapshot` to undo everything the command changed.
+    It runs sandboxed (no network, only the workspace and /tmp writable) and is killed after
+    timeout_ms. Prefer the file tools for reading and editing; use this to build, test and
+    run. Errors: denied (the command line matches a forbidden pattern), unsupported (no
+    FUSE on this host).""",
+)
+def execute_command(ctx: Context, args: ExecuteCommandInput) -> ExecuteCommandOutput:
+    rules = ctx.toolset.policy.commands
+    pattern = rules.denied(args.command)
+    if pattern is not None:
+        raise ToolError(
+            "denied", f"the policy forbids this command line (it matches {pattern!r}); not run"
+        )
+    cwd = ctx.path(args.cwd) if args.cwd is not None else "/"
+    run = getattr(ctx.ws, "run", None)
+    if run is None:
+        raise ToolError("unsupported", "commands cannot run in a layered workspace")
+    try:
+        result = run(
+            args.command,
+            cwd=cwd,
+            sandbox=rules.sandbox,
+            network=rules.network,
+            timeout=args.timeout_ms / 1000,
+            env=args.env,
+            max_output=args.max_output_kb * 1024,
+        )
+    except OSError as exc:
+        if getattr(exc, "errno", None) is None:  # the mount could not be made here
+            raise ToolError("unsupported", f"cannot run commands here: {exc}") from None
+        raise
+    return ExecuteCommandOutput(**result.as_dict())
