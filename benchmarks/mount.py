@@ -1,0 +1,227 @@
+"""The FUSE mount against tmpfs and bindfs: the same shell workloads in three directories.
+
+  * tmpfs: a directory on /dev/shm (the kernel's own in-memory filesystem: no FUSE at all);
+  * bindfs: Debian's C FUSE passthrough over a directory on the disk (the floor of any FUSE
+    filesystem: every request crosses to a user-space daemon and back);
+  * agentfs: ``agentfs mount`` of a workspace file on the same disk, as users get it
+    (history and indexing on).
+
+Workloads (each timed as one shell command, the median of ``--runs`` fresh runs): untar an
+npm-like tree of ``--files`` small files; ``find -type f | xargs stat``; ``grep -r`` of a
+literal; read every file (``cat``); ``git status`` on a repository of 5,000 files; ``rm -rf``
+of the tree; then 1 GiB (``--mib``) written and read sequentially with ``fio`` in 1 MiB
+blocks. Targets (the mount issue): every metadata workload within 3x of bindfs, sequential
+read >= 500 MB/s and write >= 200 MB/s, ``rm -rf`` of 10,000 files <= 3 s.
+
+    .venv/bin/python benchmarks/mount.py [--runs 3] [--files 10000] [--mib 1024]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import agentfs
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENTFS = [sys.executable, "-m", "agentfs.cli"]
+METADATA = ("untar", "find + stat", "grep -r", "read all", "git status", "rm -rf")
+TARGET_VS_BINDFS = 3.0
+TARGETS_MBPS = {"seq write": 200.0, "seq read": 500.0}
+RM_RF_SECONDS = 3.0
+
+
+def _tree(where: Path, files: int) -> Path:
+    """An npm-like tree: packages with nested lib/ directories of small JS files."""
+    root = where / "tree"
+    for i in range(files):
+        p = root / f"pkg{i % 200:03d}" / "lib" / f"sub{i % 7}" / f"m{i}.js"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(f"// module {i}\nmodule.exports = function f{i}() {{ return {i}; }};\n")
+    archive = where / "tree.tar"
+    with tarfile.open(archive, "w") as tar:
+        tar.add(root, arcname="tree")
+    shutil.rmtree(root)
+    return archive
+
+
+def _repo(where: Path) -> Path:
+    """A committed git repository of 5,000 files, as a tar to unpack in each directory."""
+    repo = where / "repo"
+    for i in range(5000):
+        p = repo / f"src{i % 50:02d}" / f"file{i}.py"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(f"value = {i}\n")
+    git = ["git", "-c", "user.email=b@example.com", "-c", "user.name=bench"]
+    subprocess.run([*git, "init", "-q"], cwd=repo, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "files"], cwd=repo, check=True)
+    archive = where / "repo.tar"
+    with tarfile.open(archive, "w") as tar:
+        tar.add(repo, arcname="repo")
+    shutil.rmtree(repo)
+    return archive
+
+
+def _timed(command: str, cwd: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(["bash", "-c", command], cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def metadata_run(directory: Path, tree: Path, repo: Path) -> dict[str, float]:
+    """Seconds for each metadata workload, in order, in ``directory``."""
+    out = {"untar": _timed(f"tar xf {tree}", directory)}
+    out["find + stat"] = _timed("find tree -type f -print0 | xargs -0 stat > /dev/null", directory)
+    out["grep -r"] = _timed("grep -r -l 'return 42;' tree", directory)
+    out["read all"] = _timed("find tree -type f -print0 | xargs -0 cat > /dev/null", directory)
+    subprocess.run(["tar", "xf", str(repo)], cwd=directory, check=True)
+    subprocess.run(
+        ["git", "status", "-s"], cwd=directory / "repo", check=True, stdout=subprocess.DEVNULL
+    )  # the first one builds the index's stat data
+    out["git status"] = _timed("git -C repo status --porcelain", directory)
+    out["rm -rf"] = _timed("rm -rf tree repo", directory)
+    return out
+
+
+def fio_run(directory: Path, mib: int) -> dict[str, float]:
+    """Sequential write then read of ``mib`` MiB in 1 MiB blocks; MB/s each."""
+    out = {}
+    for name, rw in (("seq write", "write"), ("seq read", "read")):
+        done = subprocess.run(
+            [
+                "fio",
+                "--name=seq",
+                f"--directory={directory}",
+                f"--rw={rw}",
+                "--bs=1M",
+                f"--size={mib}M",
+                "--numjobs=1",
+                "--ioengine=psync",
+                "--end_fsync=1",
+                "--output-format=json",
+            ],
+            check=False,
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"fio {rw} in {directory}: {done.stderr} {done.stdout[-300:]}")
+        job = json.loads(done.stdout)["jobs"][0]
+        part = job["write"] if rw == "write" else job["read"]
+        out[name] = part["bw_bytes"] / 1e6
+    (directory / "seq.0.0").unlink(missing_ok=True)
+    return out
+
+
+@contextmanager
+def tmpfs_dir() -> Iterator[Path]:
+    d = Path(tempfile.mkdtemp(prefix="bench-tmpfs-", dir="/dev/shm"))
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@contextmanager
+def bindfs_dir(scratch: Path) -> Iterator[Path]:
+    source, mnt = scratch / "bindfs-src", scratch / "bindfs-mnt"
+    source.mkdir()
+    mnt.mkdir()
+    subprocess.run(["bindfs", str(source), str(mnt)], check=True)
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["fusermount3", "-u", str(mnt)], check=False)
+        shutil.rmtree(source, ignore_errors=True)
+
+
+@contextmanager
+def agentfs_dir(scratch: Path) -> Iterator[Path]:
+    db, mnt = scratch / "bench.db", scratch / "agentfs-mnt"
+    db.unlink(missing_ok=True)
+    agentfs.open(db).close()
+    mnt.mkdir(exist_ok=True)
+    subprocess.run([*AGENTFS, "mount", str(db), str(mnt)], check=True)
+    try:
+        yield mnt
+    finally:
+        subprocess.run([*AGENTFS, "umount", str(mnt)], check=False)
+
+
+IMPLEMENTATIONS: dict[str, Callable[[Path], object]] = {
+    "tmpfs": lambda scratch: tmpfs_dir(),
+    "bindfs": bindfs_dir,
+    "agentfs": agentfs_dir,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--mib", type=int, default=1024)
+    parser.add_argument("--skip", default="", help="comma-separated: metadata,fio")
+    args = parser.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
+    results: dict[str, dict[str, list[float]]] = {name: {} for name in IMPLEMENTATIONS}
+    with tempfile.TemporaryDirectory(
+        prefix="bench-mount-", dir=ROOT / ".agentfs" if (ROOT / ".agentfs").is_dir() else None
+    ) as tmp:
+        scratch = Path(tmp)
+        tree, repo = _tree(scratch, args.files), _repo(scratch)
+        for _ in range(args.runs):
+            for name, make in IMPLEMENTATIONS.items():  # interleaved: drift hits all alike
+                run_dir = scratch / f"run-{name}"
+                run_dir.mkdir()
+                with make(run_dir) as directory:  # type: ignore[attr-defined]
+                    timings: dict[str, float] = {}
+                    if "metadata" not in skip:
+                        timings |= metadata_run(directory, tree, repo)
+                    if "fio" not in skip:
+                        timings |= fio_run(directory, args.mib)
+                shutil.rmtree(run_dir, ignore_errors=True)
+                for op, value in timings.items():
+                    results[name].setdefault(op, []).append(value)
+    _print(results, args)
+
+
+def _print(results: dict[str, dict[str, list[float]]], args: argparse.Namespace) -> None:
+    med = {n: {op: statistics.median(v) for op, v in ops.items()} for n, ops in results.items()}
+    print(
+        f"\nmount: {args.files:,} small files, git status on 5,000, fio {args.mib} MiB;"
+        f" median of {args.runs} runs (seconds; MB/s for fio)\n"
+    )
+    print("| workload | tmpfs | bindfs | agentfs | agentfs / bindfs | target |")
+    print("|---|---:|---:|---:|---:|---|")
+    for op in [*METADATA, *TARGETS_MBPS]:
+        if op not in med["agentfs"]:
+            continue
+        t, b, a = med["tmpfs"][op], med["bindfs"][op], med["agentfs"][op]
+        if op in TARGETS_MBPS:
+            goal = TARGETS_MBPS[op]
+            verdict = f">= {goal:.0f} MB/s {'ok' if a >= goal else 'MISS'}"
+            print(f"| {op} (MB/s) | {t:,.0f} | {b:,.0f} | {a:,.0f} | {a / b:.2f}x | {verdict} |")
+            continue
+        verdict = (
+            f"<= {TARGET_VS_BINDFS:.0f}x bindfs {'ok' if a <= TARGET_VS_BINDFS * b else 'MISS'}"
+        )
+        if op == "rm -rf" and args.files == 10_000:
+            verdict += f", <= {RM_RF_SECONDS:.0f} s {'ok' if a <= RM_RF_SECONDS else 'MISS'}"
+        print(f"| {op} (s) | {t:.3f} | {b:.3f} | {a:.3f} | {a / b:.2f}x | {verdict} |")
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("GIT_CONFIG_NOSYSTEM", "1")
+    main()
