@@ -14,8 +14,9 @@ from __future__ import annotations
 import errno
 from typing import TYPE_CHECKING
 
+from agentfs.core import paths
 from agentfs.core.errors import fs_error
-from agentfs.core.inodes import ROOT_INO, STAT_COLUMNS, Stat, is_symlink
+from agentfs.core.inodes import ROOT_INO, STAT_COLUMNS, Stat, is_dir, is_symlink
 
 if TYPE_CHECKING:
     from agentfs.core.fs import FileSystem
@@ -31,6 +32,11 @@ _ENTRIES = (
     f"SELECT d.id, d.name, {STAT_COLUMNS} FROM (SELECT id, name, ino AS child FROM fs_dentry"
     " WHERE parent_ino = ? AND id > ? ORDER BY id LIMIT ?) d JOIN fs_inode ON ino = d.child"
     " ORDER BY d.id"
+)
+#: The first name of ``ino``: its parent, the name, its mode.
+_NAME = (
+    "SELECT parent_ino, name, (SELECT mode FROM fs_inode WHERE ino = ?1) FROM fs_dentry"
+    " WHERE ino = ?1 ORDER BY id LIMIT 1"
 )
 #: The names from ``ino`` up to the root, deepest first (one name per level: a directory has
 #: one name; a hard-linked file's lowest dentry id is taken).
@@ -74,14 +80,35 @@ class ByInode:
 
     def path_of(self, ino: int) -> str | None:
         """A path naming ``ino`` now ('/' for the root), None when it has no name (unlinked,
-        or frozen by history)."""
-        if ino == ROOT_INO:
-            return "/"
+        or frozen by history). Directories' paths are cached on the ``FileSystem`` (dropped
+        whenever its path cache is: a rename or removal of a directory, another process's
+        commit), so a file costs one query."""
         with self.fs.read_transaction():
-            rows = self.conn.execute(_PATH, (ino, ROOT_INO)).fetchall()
+            cached = self.fs.dir_paths.get(ino)
+            if cached is not None:
+                return cached
+            row = self.conn.execute(_NAME, (ino,)).get
+            if row is None:
+                return None
+            parent, name, mode = row  # type: ignore[misc]
+            parent_path = self.fs.dir_paths.get(parent)
+            if parent_path is None:
+                parent_path = self._walk_up(parent)
+                if parent_path is None:
+                    return None
+            path = paths.join(parent_path, name)
+            if is_dir(mode):
+                self.fs.dir_paths[ino] = path
+            return path
+
+    def _walk_up(self, directory: int) -> str | None:
+        """The path of ``directory`` from its names up to the root (one recursive query)."""
+        rows = self.conn.execute(_PATH, (directory, ROOT_INO)).fetchall()
         if not rows or rows[0][0] != ROOT_INO:
             return None  # no name, or a chain that does not reach the root
-        return "/" + "/".join(str(name) for _, name in rows)
+        path = "/" + "/".join(str(name) for _, name in rows)
+        self.fs.dir_paths[directory] = path
+        return path
 
     def read(self, ino: int, offset: int, size: int) -> bytes:
         """Up to ``size`` committed bytes of file ``ino`` from ``offset`` (short at the end)."""

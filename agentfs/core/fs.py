@@ -130,6 +130,9 @@ class FileSystem:
         self._dirs: dict[str, int] = {"/": ROOT_INO}
         #: Symlink-free path of each directory path seen (``real_dir``: history keys by it).
         self._real_dirs: dict[str, str] = {"/": "/"}
+        #: The path of each directory inode looked up by number (``ByInode.path_of``), dropped
+        #: with the other caches.
+        self.dir_paths: dict[int, str] = {ROOT_INO: "/"}
         # Any rollback of a whole transaction, ours or a caller's, may have undone directories
         # the cache learned inside it (and AUTOINCREMENT then reissues their numbers), and
         # settings it changed.
@@ -192,6 +195,7 @@ class FileSystem:
         (after a rollback, or after changing the tables by hand: fsck repair)."""
         self._dirs = {"/": ROOT_INO}
         self._real_dirs = {"/": "/"}
+        self.dir_paths = {ROOT_INO: "/"}
         self.hooks.invalidate()
 
     # --- resolution ---------------------------------------------------------------------------
