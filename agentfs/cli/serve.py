@@ -9,7 +9,6 @@ import click
 
 from agentfs.cli.base import WORKSPACE_FILE, CLIError, cli, policy_option, workspace_for_command
 from agentfs.layered import AnyWorkspace, LayeredWorkspace
-from agentfs.tools.mcp_server import serve_stdio
 from agentfs.tools.policy import Policy
 from agentfs.tools.toolset import Toolset
 
@@ -72,4 +71,6 @@ def serve_mcp(
         toolset = Toolset(ws, thread=thread, actor=actor, policy=policy, tools=tools)
     except ValueError as exc:
         raise CLIError(str(exc)) from None
+    from agentfs.tools.mcp_server import serve_stdio  # the MCP SDK takes 1.2 s to import
+
     serve_stdio(toolset)
