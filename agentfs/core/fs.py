@@ -23,10 +23,14 @@ from agentfs.core.chunks import Chunks
 from agentfs.core.errors import fs_error, not_found
 from agentfs.core.inodes import (
     ROOT_INO,
+    S_IFBLK,
+    S_IFCHR,
     S_IFDIR,
+    S_IFIFO,
     S_IFLNK,
     S_IFMT,
     S_IFREG,
+    S_IFSOCK,
     STAT_COLUMNS,
     DirEntry,
     Stat,
@@ -620,6 +624,23 @@ class FileSystem:
                 raise fs_error(errno.EEXIST, path)
             ino = self._create(parent_ino, name, S_IFLNK | 0o777, len(target.encode("utf-8")))
             self.conn.execute("INSERT INTO fs_symlink(ino, target) VALUES (?, ?)", (ino, target))
+            return self._stat_ino(ino)
+
+    def mknod(self, path: str, mode: int, rdev: int = 0) -> Stat:
+        """Create a FIFO, a socket or a device node (``mknod(2)``, ``mkfifo``): a name and
+        an inode with no content; ``rdev`` is a device's number. EEXIST if ``path`` is taken;
+        regular files, directories and symlinks have their own calls (EINVAL here)."""
+        kind = mode & S_IFMT
+        if kind not in (S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK):
+            raise fs_error(errno.EINVAL, str(path), "mknod makes FIFOs, sockets and devices")
+        path = paths.normalize(path)
+        with self._write():
+            parent_ino, name = self._parent(path)
+            if self._lookup(parent_ino, name) is not None:
+                raise fs_error(errno.EEXIST, path)
+            ino = self._create(parent_ino, name, kind | (mode & 0o7777))
+            if rdev:
+                self.conn.execute("UPDATE fs_inode SET rdev = ? WHERE ino = ?", (rdev, ino))
             return self._stat_ino(ino)
 
     def link(self, src: str, dst: str) -> Stat:

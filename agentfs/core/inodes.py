@@ -15,6 +15,10 @@ S_IFMT = statmod.S_IFMT(0o177777)
 S_IFREG = statmod.S_IFREG
 S_IFDIR = statmod.S_IFDIR
 S_IFLNK = statmod.S_IFLNK
+S_IFIFO = statmod.S_IFIFO
+S_IFSOCK = statmod.S_IFSOCK
+S_IFCHR = statmod.S_IFCHR
+S_IFBLK = statmod.S_IFBLK
 
 NS = 1_000_000_000
 

@@ -16,6 +16,7 @@ import errno
 import functools
 import logging
 import os
+import stat
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
@@ -215,6 +216,20 @@ class WorkspaceOperations(pyfuse3.Operations):
         path = self._child(parent_inode, name)
         with self.fs.transaction():
             self.fs.mkdir(path, mode & 0o7777)
+            self._own(path, ctx)
+            return self._entry(path)
+
+    @_errors
+    async def mknod(
+        self, parent_inode: int, name: bytes, mode: int, rdev: int, ctx: pyfuse3.RequestContext
+    ) -> pyfuse3.EntryAttributes:
+        self._writing()
+        path = self._child(parent_inode, name)
+        with self.fs.transaction():
+            if stat.S_ISREG(mode):
+                self.fs.create(path, mode & 0o7777)
+            else:
+                self.fs.mknod(path, mode, rdev)
             self._own(path, ctx)
             return self._entry(path)
 
