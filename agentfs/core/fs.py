@@ -183,6 +183,13 @@ class FileSystem:
             self.conn, write=False, on_begin=self._check_cache, on_rollback=self.drop_caches
         )
 
+    def next_operation(self) -> None:
+        """Start the next logical operation inside a transaction that holds several (the
+        mount's group commit): the hooks forget what they keep per operation (this
+        transaction's pending versions), so each operation is recorded as if committed alone.
+        Nobody else can have committed meanwhile: the transaction holds the write lock."""
+        self.hooks.begin(self._data_version, False)
+
     def _check_cache(self) -> None:
         """Drop cached directories if another connection committed since we last looked.
         ``PRAGMA data_version`` changes only for other connections' commits, and read inside

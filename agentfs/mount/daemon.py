@@ -8,6 +8,7 @@ file and unmounts. The mount's source is the workspace file and its type ``fuse.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import signal
@@ -22,7 +23,10 @@ import trio
 
 from agentfs.core.fs import FileSystem
 from agentfs.core.inodes import ROOT_INO
+from agentfs.mount.group import IDLE
 from agentfs.mount.operations import WorkspaceOperations
+
+log = logging.getLogger(__name__)
 
 #: The filesystem type the kernel shows for our mounts (``fuse.<subtype>``).
 FSTYPE = "fuse.agentfs"
@@ -61,20 +65,31 @@ def serve(
     try:
         if ready is not None:
             ready()
-        trio.run(_main)
+        trio.run(_main, ops)
         unmounted = True  # the loop ends by itself only when the kernel unmounted us
     finally:
         try:
-            ops.files.close_all()
+            ops.close()
         finally:
             pyfuse3.close(unmount=not unmounted)
 
 
-async def _main() -> None:
+async def _main(ops: WorkspaceOperations) -> None:
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_stop_on_signal, nursery.cancel_scope)
+        nursery.start_soon(_commit_when_idle, ops)
         await pyfuse3.main()
         nursery.cancel_scope.cancel()
+
+
+async def _commit_when_idle(ops: WorkspaceOperations) -> None:
+    """The group commit's timer: a group nothing adds to is committed (agentfs.mount.group)."""
+    while True:
+        await trio.sleep(IDLE)
+        try:
+            ops.group.commit_if_idle()
+        except Exception:  # a failed commit (a full disk) must not end the mount
+            log.exception("group commit failed")
 
 
 async def _stop_on_signal(scope: trio.CancelScope) -> None:

@@ -12,6 +12,7 @@ writers are serialised for free (fuse-perf.md, 13).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import logging
@@ -27,6 +28,7 @@ from agentfs.core.by_inode import ByInode
 from agentfs.core.fs import FileSystem
 from agentfs.core.inodes import ROOT_INO, Stat, is_dir
 from agentfs.mount.files import OpenFiles
+from agentfs.mount.group import GroupCommit
 
 #: What ``st_blksize`` says: stdio and most tools size their buffers from it, so a large value
 #: gets large writes (fuse-perf.md, 7).
@@ -61,6 +63,21 @@ def _errors(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[An
     return wrapper
 
 
+def _changes(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """A request that changes the workspace: refused on a read-only mount, else run as one
+    operation of the open group commit (``agentfs.mount.group``)."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        ops: WorkspaceOperations = args[0]  # type: ignore[assignment]
+        if ops.readonly:
+            raise OSError(errno.EROFS, "the workspace is mounted read-only")
+        with ops.group.operation():
+            return await fn(*args, **kwargs)
+
+    return wrapper
+
+
 def _name(raw: bytes) -> str:
     """A name from the kernel: UTF-8 (the workspace stores text), one component."""
     name = raw.decode("utf-8")
@@ -89,6 +106,7 @@ class WorkspaceOperations(pyfuse3.Operations):
         self.fs = fs
         self.by = ByInode(fs)
         self.files = OpenFiles(fs)
+        self.group = GroupCommit(fs)
         self.root = root
         self.timeout = timeout
         self.readonly = fs._readonly
@@ -133,10 +151,6 @@ class WorkspaceOperations(pyfuse3.Operations):
 
     def _entry(self, path: str) -> pyfuse3.EntryAttributes:
         return self._attrs(self.fs.lstat(path))
-
-    def _writing(self) -> None:
-        if self.readonly:
-            raise OSError(errno.EROFS, "the workspace is mounted read-only")
 
     def _own(self, path: str, ctx: pyfuse3.RequestContext) -> None:
         """New files belong to whoever made them (the core's default owner is root)."""
@@ -209,10 +223,10 @@ class WorkspaceOperations(pyfuse3.Operations):
     # --- changing the tree ---------------------------------------------------------------------
 
     @_errors
+    @_changes
     async def mkdir(
         self, parent_inode: int, name: bytes, mode: int, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
-        self._writing()
         path = self._child(parent_inode, name)
         with self.fs.transaction():
             self.fs.mkdir(path, mode & 0o7777)
@@ -220,10 +234,10 @@ class WorkspaceOperations(pyfuse3.Operations):
             return self._entry(path)
 
     @_errors
+    @_changes
     async def mknod(
         self, parent_inode: int, name: bytes, mode: int, rdev: int, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
-        self._writing()
         path = self._child(parent_inode, name)
         with self.fs.transaction():
             if stat.S_ISREG(mode):
@@ -234,10 +248,10 @@ class WorkspaceOperations(pyfuse3.Operations):
             return self._entry(path)
 
     @_errors
+    @_changes
     async def symlink(
         self, parent_inode: int, name: bytes, target: bytes, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
-        self._writing()
         path = self._child(parent_inode, name)
         with self.fs.transaction():
             self.fs.symlink(target.decode("utf-8"), path)
@@ -245,10 +259,10 @@ class WorkspaceOperations(pyfuse3.Operations):
             return self._entry(path)
 
     @_errors
+    @_changes
     async def link(
         self, inode: int, new_parent_inode: int, new_name: bytes, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
-        self._writing()
         self.files.commit(self._ino(inode))  # the new name must see what was written
         path = self._child(new_parent_inode, new_name)
         with self.fs.transaction():
@@ -256,22 +270,23 @@ class WorkspaceOperations(pyfuse3.Operations):
             return self._entry(path)
 
     @_errors
+    @_changes
     async def unlink(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
-        self._writing()
         path = self._child(parent_inode, name)
         if is_dir(self.fs.lstat(path).st_mode):
             raise OSError(errno.EISDIR, "is a directory", path)
         self.fs.remove(path)
 
     @_errors
+    @_changes
     async def rmdir(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
-        self._writing()
         path = self._child(parent_inode, name)
         if not is_dir(self.fs.lstat(path).st_mode):
             raise OSError(errno.ENOTDIR, "not a directory", path)
         self.fs.remove(path)
 
     @_errors
+    @_changes
     async def rename(
         self,
         parent_inode_old: int,
@@ -281,7 +296,6 @@ class WorkspaceOperations(pyfuse3.Operations):
         flags: int,
         ctx: pyfuse3.RequestContext,
     ) -> None:
-        self._writing()
         if flags & pyfuse3.RENAME_EXCHANGE:
             raise OSError(errno.EINVAL, "RENAME_EXCHANGE is not supported")
         src = self._child(parent_inode_old, name_old)
@@ -292,6 +306,7 @@ class WorkspaceOperations(pyfuse3.Operations):
             self.fs.rename(src, dst)
 
     @_errors
+    @_changes
     async def setattr(
         self,
         inode: int,
@@ -300,7 +315,6 @@ class WorkspaceOperations(pyfuse3.Operations):
         fh: int | None,
         ctx: pyfuse3.RequestContext,
     ) -> pyfuse3.EntryAttributes:
-        self._writing()
         ino = self._ino(inode)
         path = self._path(inode)
         self.files.commit(ino)  # written bytes first: their commit must not undo these times
@@ -330,18 +344,18 @@ class WorkspaceOperations(pyfuse3.Operations):
     @_errors
     async def open(self, inode: int, flags: int, ctx: pyfuse3.RequestContext) -> pyfuse3.FileInfo:
         writable = flags & os.O_ACCMODE != os.O_RDONLY
-        if writable:
-            self._writing()
+        if writable and self.readonly:
+            raise OSError(errno.EROFS, "the workspace is mounted read-only")
         fh = self.files.open(self._ino(inode), writable, append=bool(flags & os.O_APPEND))
         if flags & os.O_TRUNC and writable:
             self.files.file(fh).truncate(0)
         return pyfuse3.FileInfo(fh=fh, keep_cache=True)
 
     @_errors
+    @_changes
     async def create(
         self, parent_inode: int, name: bytes, mode: int, flags: int, ctx: pyfuse3.RequestContext
     ) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
-        self._writing()
         path = self._child(parent_inode, name)
         with self.fs.transaction():
             st = self.fs.create(path, mode & 0o7777)
@@ -354,21 +368,41 @@ class WorkspaceOperations(pyfuse3.Operations):
         return self.files.read(fh, off, size)
 
     @_errors
+    @_changes
     async def write(self, fh: int, off: int, buf: bytes) -> int:
         return self.files.write(fh, off, buf)
 
     @_errors
     async def flush(self, fh: int) -> None:
-        self.files.commit(self.files.handle(fh).ino)
+        """``close(2)``: what the file holds is committed before close returns, with the
+        group's metadata (visible to every process from then on)."""
+        with self._committing():
+            self.files.commit(self.files.handle(fh).ino)
+        self.group.commit()
 
     @_errors
     async def fsync(self, fh: int, datasync: bool) -> None:
-        self.files.commit(self.files.handle(fh).ino)
+        with self._committing():
+            self.files.commit(self.files.handle(fh).ino)
+        self.group.commit()
         self.fs.conn.wal_checkpoint()  # fsyncs the WAL: what was committed survives a power cut
 
     @_errors
     async def release(self, fh: int) -> None:
-        self.files.release(fh)
+        with self._committing():
+            self.files.release(fh)
+
+    def _committing(self) -> contextlib.AbstractContextManager[None]:
+        """Where a handle's buffer commits: the open group (nothing to commit read-only)."""
+        return contextlib.nullcontext() if self.readonly else self.group.operation()
+
+    def close(self) -> None:
+        """Unmounting: commit every open file and the open group."""
+        try:
+            with self._committing():
+                self.files.close_all()
+        finally:
+            self.group.commit()
 
     async def forget(self, inode_list: Any) -> None:
         return None  # inodes are never reused (AUTOINCREMENT): nothing to drop
