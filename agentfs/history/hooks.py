@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from agentfs.core import paths
 from agentfs.core.changes import Changes, Rewrite
 from agentfs.core.digests import digest
-from agentfs.core.inodes import Stat, is_dir, is_symlink, now_ns
+from agentfs.core.inodes import Stat, is_dir, is_file, is_symlink, now_ns
 from agentfs.history.cow import CopyOnWrite
 from agentfs.history.hashing import MIN_BYTES, PrefixHashes
 from agentfs.history.reads import FileState, Reads
@@ -99,7 +99,7 @@ class HistoryHooks(Changes):
 
     def deleting(self, path: str, mode: int) -> None:
         """A file, or every file with history below a directory, stops existing at ``path``."""
-        if not self.cow.settings.versioning or is_symlink(mode):
+        if not self.cow.settings.versioning or not (is_file(mode) or is_dir(mode)):
             return
         real = self.history_path(path)
         for p in self.versions.paths_under(real) if is_dir(mode) else [real]:
@@ -110,8 +110,8 @@ class HistoryHooks(Changes):
     def moving(self, src: str, dst: str, ino: int, mode: int) -> None:
         """Each file with history (the file itself, or every one below a directory) gets a
         'move' event and its new path a 'rename' event."""
-        if not self.cow.settings.versioning or is_symlink(mode):
-            return
+        if not self.cow.settings.versioning or not (is_file(mode) or is_dir(mode)):
+            return  # only regular files have versions (a directory: those below it)
         versions = self.versions
         real_src, real_dst = self.history_path(src), self.history_path(dst)
         if not is_dir(mode):
@@ -358,9 +358,11 @@ class HistoryHooks(Changes):
         settings = self.cow.settings
         if not settings.versioning:
             return
-        size = self.fs.size_of(ino)
-        if not settings.versions(size):
-            return
+        mode, size = self.fs.conn.execute(
+            "SELECT mode, size FROM fs_inode WHERE ino = ?", (ino,)
+        ).get  # type: ignore[misc]
+        if not is_file(mode) or not settings.versions(size):
+            return  # only regular files have versions (not a FIFO, a socket, a device)
         row = self.fs.conn.execute(
             "SELECT hash FROM ws_version WHERE ino = ? AND size = ? AND hash IS NOT NULL LIMIT 1",
             (ino, size),

@@ -51,3 +51,16 @@ def test_snapshots_keep_and_restore_a_fifo(ws: agentfs.Workspace) -> None:
     ws.remove("/pipe")
     ws.snapshots.restore("with-pipe")
     assert stat.S_ISFIFO(ws.lstat("/pipe").st_mode)
+
+
+def test_history_records_no_version_of_a_node(ws: agentfs.Workspace) -> None:
+    """Versions are of regular files: renaming, linking or deleting a FIFO records none
+    (fsck, run after every test, checks that each version names a regular file)."""
+    ws.mkdir("/d")
+    ws.mknod("/d/pipe", stat.S_IFIFO | 0o600)
+    ws.rename("/d/pipe", "/d/moved")
+    ws.link("/d/moved", "/d/again")
+    ws.rename("/d", "/e")
+    ws.remove("/e/again")
+    ws.remove("/e", recursive=True)
+    assert ws.history("/d/pipe") == [] and ws.history("/e/moved") == []
