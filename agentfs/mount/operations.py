@@ -316,10 +316,15 @@ class WorkspaceOperations(pyfuse3.Operations):
         ctx: pyfuse3.RequestContext,
     ) -> pyfuse3.EntryAttributes:
         ino = self._ino(inode)
-        path = self._path(inode)
         self.files.commit(ino)  # written bytes first: their commit must not undo these times
+        open_file = self.files.buffered(ino)
+        path = self.by.path_of(ino)
+        if path is None:  # unlinked while open: only its handles' view can change
+            if open_file is None or not fields.update_size or not open_file.writable():
+                raise OSError(errno.ENOENT, "no such file", f"inode {inode}")
+            open_file.truncate(attr.st_size)
+            return self._attrs(self.by.stat(ino))
         if fields.update_size:
-            open_file = self.files.buffered(ino)
             if open_file is not None and open_file.writable():
                 open_file.truncate(attr.st_size)
                 open_file.flush()
