@@ -227,34 +227,39 @@ class WorkspaceOperations(pyfuse3.Operations):
     async def mkdir(
         self, parent_inode: int, name: bytes, mode: int, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
-        path = self._child(parent_inode, name)
-        with self.fs.transaction():
-            self.fs.mkdir(path, mode & 0o7777)
-            self._own(path, ctx)
-            return self._entry(path)
+        return self._make(parent_inode, name, ctx, lambda path: self.fs.mkdir(path, mode & 0o7777))
 
     @_errors
     @_changes
     async def mknod(
         self, parent_inode: int, name: bytes, mode: int, rdev: int, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
-        path = self._child(parent_inode, name)
-        with self.fs.transaction():
+        def make(path: str) -> object:
             if stat.S_ISREG(mode):
-                self.fs.create(path, mode & 0o7777)
-            else:
-                self.fs.mknod(path, mode, rdev)
-            self._own(path, ctx)
-            return self._entry(path)
+                return self.fs.create(path, mode & 0o7777)
+            return self.fs.mknod(path, mode, rdev)
+
+        return self._make(parent_inode, name, ctx, make)
 
     @_errors
     @_changes
     async def symlink(
         self, parent_inode: int, name: bytes, target: bytes, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
+        link_to = target.decode("utf-8")
+        return self._make(parent_inode, name, ctx, lambda path: self.fs.symlink(link_to, path))
+
+    def _make(
+        self,
+        parent_inode: int,
+        name: bytes,
+        ctx: pyfuse3.RequestContext,
+        make: Callable[[str], object],
+    ) -> pyfuse3.EntryAttributes:
+        """A new entry made by ``make(path)``, owned by the caller, in one transaction."""
         path = self._child(parent_inode, name)
         with self.fs.transaction():
-            self.fs.symlink(target.decode("utf-8"), path)
+            make(path)
             self._own(path, ctx)
             return self._entry(path)
 

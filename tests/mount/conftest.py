@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,12 +92,13 @@ def start_mount(db: Path, mountpoint: Path, *args: str) -> Mounted:
     return Mounted(db, mountpoint, process, log)
 
 
-@pytest.fixture
-def mounted(tmp_path: Path) -> Iterator[Mounted]:
-    """A fresh workspace mounted on ``tmp_path/mnt``; fsck-clean after the unmount."""
-    db = tmp_path / "ws.db"
+@contextmanager
+def fresh_mount(base: Path) -> Iterator[Mounted]:
+    """A new workspace in ``base`` mounted on ``base/mnt``; after the unmount the mount must
+    have logged no traceback and the workspace must be fsck-clean."""
+    db = base / "ws.db"
     agentfs.open(db).close()
-    m = start_mount(db, tmp_path / "mnt")
+    m = start_mount(db, base / "mnt")
     try:
         yield m
     finally:
@@ -105,3 +107,10 @@ def mounted(tmp_path: Path) -> Iterator[Mounted]:
     with agentfs.open(db) as ws:
         report = fsck.check(ws)
         assert report.clean, report.problems
+
+
+@pytest.fixture
+def mounted(tmp_path: Path) -> Iterator[Mounted]:
+    """A fresh workspace mounted on ``tmp_path/mnt`` for one test (``fresh_mount``)."""
+    with fresh_mount(tmp_path) as m:
+        yield m
