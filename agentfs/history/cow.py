@@ -101,13 +101,15 @@ class CopyOnWrite:
     Caveats:
         ``begin`` must run at the start of every outermost transaction: it reloads the
         settings when another connection committed (it may have snapshotted) and empties
-        ``fresh``.
+        ``fresh``. A snapshot taken inside a transaction empties ``fresh`` too
+        (``snapshot_taken``): what it holds is frozen from then on.
     """
 
     def __init__(self, conn: apsw.Connection) -> None:
         self.conn = conn
         self.settings = load_settings(conn)
-        #: Inodes created by the current outermost transaction (new files, copy-ups).
+        #: Inodes created by the current outermost transaction since its last snapshot (new
+        #: files, copy-ups): no snapshot can hold them.
         self.fresh: set[int] = set()
         self._settings_version: int | None = None
 
@@ -121,6 +123,12 @@ class CopyOnWrite:
     def reload(self) -> None:
         """Re-read the settings now (after this connection changed them)."""
         self.settings = load_settings(self.conn)
+
+    def snapshot_taken(self) -> None:
+        """A snapshot was just taken in this transaction: reload the settings (the new
+        watermark) and forget ``fresh``, whose inodes that snapshot may hold."""
+        self.reload()
+        self.fresh = set()
 
     def invalidate(self) -> None:
         """Settings may have been rolled back: reload them at the next transaction."""

@@ -162,7 +162,7 @@ class Snapshots:
             "UPDATE ws_config SET value = (SELECT coalesce(max(seq), 0) FROM sqlite_sequence"
             " WHERE name = 'fs_inode') WHERE key = 'snapshot.watermark'"
         )
-        self.hooks.cow.reload()
+        self.hooks.cow.snapshot_taken()
         return self._get_id(gen)
 
     def _totals(self, gen: int) -> tuple[int, int]:
