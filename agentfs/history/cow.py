@@ -89,6 +89,14 @@ def keep_text(keep: int | str | None) -> str:
     return text
 
 
+def int_width(n: int) -> int:
+    """Bytes SQLite's record format takes for the integer ``n`` (n >= 2: an inode number)."""
+    for width, limit in ((1, 1 << 7), (2, 1 << 15), (3, 1 << 23), (4, 1 << 31), (6, 1 << 47)):
+        if n < limit:
+            return width
+    return 8
+
+
 #: A nameless copy of an inode row (nlink 0) with new times, for ``clone``.
 _CLONE_INODE = (
     "INSERT INTO fs_inode(mode, nlink, uid, gid, size, atime, mtime, ctime, rdev, atime_nsec,"
@@ -174,23 +182,30 @@ class CopyOnWrite:
         if self.settings.watermark >= 0:
             self.conn.execute("INSERT OR IGNORE INTO ws_dirty(ino) VALUES (?)", (dir_ino,))
 
-    def copy_down(self, ino: int, *, move: bool) -> int:
+    def copy_down(self, ino: int, *, whole: bool) -> tuple[int, bool]:
         """Give history the current content of live file ``ino`` in a new, nameless inode
         (nlink 0, ``ino``'s row as it is: mode, owner, size, times), which every snapshot
-        entry naming ``ino`` now names instead; returns its number. The live inode keeps its
-        number, names and metadata, and is then changed in place by the caller. (The version
-        rows are ``Versions.repoint``'s.)
+        entry naming ``ino`` now names instead; returns its number, and whether the chunks
+        were moved there. The live inode keeps its number, names and metadata, and is then
+        changed in place by the caller. (The version rows are ``Versions.repoint``'s.)
 
-        ``move``: the caller rewrites the whole content, so the chunks are moved (their rows
-        get the new inode number: SQLite rewrites a record of the same size in place, so a
-        large file costs a few pages, not its bytes) and ``ino`` is left with none, its size
-        still the old one; else they are copied inside SQLite, for a change of part of the
-        file. The directories whose newest snapshot entries named ``ino`` are marked dirty, so
-        the next snapshot records ``ino`` there again; the watermark is raised to the new
-        inode, so every inode a snapshot entry names stays at or below it.
+        ``whole``: the caller rewrites every byte, so the chunks may be **moved** (their rows
+        get the new number): SQLite then rewrites each record in place, writing only the pages
+        whose bytes change (the leaf holding the number, not the overflow pages holding the
+        data), and ``ino`` is left with no chunk, its size still the old one. That holds only
+        when both numbers take as many bytes in a record (``int_width``); a wider one (127 ->
+        128, 32767 -> 32768, ...) makes every record longer and SQLite writes all its pages
+        again, which costs more than copying (the copy's pages, then the caller's rewrite in
+        place writing only the pages whose bytes change). So the chunks are moved only then;
+        otherwise, and for a change of part of the file, they are copied inside SQLite.
+
+        The directories whose newest snapshot entries named ``ino`` are marked dirty, so the
+        next snapshot records ``ino`` there again; the watermark is raised to the new inode,
+        so every inode a snapshot entry names stays at or below it.
         """
         conn = self.conn
         frozen: int = conn.execute(_FREEZE_INODE, (ino,)).get
+        move = whole and int_width(frozen) == int_width(ino)
         conn.execute(_MOVE_CHUNKS if move else _COPY_CHUNKS, (frozen, ino))
         entries = conn.execute(_REPOINT_ENTRIES, (frozen, ino)).fetchall()
         if entries:
@@ -200,7 +215,7 @@ class CopyOnWrite:
                 "UPDATE ws_config SET value = ? WHERE key = 'snapshot.watermark'", (str(frozen),)
             )
             self.settings = replace(self.settings, watermark=frozen)
-        return frozen
+        return frozen, move
 
     def clone(self, ino: int, now: int) -> Stat:
         """A new, nameless inode with ``ino``'s metadata (new times) and a copy of its chunks

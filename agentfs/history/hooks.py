@@ -242,8 +242,8 @@ class HistoryHooks(Changes):
         append: each version naming it still finds its bytes as a prefix, ``Versions``) or
         once the versions that name it have their bytes kept (``Versions.keep``); the content
         is copied down (``copy_down``) when a snapshot holds it or it is too large to keep.
-        ``whole``: a rewrite of every byte, so a copy-down moves the chunks and the answer is
-        0. ``first``: keep its content as a version first if none is (``keep_untracked``)."""
+        ``whole``: a rewrite of every byte, so a copy-down may move the chunks (the answer is
+        then 0). ``first``: keep its content as a version first if none is (``keep_untracked``)."""
         if first:
             self.keep_untracked(target)
         ino = target.ino
@@ -254,8 +254,7 @@ class HistoryHooks(Changes):
             unchanged_below >= target.size or self.versions.keep(ino, target.size, key)
         ):
             return target.size
-        self.copy_down(target, key, move=whole)
-        return 0 if whole else target.size
+        return 0 if self.copy_down(target, key, whole=whole) else target.size
 
     def changed(self, target: WriteTarget, size: int, appended: bytes | None = None) -> None:
         """Record the new content of a partly rewritten file, or drop this transaction's
@@ -331,14 +330,16 @@ class HistoryHooks(Changes):
         self.versions.record(key, "write", ino, size, hash_, latest=latest, pending=False)
         return self.versions.latest(key)
 
-    def copy_down(self, target: WriteTarget, key: str | None, *, move: bool) -> None:
+    def copy_down(self, target: WriteTarget, key: str | None, *, whole: bool) -> bool:
         """Give history ``target``'s current content in a new nameless inode
-        (``CopyOnWrite.copy_down``: its chunks moved there when ``move``, else copied) and
-        repoint the versions that named the file to it, but ``key``'s pending rows (the
-        change about to be recorded updates those). The new inode is held: only a snapshot
-        entry or a version row that named the file brings it here."""
-        frozen = self.cow.copy_down(target.ino, move=move)
+        (``CopyOnWrite.copy_down``: its chunks moved there or copied) and repoint the
+        versions that named the file to it, but ``key``'s pending rows (the change about to
+        be recorded updates those); True when the chunks were moved (the file has none
+        left). The new inode is held: only a snapshot entry or a version row that named the
+        file brings it here."""
+        frozen, moved = self.cow.copy_down(target.ino, whole=whole)
         self.versions.repoint(target.ino, frozen, key)
+        return moved
 
     def release_if_unheld(self, ino: int) -> None:
         """``ino`` just lost its last name: free it unless history still holds it."""
