@@ -55,10 +55,22 @@ def _content(i: int, size: int, round_: int = 0) -> bytes:
     return head + bytes(size - len(head)) if size > len(head) else head[:size]
 
 
+def _checkpoint(ws: agentfs.Workspace) -> None:
+    """A TRUNCATE checkpoint, tried again while the workspace's background checkpointer runs
+    one (SQLite then answers BUSY at once, without waiting)."""
+    for _ in range(200):
+        try:
+            ws.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+            return
+        except apsw.BusyError:
+            time.sleep(0.05)
+    ws.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+
+
 def _metadata_bytes(ws: agentfs.Workspace) -> int:
     """Bytes of the database in use outside file content: pages in use (the free list
     excluded) minus the pages of fs_data and its key index, which hold the bytes themselves."""
-    ws.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_TRUNCATE)
+    _checkpoint(ws)
     pages = ws.conn.execute("PRAGMA page_count").get - ws.conn.execute("PRAGMA freelist_count").get
     content = ws.conn.execute(
         "SELECT coalesce(sum(pgsize), 0) FROM dbstat"

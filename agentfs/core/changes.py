@@ -6,6 +6,12 @@ operation, inside the operation's own transaction, so whatever the layer above r
 core knows nothing of what they do: this base class does nothing and holds nothing, which is
 a plain filesystem. ``agentfs.history.hooks.HistoryHooks`` is the real one; the workspace
 installs it. Targets are ``WriteTarget``s: the regular file a write goes to.
+
+A write always changes the target's own inode, so a file keeps its inode number for life:
+when the layer above must keep the bytes about to be replaced, it takes them first (into an
+inode of its own) and answers how many committed bytes the file still holds in place
+(``writable``, ``rewriting``): all of them, or none, when a whole rewrite let it move the
+chunks away; the core then writes the whole new content as fresh chunks.
 """
 
 from __future__ import annotations
@@ -18,10 +24,14 @@ if TYPE_CHECKING:
 
 
 class Rewrite(NamedTuple):
-    """The answer to ``Changes.rewriting``: where the new bytes go, and what the layer above
-    wants handed back at ``rewritten`` (so it need not look it up or hash again)."""
+    """The answer to ``Changes.rewriting``: how much of the file's committed content is still
+    in place, and what the layer above wants handed back at ``rewritten`` (so it need not
+    look it up or hash again)."""
 
-    ino: int  # the target's own inode, or a copy of it (then already of the new size)
+    #: Committed bytes the file still holds: its size, or 0 when the layer above took its
+    #: chunks away (the inode's row still says the old size; the core writes the whole new
+    #: content as fresh chunks).
+    in_place: int
     memo: object = None
 
 
@@ -90,38 +100,38 @@ class Changes:
     def created_file(self, target: WriteTarget, data: bytes) -> None:
         """``target`` is new and holds ``data``, written whole."""
 
-    def rewriting(self, target: WriteTarget, data: bytes, now: int) -> Rewrite | None:
-        """``target`` is about to hold ``data`` instead of its bytes: where to write them
-        (None: the file already holds exactly these, nothing is to be written)."""
-        return Rewrite(target.ino)
+    def rewriting(self, target: WriteTarget, data: bytes) -> Rewrite | None:
+        """``target`` is about to hold ``data`` instead of its bytes: how much of them is
+        still in place (None: the file already holds exactly these, nothing is to be
+        written)."""
+        return Rewrite(target.size)
 
     def rewritten(self, target: WriteTarget, rewrite: Rewrite, data: bytes) -> None:
-        """``rewrite.ino`` now holds ``data``."""
+        """``target`` now holds ``data``."""
 
     def writable(
         self,
         target: WriteTarget,
-        now: int,
         *,
-        new_size: int | None = None,
+        whole: bool = False,
         first: bool = True,
         unchanged_below: int = 0,
     ) -> int:
-        """The inode whose bytes to change for ``target`` (its own, or a copy). ``new_size``:
-        the caller rewrites the whole file, this long (a copy need not carry the old bytes).
-        ``first``: the first change of this content (not a handle's later flush).
-        ``unchanged_below``: the change leaves the bytes before this offset as they are (an
-        append or a growing truncate leaves all of them: ``target.size``)."""
-        return target.ino
+        """``target``'s content is about to change in place: how many of its committed bytes
+        it still holds (its size, or 0 when ``whole`` let the layer above take the chunks
+        away). ``whole``: the caller rewrites every byte (history may take the chunks
+        instead of copying them). ``first``: the first change of this content (not a
+        handle's later flush). ``unchanged_below``: the change leaves the bytes before this
+        offset as they are (an append or a growing truncate leaves all of them:
+        ``target.size``)."""
+        return target.size
 
-    def changed(
-        self, target: WriteTarget, ino: int, size: int, appended: bytes | None = None
-    ) -> None:
-        """Part of the file was rewritten: ``ino`` now holds its new content, ``size`` long;
+    def changed(self, target: WriteTarget, size: int, appended: bytes | None = None) -> None:
+        """Part of the file was rewritten: it now holds its new content, ``size`` long;
         ``appended``: the change was these bytes added at the old end, nothing else."""
 
-    def flushed(self, target: WriteTarget, ino: int) -> None:
-        """An open handle committed its writes to ``ino``; its version comes at close."""
+    def flushed(self, target: WriteTarget) -> None:
+        """An open handle committed its writes to ``target``; its version comes at close."""
 
     def closed(self, target: WriteTarget, size: int, hash_: bytes | None) -> None:
         """A handle that wrote closed on ``target`` (``size`` long; its content's digest if

@@ -456,17 +456,15 @@ class FileSystem:
                 perm = S_IFREG | (mode & 0o7777)
                 return Stat(ino, perm, 1, 0, 0, len(data), now, now, now)
             self.hooks.guard(target)
-            rewrite = self.hooks.rewriting(target, data, now)
+            rewrite = self.hooks.rewriting(target, data)
             if rewrite is None:  # the same bytes, and history knows them: times only
                 self._touch(target, now)
                 return self._stat_ino(ino)
-            ino = rewrite.ino
-            if ino != target.ino:  # copied up: the copy has the new size already
+            if rewrite.in_place:
+                self.chunks.replace(ino, data, rewrite.in_place)
+            else:  # no chunk left (history took them, or it was empty): all are new
                 self.chunks.append_new(ino, 0, data)
-                st = self._stat_ino(ino)
-            else:
-                self.chunks.replace(ino, data, target.size)
-                st = self._set_content(ino, len(data))
+            st = self._set_content(ino, len(data))
             self.hooks.rewritten(target, rewrite, data)
             return st
 
@@ -507,10 +505,10 @@ class FileSystem:
             if not target.created and self._unchanged_by(target.ino, size, at, data):
                 self._touch(target, now)  # nothing changes: no copy, no version
                 return size
-            ino = self.hooks.writable(target, now, unchanged_below=min(at, size))
-            new_size = self.chunks.write(ino, size, at, data)
-            self._set_content(ino, new_size)
-            self.hooks.changed(target, ino, new_size, appended=data if at == size else None)
+            self.hooks.writable(target, unchanged_below=min(at, size))
+            new_size = self.chunks.write(target.ino, size, at, data)
+            self._set_content(target.ino, new_size)
+            self.hooks.changed(target, new_size, appended=data if at == size else None)
         return new_size
 
     def truncate(self, path: str, size: int) -> None:
@@ -525,10 +523,10 @@ class FileSystem:
             if old_size == size:
                 self._touch(target, now)
                 return
-            ino = self.hooks.writable(target, now, unchanged_below=min(size, old_size))
-            self.chunks.truncate(ino, old_size, size)
-            self._set_content(ino, size)
-            self.hooks.changed(target, ino, size)
+            self.hooks.writable(target, unchanged_below=min(size, old_size))
+            self.chunks.truncate(target.ino, old_size, size)
+            self._set_content(target.ino, size)
+            self.hooks.changed(target, size)
 
     def _unchanged_by(self, ino: int, size: int, at: int, data: bytes) -> bool:
         """Would writing ``data`` at ``at`` leave the file's bytes as they are?"""

@@ -13,9 +13,10 @@ Large sequential writes stay linear: each byte is copied once into the image and
 SQLite, and the version's hash is computed as the bytes arrive while every write continues
 where the last one ended from offset 0 (``open("w")`` then ``write`` calls, what ``cp``,
 ``tar`` and editors do); what history needs before the file changes (a small file's older
-versions kept aside, or a copy-up) happens at the first flush only, a copy-up copies no
-chunk when the handle rewrites the file whole, and a handle that only appends changes nothing
-that is already committed (no copy at all).
+versions kept aside, or its content copied down to a frozen inode) happens at the first flush
+only, a copy-down moves the chunks instead of copying them when the handle rewrites the file
+whole, and a handle that only appends changes nothing that is already committed (no copy at
+all). The file keeps its inode number through all of it.
 
 Caveats:
     The handle is bound to its path: a flush writes to whatever file the path names then
@@ -315,7 +316,7 @@ class WorkspaceFile(io.RawIOBase):
     def _apply(self, now: int) -> WriteTarget:
         """Make the committed file what the handle holds: keep the committed bytes below
         ``_base``, write the dirty chunks, zero-fill any gap, set the size. Returns the file
-        written (a copy-up's new inode, if there was one)."""
+        written."""
         fs = self._fs
         target = fs._open_for_write(self.name, False, 0o644, 0, now)
         committed = target.size
@@ -329,17 +330,16 @@ class WorkspaceFile(io.RawIOBase):
             # is now (not as this handle first saw it), so those bytes stay exactly the same
             fresh = fs.chunks.read(target.ino, committed, edge * cs, committed % cs)
             self._dirty[edge][: committed % cs] = fresh
-        # a rewrite from 0 copies no chunk up; otherwise the kept ones come along; what an
-        # earlier flush committed gets no version of its own
-        ino = fs.hooks.writable(
+        # a rewrite from 0 lets history take the chunks (none are left: all are written
+        # anew); otherwise it copies what it must keep; what an earlier flush committed gets
+        # no version of its own
+        ino = target.ino
+        committed = fs.hooks.writable(
             target,
-            now,
-            new_size=0 if keep == 0 else None,
-            first=target.ino != self._flushed,
+            whole=keep == 0,
+            first=ino != self._flushed,
             unchanged_below=committed if appends else 0,
         )
-        if ino != target.ino:
-            committed = 0 if keep == 0 else committed
         chunks, size = fs.chunks, self._size
         if committed > keep:
             chunks.truncate(ino, committed, keep)
@@ -359,8 +359,7 @@ class WorkspaceFile(io.RawIOBase):
         chunks.put(rows)
         fs._set_content(ino, size)
         self._flushed = ino
-        target = target._replace(ino=ino)
-        fs.hooks.flushed(target, ino)
+        fs.hooks.flushed(target)
         return target
 
     def _record(self, target: WriteTarget) -> None:

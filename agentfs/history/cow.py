@@ -1,17 +1,21 @@
-"""Copy-on-write under every write: which inodes a snapshot holds, copying one up, marking
-changed directories.
+"""Copy-on-write under every write: which inodes a snapshot holds, copying a file's content
+down to history, marking changed directories.
 
-An inode is FROZEN when a snapshot or a version holds its bytes; they then never change in
-place. Before the core changes a file's content it asks its hooks where to write
-(``HistoryHooks.writable``, which applies these rules): an inode a snapshot may hold is
-copied up (``copy_up`` gives the live name(s) a fresh inode to change instead); one that only
-versions name has their bytes kept aside first when it is small (``Versions.keep``) and is
-copied up when it is not. The core calls that hook on every way of writing (API, tools,
-handles, the FUSE mount later), so no writer can reach around it.
+An inode's content is FROZEN while a snapshot entry or a version names it: those bytes never
+change in place. Before the core changes a file's content it asks its hooks where it stands
+(``HistoryHooks.writable``, which applies these rules): when a snapshot holds the inode, or
+versions hold it and it is too large to keep their bytes aside (``Versions.keep``), its
+current content is **copied down** (``copy_down``): a new nameless inode takes the bytes and
+every history reference, and the live inode, whose number, names and metadata stay, is then
+changed in place. So a live file keeps its inode number for life, which a FUSE mount needs
+(the kernel, and programs such as git, cache inode numbers). The core calls that hook on
+every way of writing (API, tools, handles, the FUSE mount), so no writer can reach around it.
 
-A snapshot holds an inode when its number is at or below the snapshot watermark (the fs_inode
-counter when the newest snapshot was taken): any live inode that existed then is in that
-snapshot. That test needs no table scan. An inode this transaction created is never held yet.
+A snapshot holds an inode exactly when a ``ws_entry`` row names it (one probe of the index
+``ws_entry_ino``). Only inodes at or below the snapshot watermark (the fs_inode counter when
+the newest snapshot was taken, raised by a copy-down to the inode it made) can be named, so
+a file created since the newest snapshot is never probed. A file this transaction created
+(since its last snapshot) is never held.
 
 ``ws_dirty`` lists the directories whose entries changed since the newest snapshot, so the next
 snapshot reads only those; ``mark_dirty`` is one probe when the directory is already listed.
@@ -19,7 +23,7 @@ snapshot reads only those; ``mark_dirty`` is one probe when the directory is alr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import apsw
 
@@ -85,29 +89,51 @@ def keep_text(keep: int | str | None) -> str:
     return text
 
 
-#: A copy of an inode row with new times (and, unless NULL, a new nlink and size), as a stat.
-_COPY_INODE = (
+def int_width(n: int) -> int:
+    """Bytes SQLite's record format takes for the integer ``n`` (n >= 2: an inode number)."""
+    for width, limit in ((1, 1 << 7), (2, 1 << 15), (3, 1 << 23), (4, 1 << 31), (6, 1 << 47)):
+        if n < limit:
+            return width
+    return 8
+
+
+#: A nameless copy of an inode row (nlink 0) with new times, for ``clone``.
+_CLONE_INODE = (
     "INSERT INTO fs_inode(mode, nlink, uid, gid, size, atime, mtime, ctime, rdev, atime_nsec,"
-    " mtime_nsec, ctime_nsec) SELECT mode, coalesce(?, nlink), uid, gid, coalesce(?, size),"
-    f" atime, ?, ?, rdev, atime_nsec, ?, ? FROM fs_inode WHERE ino = ? RETURNING {STAT_COLUMNS}"
+    " mtime_nsec, ctime_nsec) SELECT mode, 0, uid, gid, size, atime, ?, ?, rdev, atime_nsec, ?, ?"
+    f" FROM fs_inode WHERE ino = ? RETURNING {STAT_COLUMNS}"
 )
+#: A nameless copy of an inode row as it is (nlink 0), for ``copy_down``: what history held.
+_FREEZE_INODE = (
+    "INSERT INTO fs_inode(mode, nlink, uid, gid, size, atime, mtime, ctime, rdev, atime_nsec,"
+    " mtime_nsec, ctime_nsec) SELECT mode, 0, uid, gid, size, atime, mtime, ctime, rdev,"
+    " atime_nsec, mtime_nsec, ctime_nsec FROM fs_inode WHERE ino = ? RETURNING ino"
+)
+_COPY_CHUNKS = (
+    "INSERT INTO fs_data(ino, chunk_index, data)"
+    " SELECT ?, chunk_index, data FROM fs_data WHERE ino = ? ORDER BY chunk_index"
+)
+_MOVE_CHUNKS = "UPDATE fs_data SET ino = ? WHERE ino = ?"
+_REPOINT_ENTRIES = "UPDATE ws_entry SET ino = ? WHERE ino = ? RETURNING parent, died IS NULL"
 
 
 class CopyOnWrite:
-    """Freeze tests, copy-up and dirty marks for one connection.
+    """Freeze tests, copy-down and dirty marks for one connection.
 
     Attributes:
         settings: the history settings as of this transaction (reloaded by ``begin``).
     Caveats:
         ``begin`` must run at the start of every outermost transaction: it reloads the
         settings when another connection committed (it may have snapshotted) and empties
-        ``fresh``.
+        ``fresh``. A snapshot taken inside a transaction empties ``fresh`` too
+        (``snapshot_taken``): what it holds is frozen from then on.
     """
 
     def __init__(self, conn: apsw.Connection) -> None:
         self.conn = conn
         self.settings = load_settings(conn)
-        #: Inodes created by the current outermost transaction (new files, copy-ups).
+        #: Inodes created by the current outermost transaction since its last snapshot (new
+        #: files, clones): no snapshot can hold them.
         self.fresh: set[int] = set()
         self._settings_version: int | None = None
 
@@ -122,14 +148,26 @@ class CopyOnWrite:
         """Re-read the settings now (after this connection changed them)."""
         self.settings = load_settings(self.conn)
 
+    def snapshot_taken(self) -> None:
+        """A snapshot was just taken in this transaction: reload the settings (the new
+        watermark) and forget ``fresh``, whose inodes that snapshot may hold."""
+        self.reload()
+        self.fresh = set()
+
     def invalidate(self) -> None:
         """Settings may have been rolled back: reload them at the next transaction."""
         self._settings_version = None
 
     def snapshotted(self, ino: int) -> bool:
-        """May a snapshot hold ``ino``'s current content? (Versions that name it are
-        ``Versions.keep``'s business.)"""
-        return ino not in self.fresh and ino <= self.settings.watermark
+        """Does a snapshot hold ``ino``'s current content? (Versions that name it are
+        ``Versions.keep``'s business.) Exact: a snapshot entry names it. Only an inode at or
+        below the watermark can be named by one, so the index probe is made only for those
+        (a file created since the newest snapshot costs a comparison)."""
+        return (
+            ino not in self.fresh
+            and ino <= self.settings.watermark
+            and self.conn.execute("SELECT 1 FROM ws_entry WHERE ino = ?", (ino,)).get is not None
+        )
 
     def referenced(self, ino: int) -> bool:
         """Does any version or snapshot entry still name ``ino`` (so it must not be freed)?"""
@@ -144,46 +182,47 @@ class CopyOnWrite:
         if self.settings.watermark >= 0:
             self.conn.execute("INSERT OR IGNORE INTO ws_dirty(ino) VALUES (?)", (dir_ino,))
 
-    def copy_up(
-        self, ino: int, dentry_id: int, parent_ino: int, now: int, *, size: int | None = None
-    ) -> Stat:
-        """Give the live name(s) of frozen ``ino`` a new inode with the same metadata; return
-        its stat. With ``size`` None the chunks are copied too (inside SQLite, for a write
-        into part of the file); with a size, the caller is about to add the whole new content.
+    def copy_down(self, ino: int, *, whole: bool) -> tuple[int, bool]:
+        """Give history the current content of live file ``ino`` in a new, nameless inode
+        (nlink 0, ``ino``'s row as it is: mode, owner, size, times), which every snapshot
+        entry naming ``ino`` now names instead; returns its number, and whether the chunks
+        were moved there. The live inode keeps its number, names and metadata, and is then
+        changed in place by the caller. (The version rows are ``Versions.repoint``'s.)
 
-        The frozen inode keeps its bytes and loses its names (nlink 0): only history holds it.
-        A hard-linked inode has all its names repointed, found by a scan (hard links are rare;
-        an index on fs_dentry(ino) would cost every write 10-15 %).
+        ``whole``: the caller rewrites every byte, so the chunks may be **moved** (their rows
+        get the new number): SQLite then rewrites each record in place, writing only the pages
+        whose bytes change (the leaf holding the number, not the overflow pages holding the
+        data), and ``ino`` is left with no chunk, its size still the old one. That holds only
+        when both numbers take as many bytes in a record (``int_width``); a wider one (127 ->
+        128, 32767 -> 32768, ...) makes every record longer and SQLite writes all its pages
+        again, which costs more than copying (the copy's pages, then the caller's rewrite in
+        place writing only the pages whose bytes change). So the chunks are moved only then;
+        otherwise, and for a change of part of the file, they are copied inside SQLite.
+
+        The directories whose newest snapshot entries named ``ino`` are marked dirty, so the
+        next snapshot records ``ino`` there again; the watermark is raised to the new inode,
+        so every inode a snapshot entry names stays at or below it.
         """
-        new = self._copy(ino, now, size=size)
-        if new.st_nlink <= 1:
-            self.conn.execute("UPDATE fs_dentry SET ino = ? WHERE id = ?", (new.st_ino, dentry_id))
-            self.mark_dirty(parent_ino)
-        else:
-            for (parent,) in self.conn.execute(
-                "UPDATE fs_dentry SET ino = ? WHERE ino = ? RETURNING parent_ino", (new.st_ino, ino)
-            ).fetchall():
+        conn = self.conn
+        frozen: int = conn.execute(_FREEZE_INODE, (ino,)).get
+        move = whole and int_width(frozen) == int_width(ino)
+        conn.execute(_MOVE_CHUNKS if move else _COPY_CHUNKS, (frozen, ino))
+        entries = conn.execute(_REPOINT_ENTRIES, (frozen, ino)).fetchall()
+        if entries:
+            for parent in {parent for parent, alive in entries if alive}:
                 self.mark_dirty(parent)  # type: ignore[arg-type]
-        self.conn.execute("UPDATE fs_inode SET nlink = 0 WHERE ino = ?", (ino,))
-        return new
+            conn.execute(
+                "UPDATE ws_config SET value = ? WHERE key = 'snapshot.watermark'", (str(frozen),)
+            )
+            self.settings = replace(self.settings, watermark=frozen)
+        return frozen, move
 
     def clone(self, ino: int, now: int) -> Stat:
-        """A new, nameless inode with ``ino``'s metadata and a copy of its chunks (for giving
-        frozen content a second, independent life: a version restored while another path
-        still has it)."""
-        return self._copy(ino, now, nlink=0)
-
-    def _copy(
-        self, ino: int, now: int, *, size: int | None = None, nlink: int | None = None
-    ) -> Stat:
-        """Copy inode ``ino`` (new times; ``size`` None: its chunks too, copied in SQLite)."""
+        """A new, nameless inode with ``ino``'s metadata (new times) and a copy of its chunks
+        (for giving frozen content a second, independent life: a version restored while
+        another path still has it)."""
         sec, nsec = split_ns(now)
-        new = Stat(*self.conn.execute(_COPY_INODE, (nlink, size, sec, sec, nsec, nsec, ino)).get)
-        if size is None:
-            self.conn.execute(
-                "INSERT INTO fs_data(ino, chunk_index, data)"
-                " SELECT ?, chunk_index, data FROM fs_data WHERE ino = ? ORDER BY chunk_index",
-                (new.st_ino, ino),
-            )
+        new = Stat(*self.conn.execute(_CLONE_INODE, (sec, sec, nsec, nsec, ino)).get)
+        self.conn.execute(_COPY_CHUNKS, (new.st_ino, ino))
         self.fresh.add(new.st_ino)
         return new

@@ -1,6 +1,6 @@
-"""What history does at each change of the core: record version events, copy held inodes
-up or keep their bytes aside, keep untracked content, mark what snapshots must re-read, and
-track reads.
+"""What history does at each change of the core: record version events, copy the content of
+held inodes down to history or keep their bytes aside, keep untracked content, mark what
+snapshots must re-read, and track reads.
 
 ``HistoryHooks`` is the ``agentfs.core.changes.Changes`` a workspace installs on its
 ``FileSystem``: the core calls it inside each operation's own transaction (so history commits
@@ -40,7 +40,7 @@ class HistoryHooks(Changes):
 
     Attributes:
         fs: the filesystem whose changes this records.
-        cow: which inodes snapshots hold, copy-up, the settings (``history.cow``).
+        cow: which inodes snapshots hold, copy-down, the settings (``history.cow``).
         versions: each path's version events (``history.versions``).
         reads: read records and the read-before-write policy (``history.reads``).
         hashes: the states that let an append hash only what it adds (``history.hashing``).
@@ -195,20 +195,20 @@ class HistoryHooks(Changes):
         """A write that changed no byte still set the times: the directory's entry changed,
         and the writer's read record follows (or its own touch would make it stale)."""
         self.cow.mark_dirty(target.parent_ino)
-        self.wrote(target, target.ino)
+        self.wrote(target)
 
     def created_file(self, target: WriteTarget, data: bytes) -> None:
         if self.cow.settings.versions(len(data)):
             key = self.history_path(target.path)
             self.versions.record(key, "write", target.ino, len(data), digest(data))
-        self.wrote(target, target.ino)  # the creator has seen what it wrote
+        self.wrote(target)  # the creator has seen what it wrote
 
-    def rewriting(self, target: WriteTarget, data: bytes, now: int) -> Rewrite | None:
+    def rewriting(self, target: WriteTarget, data: bytes) -> Rewrite | None:
         """The whole file becomes ``data``: keep what it holds now if no version does, and
-        find where the new bytes go; None when it already holds exactly them and its
-        newest version says so (no copy, no version)."""
+        let history take what it must keep (``writable``); None when it already holds
+        exactly these bytes and its newest version says so (no copy, no version)."""
         if not self.cow.settings.versions(len(data)):
-            return Rewrite(self.writable(target, now, new_size=len(data), first=False))
+            return Rewrite(self.writable(target, whole=True, first=False))
         hash_ = digest(data)
         key = self.history_path(target.path)
         latest = self.keep_untracked(target, key, self.versions.latest(key))
@@ -218,58 +218,56 @@ class HistoryHooks(Changes):
             and latest.hash == hash_
         ):
             return None
-        ino = self.writable(target, now, new_size=len(data), first=False)
-        return Rewrite(ino, _Versioned(key, hash_, latest))
+        in_place = self.writable(target, whole=True, first=False)
+        return Rewrite(in_place, _Versioned(key, hash_, latest))
 
     def rewritten(self, target: WriteTarget, rewrite: Rewrite, data: bytes) -> None:
         memo = rewrite.memo
         if isinstance(memo, _Versioned):
             self.versions.record(
-                memo.key, "write", rewrite.ino, len(data), memo.hash, latest=memo.latest
+                memo.key, "write", target.ino, len(data), memo.hash, latest=memo.latest
             )
-        self.wrote(target, rewrite.ino)
+        self.wrote(target)
 
     def writable(
         self,
         target: WriteTarget,
-        now: int,
         *,
-        new_size: int | None = None,
+        whole: bool = False,
         first: bool = True,
         unchanged_below: int = 0,
     ) -> int:
-        """The inode whose content to change for ``target``: its own when the change leaves
-        every byte it has now in place (an append: each version naming it still finds its
-        bytes as a prefix, ``Versions``) or once the versions that name it have their bytes
-        kept (``Versions.keep``); a copy-up when a snapshot may hold it or it is too large to
-        keep. ``first``: keep its content as a version first if none is (``keep_untracked``)."""
+        """Before ``target``'s content changes in place: how many committed bytes it still
+        holds. Nothing is done when the change leaves every byte it has now in place (an
+        append: each version naming it still finds its bytes as a prefix, ``Versions``) or
+        once the versions that name it have their bytes kept (``Versions.keep``); the content
+        is copied down (``copy_down``) when a snapshot holds it or it is too large to keep.
+        ``whole``: a rewrite of every byte, so a copy-down may move the chunks (the answer is
+        then 0). ``first``: keep its content as a version first if none is (``keep_untracked``)."""
         if first:
             self.keep_untracked(target)
         ino = target.ino
         if target.created:
-            return ino
-        if self.cow.snapshotted(ino):
-            return self.copy_up(target, now, size=new_size).st_ino
-        if unchanged_below >= target.size:
-            return ino
+            return target.size
         key = self.history_path(target.path) if self.versions.pending else None
-        if self.versions.keep(ino, target.size, key):
-            return ino
-        return self.copy_up(target, now, size=new_size, held=True).st_ino
+        if not self.cow.snapshotted(ino) and (
+            unchanged_below >= target.size or self.versions.keep(ino, target.size, key)
+        ):
+            return target.size
+        return 0 if self.copy_down(target, key, whole=whole) else target.size
 
-    def changed(
-        self, target: WriteTarget, ino: int, size: int, appended: bytes | None = None
-    ) -> None:
+    def changed(self, target: WriteTarget, size: int, appended: bytes | None = None) -> None:
         """Record the new content of a partly rewritten file, or drop this transaction's
         version of it when it outgrew ``history.max_bytes``. The digest continues the one
         of the content it appended to when that is remembered (``history.hashing``), else
         hashes all of it."""
         settings = self.cow.settings
+        ino = target.ino
         if settings.versions(size):
             key = self.history_path(target.path)
             latest: Version | EllipsisType | None = ...
             hash_ = None
-            if appended is not None and ino == target.ino and target.size >= MIN_BYTES:
+            if appended is not None and target.size >= MIN_BYTES:
                 latest = self.versions.latest(key)
                 if latest is not None and latest.describes(ino, target.size) and latest.hash:
                     hash_ = self.hashes.continued(ino, target.size, latest.hash, appended)
@@ -281,10 +279,10 @@ class HistoryHooks(Changes):
             latest = self.versions.latest(key)
             if latest and latest.ino == ino and (key, latest.n) in self.versions.pending:
                 self.versions.forget(latest)
-        self.wrote(target, ino)
+        self.wrote(target)
 
-    def flushed(self, target: WriteTarget, ino: int) -> None:
-        self.wrote(target, ino)  # the writer has seen this: the next flush is not stale
+    def flushed(self, target: WriteTarget) -> None:
+        self.wrote(target)  # the writer has seen this: the next flush is not stale
 
     def closed(self, target: WriteTarget, size: int, hash_: bytes | None) -> None:
         """The handle's one version: of the file as it is now (read back to hash it when
@@ -301,14 +299,14 @@ class HistoryHooks(Changes):
 
     # --- what the hooks share with history's own operations -----------------------------------
 
-    def wrote(self, target: WriteTarget, ino: int) -> None:
+    def wrote(self, target: WriteTarget) -> None:
         """The writer has seen what it wrote: refresh its read record of a guarded path."""
         thread = self.versions.thread
         if thread is None or not self.reads.read_before_write:
             return
         key = self.history_path(target.path)
         if self.reads.guards(key):
-            self.reads.record(thread, key, self.file_state(key, ino), False, now_ns())
+            self.reads.record(thread, key, self.file_state(key, target.ino), False, now_ns())
 
     def keep_untracked(
         self, target: WriteTarget, key: str | None = None, latest: Version | None = None
@@ -334,15 +332,16 @@ class HistoryHooks(Changes):
         self.versions.record(key, "write", ino, size, hash_, latest=latest, pending=False)
         return self.versions.latest(key)
 
-    def copy_up(
-        self, target: WriteTarget, now: int, size: int | None = None, held: bool = False
-    ) -> Stat:
-        """Copy ``target`` up (``CopyOnWrite.copy_up``); the frozen inode is freed at once if
-        nothing holds it after all (frozen only by the conservative snapshot watermark)."""
-        new = self.cow.copy_up(target.ino, target.dentry_id, target.parent_ino, now, size=size)
-        if not held:
-            self.release_if_unheld(target.ino)
-        return new
+    def copy_down(self, target: WriteTarget, key: str | None, *, whole: bool) -> bool:
+        """Give history ``target``'s current content in a new nameless inode
+        (``CopyOnWrite.copy_down``: its chunks moved there or copied) and repoint the
+        versions that named the file to it, but ``key``'s pending rows (the change about to
+        be recorded updates those); True when the chunks were moved (the file has none
+        left). The new inode is held: only a snapshot entry or a version row that named the
+        file brings it here."""
+        frozen, moved = self.cow.copy_down(target.ino, whole=whole)
+        self.versions.repoint(target.ino, frozen, key)
+        return moved
 
     def release_if_unheld(self, ino: int) -> None:
         """``ino`` just lost its last name: free it unless history still holds it."""

@@ -4,7 +4,8 @@ restore (all or a subtree), delete.
 A snapshot is a generation number. ``ws_entry`` holds each directory entry with the generations
 it lived through, so taking a snapshot only closes and opens the rows of the directories marked
 dirty since the previous one (``agentfs.history.cow``), and never touches file bytes: the inodes its
-entries name are frozen, and a later write copies up. Restore compares the two trees only in
+entries name are frozen, and a later write first copies the content down to a new inode that
+the entries then name (the live file keeps its number). Restore compares the two trees only in
 the directories that differ between them (``agentfs.history.trees``) and relinks the frozen inodes.
 
 Every operation is one transaction. Restore first takes a snapshot of the current state (so it
@@ -89,7 +90,7 @@ class Snapshots:
 
     def __init__(self, fs: FileSystem, hooks: HistoryHooks) -> None:
         self.fs = fs
-        self.hooks = hooks  # fs's history: settings, versions, copy-up
+        self.hooks = hooks  # fs's history: settings, versions, copy-down
         self.conn = fs.conn
 
     # --- creating -----------------------------------------------------------------------------
@@ -162,7 +163,7 @@ class Snapshots:
             "UPDATE ws_config SET value = (SELECT coalesce(max(seq), 0) FROM sqlite_sequence"
             " WHERE name = 'fs_inode') WHERE key = 'snapshot.watermark'"
         )
-        self.hooks.cow.reload()
+        self.hooks.cow.snapshot_taken()
         return self._get_id(gen)
 
     def _totals(self, gen: int) -> tuple[int, int]:

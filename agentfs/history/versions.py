@@ -5,10 +5,11 @@ Numbers run from 1 per path in the order events happened. A version's bytes are 
 places: an inode it names (``ino``), or a ``ws_kept`` row (``kept``). The newest ``write`` of a
 live file names the file's own inode; before that inode's bytes change in place, ``keep``
 copies them into ``ws_kept`` for every older row still naming it (a small file), or tells the
-caller to copy the file up instead (a large one: the rows keep the old inode, the name gets a
-new one). A whole overwrite of a small versioned file thus costs one appended row, not a new
-inode. Unchanged bytes make no version (``write`` compares digests first), and a transaction
-that writes one path several times leaves one version: its row is updated, not repeated.
+caller to copy the content down instead (a large one: a new nameless inode takes the bytes
+and ``repoint`` moves the rows to it; the file keeps its inode). A whole overwrite of a small
+versioned file thus costs one appended row, not a new inode. Unchanged bytes make no version
+(``write`` compares digests first), and a transaction that writes one path several times
+leaves one version: its row is updated, not repeated.
 Retention (``history.keep``) prunes a path's oldest rows as new ones arrive, with their kept
 bytes; the inodes only they held go to the orphan queue and are freed with it.
 """
@@ -29,8 +30,8 @@ from agentfs.history.cow import CopyOnWrite
 CONTENT_OPS = frozenset({"write", "rename", "link", "restore"})
 
 #: The largest content whose versions keep their bytes in ``ws_kept`` when the file changes in
-#: place; a larger file is copied up instead (writing its bytes twice would cost more than a new
-#: inode). Measured in docs/history.md.
+#: place; a larger file's content is copied down to a new inode instead (writing its bytes twice
+#: would cost more than moving its chunks). Measured in docs/history.md.
 KEPT_MAX = 16 * 1024
 
 
@@ -155,18 +156,24 @@ class Versions:
         for ino in self._prune(path, n):
             self.release(ino)
 
-    def keep(self, ino: int, size: int, path: str | None) -> bool:
-        """Before inode ``ino`` (``size`` bytes) changes in place: give every version row that
-        names it its bytes in ``ws_kept``, except ``path``'s pending row (the change about to
-        be recorded updates that one). False when there is such a row but the file is over
-        ``KEPT_MAX``: the caller must copy the file up instead, and nothing was kept."""
-        rows: list[tuple[str, int, int]] = [
+    def _holding(self, ino: int, path: str | None) -> list[tuple[str, int, int]]:
+        """(path, n, size) of every version row naming inode ``ino``, except ``path``'s
+        pending rows: the change about to be recorded updates those."""
+        return [
             (row_path, n, row_size)  # type: ignore[misc]
             for row_path, n, row_size in self.conn.execute(
                 "SELECT path, n, size FROM ws_version WHERE ino = ?", (ino,)
             ).fetchall()
             if row_path != path or (row_path, n) not in self.pending
         ]
+
+    def keep(self, ino: int, size: int, path: str | None) -> bool:
+        """Before inode ``ino`` (``size`` bytes) changes in place: give every version row that
+        names it its bytes in ``ws_kept``, except ``path``'s pending row (the change about to
+        be recorded updates that one). False when there is such a row but the file is over
+        ``KEPT_MAX``: the caller must copy the content down instead (``repoint`` the rows to
+        the inode that takes it), and nothing was kept."""
+        rows = self._holding(ino, path)
         if not rows:
             return True
         if size > KEPT_MAX:
@@ -181,6 +188,15 @@ class Versions:
                 (kept, row_path, n),
             )
         return True
+
+    def repoint(self, ino: int, frozen: int, path: str | None) -> None:
+        """The content of inode ``ino`` was copied down to ``frozen`` (``CopyOnWrite``): every
+        version row naming ``ino`` names ``frozen`` now, except ``path``'s pending rows (as
+        in ``keep``: they describe the content about to be written, and will be updated)."""
+        self.conn.executemany(
+            "UPDATE ws_version SET ino = ? WHERE path = ? AND n = ?",
+            [(frozen, row_path, n) for row_path, n, _ in self._holding(ino, path)],
+        )
 
     def content(self, version: Version) -> bytes:
         """The bytes of a content row, wherever they are."""

@@ -44,7 +44,7 @@ def blake(data: bytes) -> bytes:
 
 
 def test_appends_keep_the_inode_and_store_each_byte_once(ws: agentfs.Workspace) -> None:
-    pieces = [os.urandom(300_000) for _ in range(8)]  # each over KEPT_MAX: copied up before
+    pieces = [os.urandom(300_000) for _ in range(8)]  # each over KEPT_MAX, still in place
     ws.write("/log", pieces[0])
     ino, count = ws.stat("/log").st_ino, inodes(ws)
     for piece in pieces[1:4]:
@@ -65,14 +65,19 @@ def test_appends_keep_the_inode_and_store_each_byte_once(ws: agentfs.Workspace) 
 
 def test_a_change_below_the_end_keeps_every_grown_version(ws: agentfs.Workspace) -> None:
     """After appends, a rewrite in the middle or a shrinking truncate must not touch the
-    bytes of the versions that name the inode (their sizes differ): it copies up."""
+    bytes of the versions that name the inode (their sizes differ): it copies the content
+    down to a new inode that all of them name from then on; the file keeps its number."""
     ws.write("/f", b"a" * 40_000)
     ws.append("/f", b"b" * 40_000)
     ws.append("/f", b"c" * 40_000)
     ino = ws.stat("/f").st_ino
     ws.pwrite("/f", b"X", 10)
-    assert ws.stat("/f").st_ino != ino
+    assert ws.stat("/f").st_ino == ino
+    frozen = {v.ino for v in ws.history("/f")[:3]}
+    assert len(frozen) == 1 and ino not in frozen
+    assert ws.version("/f", 4).ino == ino
     ws.truncate("/f", 5)
+    assert ws.stat("/f").st_ino == ino
     assert [ws.read_version("/f", n) for n in (1, 2, 3)] == [
         b"a" * 40_000,
         b"a" * 40_000 + b"b" * 40_000,
@@ -199,13 +204,15 @@ def test_a_handle_append_takes_the_last_chunk_as_it_is_now(ws: agentfs.Workspace
     assert ws.read_version("/f", versions[-1].n) == ws.read("/f")
 
 
-def test_a_handle_that_writes_below_the_end_still_copies_up(ws: agentfs.Workspace) -> None:
+def test_a_handle_that_writes_below_the_end_still_copies_down(ws: agentfs.Workspace) -> None:
     ws.write("/f", b"b" * 100_000)
     ino = ws.stat("/f").st_ino
     with ws.open("/f", "r+b") as f:
         f.seek(99_999)
         f.write(b"XY")  # one byte below the old end
-    assert ws.stat("/f").st_ino != ino
+    assert ws.stat("/f").st_ino == ino
+    assert ws.version("/f", 1).ino not in (None, ino)
+    assert ws.version("/f", 2).ino == ino
     assert ws.read_version("/f", 1) == b"b" * 100_000
     assert ws.read("/f") == b"b" * 99_999 + b"XY"
 

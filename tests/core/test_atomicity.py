@@ -102,7 +102,7 @@ def test_failed_replace_keeps_the_old_content(
     small_ws: agentfs.Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     small_ws.write("/f", b"old" * 500)
-    monkeypatch.setattr(Chunks, "append_new", _raise_injected)  # a copy-up's new chunks
+    monkeypatch.setattr(Chunks, "append_new", _raise_injected)  # after a copy-down moved them
     monkeypatch.setattr(Chunks, "replace", _raise_injected_replace)  # an in-place rewrite
     with pytest.raises(RuntimeError):
         small_ws.write("/f", b"new" * 700)

@@ -68,9 +68,9 @@ class Recorder(Changes):
     def created_file(self, target: WriteTarget, data: bytes) -> None:
         self.calls.append(("created_file", target.path, data))
 
-    def rewriting(self, target: WriteTarget, data: bytes, now: int) -> Rewrite | None:
+    def rewriting(self, target: WriteTarget, data: bytes) -> Rewrite | None:
         self.calls.append(("rewriting", target.path, data))
-        return Rewrite(target.ino, "memo")
+        return Rewrite(target.size, "memo")
 
     def rewritten(self, target: WriteTarget, rewrite: Rewrite, data: bytes) -> None:
         self.calls.append(("rewritten", target.path, rewrite.memo))
@@ -78,21 +78,18 @@ class Recorder(Changes):
     def writable(
         self,
         target: WriteTarget,
-        now: int,
         *,
-        new_size: int | None = None,
+        whole: bool = False,
         first: bool = True,
         unchanged_below: int = 0,
     ) -> int:
         self.calls.append(("writable", target.path, first, unchanged_below))
-        return target.ino
+        return target.size
 
-    def changed(
-        self, target: WriteTarget, ino: int, size: int, appended: bytes | None = None
-    ) -> None:
+    def changed(self, target: WriteTarget, size: int, appended: bytes | None = None) -> None:
         self.calls.append(("changed", target.path, size, appended))
 
-    def flushed(self, target: WriteTarget, ino: int) -> None:
+    def flushed(self, target: WriteTarget) -> None:
         self.calls.append(("flushed", target.path))
 
     def closed(self, target: WriteTarget, size: int, hash_: bytes | None) -> None:
@@ -189,6 +186,69 @@ def test_a_refusing_guard_changes_nothing(
         operation(bare)  # type: ignore[operator]
     assert bare.read("/f") == b"kept"
     assert bare.stat("/f") == before
+
+
+class TakesTheChunks(Changes):
+    """A layer above that takes a file's chunks away before every whole rewrite (as
+    history's copy-down does) and answers that none are left in place."""
+
+    def __init__(self, fs: FileSystem) -> None:
+        self.fs = fs
+        self.taken: list[int] = []
+
+    def _take(self, target: WriteTarget) -> int:
+        self.fs.conn.execute("DELETE FROM fs_data WHERE ino = ?", (target.ino,))
+        self.taken.append(target.ino)
+        return 0
+
+    def rewriting(self, target: WriteTarget, data: bytes) -> Rewrite | None:
+        return Rewrite(self._take(target))
+
+    def writable(
+        self,
+        target: WriteTarget,
+        *,
+        whole: bool = False,
+        first: bool = True,
+        unchanged_below: int = 0,
+    ) -> int:
+        return self._take(target) if whole else target.size
+
+
+def _chunk_rows(fs: FileSystem, ino: int) -> list[tuple[int, int]]:
+    return [
+        (index, length)  # type: ignore[misc]
+        for index, length in fs.conn.execute(
+            "SELECT chunk_index, length(data) FROM fs_data WHERE ino = ? ORDER BY chunk_index",
+            (ino,),
+        )
+    ]
+
+
+@pytest.mark.parametrize("old_size", [0, 10, 70_000, 200_000])
+@pytest.mark.parametrize("new_size", [0, 5, 65_536, 150_000])
+def test_a_rewrite_with_no_chunk_left_in_place_writes_all_of_it(
+    bare: FileSystem, old_size: int, new_size: int
+) -> None:
+    """When the layer above answers that no committed byte is left (``Rewrite.in_place`` 0,
+    ``writable`` 0 for a whole rewrite), the core writes the whole new content as fresh
+    chunks into the same inode, whatever its row still says, by ``write`` and by a
+    handle's rewrite from 0."""
+    bare.write("/f", bytes(range(256)) * (old_size // 256) + b"x" * (old_size % 256))
+    bare.write("/g", b"y" * old_size)
+    ino, other = bare.stat("/f").st_ino, bare.stat("/g").st_ino
+    bare.hooks = hooks = TakesTheChunks(bare)
+    new = bytes(range(255, -1, -1)) * (new_size // 256) + b"z" * (new_size % 256)
+    assert bare.write("/f", new).st_ino == ino
+    with bare.open("/g", "wb") as f:
+        f.write(new)
+    assert hooks.taken == [ino, other]
+    cs = bare.chunks.size
+    layout = [(i, min(cs, new_size - i * cs)) for i in range(-(-new_size // cs))]
+    for path, number in (("/f", ino), ("/g", other)):
+        st = bare.stat(path)
+        assert (st.st_ino, st.st_size, bare.read(path)) == (number, new_size, new)
+        assert _chunk_rows(bare, number) == layout
 
 
 def test_hooks_run_inside_the_operations_transaction(tmp_path: Path) -> None:

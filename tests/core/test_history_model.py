@@ -1,14 +1,21 @@
-"""History against a model: a hypothesis state machine runs writes, appends, renames, removes,
-mkdirs, snapshots, snapshot restores and deletes, and version restores on a workspace, and the
-same on an in-memory model (a dict of file bytes and a set of directories; a snapshot is a copy
-of both).
+"""History against a model: a hypothesis state machine runs writes (of sizes around
+``KEPT_MAX`` and the chunk boundaries too), appends, pwrites, truncates, writes through
+``ws.open`` handles, hard links, renames, removes, mkdirs, snapshots, snapshot restores and
+deletes, and version restores on a workspace, and the same on an in-memory model (a dict of
+file bytes, a set of directories, and which paths are names of one file; a snapshot is a copy
+of all three).
 
 After every step:
 - the live tree equals the model (every file's bytes, every directory);
+- every live file keeps the inode number it had (copy-down: history takes old bytes into a
+  new inode, never the live one's number); only a restore (of a snapshot or a version) gives
+  a path another file, and a new file gets a number never issued before; names of one file
+  share its number, other files have others;
 - every snapshot, the automatic undo snapshots of restores included, still shows exactly its
   model copy through ``snapshots.show`` and ``snapshots.read``, and its diff against the live
   tree adds, removes and modifies what the model says;
-- history tells the truth: each live file's newest version is its current content, each other
+- history tells the truth: each live file's newest version is its current content (unless it
+  is, or was, a hard link: a write through another name makes no version here), each other
   path's newest event carries no content (it was deleted or moved away), and every version's
   bytes still hash to its recorded digest and are bytes that path really held at some step;
 - fsck finds the workspace clean.
@@ -18,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import random
 import shutil
 import stat
 import tempfile
@@ -35,16 +43,32 @@ from hypothesis.stateful import (
 
 import agentfs
 from agentfs import fsck
+from agentfs.history.versions import KEPT_MAX
 
 NAMES = ("a", "b", "c")
 PATHS = st.lists(st.sampled_from(NAMES), min_size=1, max_size=2).map(
     lambda parts: "/" + "/".join(parts)
 )
+#: The model's chunk size: KEPT_MAX is four chunks, so sizes around it cross chunk edges too.
+CHUNK = 4096
+#: Sizes where the rules change: chunk edges, and KEPT_MAX (kept aside below, copied down above).
+EDGES = sorted({n + d for n in (CHUNK, 2 * CHUNK, KEPT_MAX, KEPT_MAX + CHUNK) for d in (-1, 0, 1)})
+SIZES = st.one_of(st.sampled_from([0, 1, *EDGES]), st.integers(0, KEPT_MAX + 2 * CHUNK))
+#: Bytes of a drawn size (seeded: cheap to draw and shrink, different at every offset).
+SIZED = st.builds(lambda size, seed: random.Random(seed).randbytes(size), SIZES, st.integers())
 #: None: write the bytes the file already has (no new version must appear).
-DATA = st.one_of(st.none(), st.binary(max_size=40))
+DATA = st.one_of(st.none(), st.binary(max_size=40), SIZED)
+OFFSETS = st.one_of(st.sampled_from([0, *EDGES]), st.integers(0, KEPT_MAX + 2 * CHUNK))
+#: What a handle does: writes at offsets, each maybe followed by a flush.
+HANDLE_WRITES = st.lists(
+    st.tuples(OFFSETS, st.one_of(st.binary(min_size=1, max_size=40), SIZED), st.booleans()),
+    min_size=1,
+    max_size=3,
+)
 
-#: A state of the tree: file path -> bytes, and the set of directories (the root excluded).
-State = tuple[dict[str, bytes], frozenset[str]]
+#: A state of the tree: file path -> bytes, the set of directories (the root excluded), and
+#: the paths that name one file (hard links), as groups of two or more.
+State = tuple[dict[str, bytes], frozenset[str], frozenset[frozenset[str]]]
 
 
 def blake(data: bytes) -> bytes:
@@ -65,18 +89,41 @@ def within(path: str, top: str) -> bool:
     return path == top or path.startswith(top + "/")
 
 
+def written_at(old: bytes, offset: int, data: bytes) -> bytes:
+    """``old`` with ``data`` written at ``offset`` (zeros fill a gap after the end; writing
+    nothing changes nothing)."""
+    if not data:
+        return old
+    return old[:offset].ljust(offset, b"\0") + data + old[offset + len(data) :]
+
+
 class HistoryModel(RuleBasedStateMachine):
     """The workspace and the model side by side; see the module docstring."""
 
     def __init__(self) -> None:
         super().__init__()
         self.tmp = tempfile.mkdtemp(prefix="agentfs-history-model-")
-        self.ws = agentfs.open(os.path.join(self.tmp, "ws.db"), actor="model", thread="t")
+        self.ws = agentfs.open(
+            os.path.join(self.tmp, "ws.db"), actor="model", thread="t", chunk_size=CHUNK
+        )
         self.files: dict[str, bytes] = {}
         self.dirs: set[str] = set()
         self.snaps: dict[str, State] = {}
         self.seen: defaultdict[str, set[bytes]] = defaultdict(set)
         self.counter = 0
+        #: Identities whose number was learned before the current step.
+        self.known: set[int] = set()
+        #: Which file each path names: names of one file (hard links) share an identity.
+        self.ident: dict[str, int] = {}
+        self.identities = 0
+        #: The inode number of each identity, learned after the step that made it.
+        self.inos: dict[int, int] = {}
+        #: Identities a restore made (their number may be an old one: a frozen inode).
+        self.restored: set[int] = set()
+        #: The highest inode number seen: a file created later must get a higher one.
+        self.high = 0
+        #: Paths that are or were a hard link (their newest version may be another name's).
+        self.shared: set[str] = set()
 
     def teardown(self) -> None:
         self.ws.close()
@@ -87,8 +134,33 @@ class HistoryModel(RuleBasedStateMachine):
     def is_dir(self, path: str) -> bool:
         return path == "/" or path in self.dirs
 
+    def groups(self) -> frozenset[frozenset[str]]:
+        by: defaultdict[int, set[str]] = defaultdict(set)
+        for path, ident in self.ident.items():
+            by[ident].add(path)
+        return frozenset(frozenset(paths) for paths in by.values() if len(paths) > 1)
+
     def state(self) -> State:
-        return dict(self.files), frozenset(self.dirs)
+        return dict(self.files), frozenset(self.dirs), self.groups()
+
+    def new_identity(self, restored: bool = False) -> int:
+        self.identities += 1
+        if restored:
+            self.restored.add(self.identities)
+        return self.identities
+
+    def set_content(self, path: str, data: bytes) -> None:
+        """``path`` now holds ``data``: a new file, or every name of the one it names."""
+        if path not in self.ident:
+            self.ident[path] = self.new_identity()
+        ident = self.ident[path]
+        for other, same in self.ident.items():
+            if same == ident:
+                self.files[other] = data
+
+    def creatable(self, path: str) -> bool:
+        """May a file be written at ``path`` (its parent made by the write if asked)?"""
+        return path not in self.dirs and not any(a in self.files for a in ancestors(path))
 
     def expect(self, ok: bool, label: str, call) -> bool:
         """Run ``call``; it must succeed exactly when the model says ``ok``."""
@@ -113,19 +185,71 @@ class HistoryModel(RuleBasedStateMachine):
         """Write a whole file (creating missing parent directories); None: the same bytes."""
         if data is None:
             data = self.files.get(path, b"same")
-        ok = path not in self.dirs and not any(a in self.files for a in ancestors(path))
         call = lambda: self.ws.write(path, data, parents=True)  # noqa: E731
-        if self.expect(ok, f"write {path}", call):
+        if self.expect(self.creatable(path), f"write {path}", call):
             self.dirs.update(ancestors(path))
-            self.files[path] = data
+            self.set_content(path, data)
 
-    @rule(path=PATHS, data=st.binary(max_size=20))
+    @rule(path=PATHS, data=st.one_of(st.binary(max_size=20), SIZED))
     def append(self, path: str, data: bytes) -> None:
-        ok = path not in self.dirs and not any(a in self.files for a in ancestors(path))
         call = lambda: self.ws.append(path, data, parents=True)  # noqa: E731
-        if self.expect(ok, f"append {path}", call):
+        if self.expect(self.creatable(path), f"append {path}", call):
             self.dirs.update(ancestors(path))
-            self.files[path] = self.files.get(path, b"") + data
+            self.set_content(path, self.files.get(path, b"") + data)
+
+    @rule(path=PATHS, offset=OFFSETS, data=st.one_of(st.binary(max_size=40), SIZED))
+    def pwrite(self, path: str, offset: int, data: bytes) -> None:
+        ok = self.is_dir(parent_of(path)) and self.creatable(path)
+        call = lambda: self.ws.pwrite(path, data, offset)  # noqa: E731
+        if self.expect(ok, f"pwrite {path} at {offset}", call):
+            old = self.files.get(path, b"")
+            self.set_content(path, written_at(old, offset, data))
+
+    @precondition(lambda self: self.files)
+    @rule(data=st.data(), size=SIZES)
+    def truncate(self, data: st.DataObject, size: int) -> None:
+        path = data.draw(st.sampled_from(sorted(self.files)))
+        self.ws.truncate(path, size)
+        self.set_content(path, self.files[path][:size].ljust(size, b"\0"))
+
+    @rule(path=PATHS, mode=st.sampled_from(["r+b", "wb", "ab"]), writes=HANDLE_WRITES)
+    def write_through_a_handle(
+        self, path: str, mode: str, writes: list[tuple[int, bytes, bool]]
+    ) -> None:
+        """``ws.open``: writes at offsets (an append handle writes at the end whatever the
+        offset), some followed by a flush; one version at close."""
+        exists = path in self.files
+        ok = (exists or (mode != "r+b" and self.is_dir(parent_of(path)))) and self.creatable(path)
+        content = b"" if mode == "wb" or not exists else self.files[path]
+
+        def run() -> None:
+            with self.ws.open(path, mode) as f:
+                for offset, data, flush in writes:
+                    f.seek(offset)
+                    f.write(data)
+                    if flush:
+                        f.flush()
+
+        if self.expect(ok, f"open {path} {mode}", run):
+            for offset, data, _ in writes:
+                at = len(content) if mode == "ab" else offset
+                content = written_at(content, at, data)
+            self.set_content(path, content)
+
+    @precondition(lambda self: self.files)
+    @rule(data=st.data(), dst=PATHS)
+    def link(self, data: st.DataObject, dst: str) -> None:
+        src = data.draw(st.sampled_from(sorted(self.files)))
+        ok = (
+            self.is_dir(parent_of(dst))
+            and dst not in self.files
+            and dst not in self.dirs
+            and dst != "/"
+        )
+        if self.expect(ok, f"link {src} {dst}", lambda: self.ws.link(src, dst)):
+            self.ident[dst] = self.ident[src]
+            self.files[dst] = self.files[src]
+            self.shared.update((src, dst))
 
     # --- names --------------------------------------------------------------------------------
 
@@ -140,7 +264,7 @@ class HistoryModel(RuleBasedStateMachine):
     def remove_file(self, data: st.DataObject) -> None:
         path = data.draw(st.sampled_from(sorted(self.files)))
         self.ws.remove(path)
-        del self.files[path]
+        del self.files[path], self.ident[path]
 
     @precondition(lambda self: self.dirs)
     @rule(data=st.data())
@@ -148,6 +272,7 @@ class HistoryModel(RuleBasedStateMachine):
         top = data.draw(st.sampled_from(sorted(self.dirs)))
         self.ws.remove(top, recursive=True)
         self.files = {p: b for p, b in self.files.items() if not within(p, top)}
+        self.ident = {p: i for p, i in self.ident.items() if not within(p, top)}
         self.dirs = {d for d in self.dirs if not within(d, top)}
 
     @precondition(lambda self: self.files)
@@ -155,8 +280,14 @@ class HistoryModel(RuleBasedStateMachine):
     def rename_file(self, data: st.DataObject, dst: str) -> None:
         src = data.draw(st.sampled_from(sorted(self.files)))
         ok = self.is_dir(parent_of(dst)) and dst not in self.dirs
-        if self.expect(ok, f"rename {src} {dst}", lambda: self.ws.rename(src, dst)) and dst != src:
-            self.files[dst] = self.files.pop(src)
+        if not self.expect(ok, f"rename {src} {dst}", lambda: self.ws.rename(src, dst)):
+            return
+        if dst == src or self.ident.get(dst) == self.ident[src]:
+            return  # the same file under both names: rename(2) does nothing
+        self.files[dst] = self.files.pop(src)
+        self.ident[dst] = self.ident.pop(src)
+        if src in self.shared:
+            self.shared.add(dst)
 
     @precondition(lambda self: self.dirs)
     @rule(data=st.data(), dst=PATHS)
@@ -181,6 +312,8 @@ class HistoryModel(RuleBasedStateMachine):
 
         self.dirs = {moved(d) for d in self.dirs}
         self.files = {moved(p): b for p, b in self.files.items()}
+        self.ident = {moved(p): i for p, i in self.ident.items()}
+        self.shared |= {moved(p) for p in self.shared}
 
     # --- snapshots ----------------------------------------------------------------------------
 
@@ -199,8 +332,18 @@ class HistoryModel(RuleBasedStateMachine):
         result = self.ws.snapshots.restore(name)
         assert result.undo not in self.snaps
         self.snaps[result.undo] = before
-        files, dirs = self.snaps[name]
+        files, dirs, groups = self.snaps[name]
         self.files, self.dirs = dict(files), set(dirs)
+        # The restored names may be other files now (the snapshot's frozen inodes): learn
+        # their numbers again; names the snapshot had as one file are one file again.
+        self.ident = {}
+        for group in groups:
+            ident = self.new_identity(restored=True)
+            self.ident.update(dict.fromkeys(group, ident))
+            self.shared |= group
+        for path in files:
+            if path not in self.ident:
+                self.ident[path] = self.new_identity(restored=True)
 
     @precondition(lambda self: self.snaps)
     @rule(data=st.data())
@@ -220,11 +363,16 @@ class HistoryModel(RuleBasedStateMachine):
             return
         path, n = data.draw(st.sampled_from(rows))
         content = self.ws.read_version(path, n)
-        ok = path not in self.dirs and not any(a in self.files for a in ancestors(path))
+        ok = self.creatable(path)
+        version = self.ws.version(path, n)
+        now = self.ws.lstat(path) if path in self.files else None
+        # the version is the file as it is now (same inode and size): nothing is relinked
+        current = now is not None and (version.ino, version.size) == (now.st_ino, now.st_size)
         call = lambda: self.ws.restore_version(path, n)  # noqa: E731
-        if self.expect(ok, f"restore_version {path}@{n}", call):
+        if self.expect(ok, f"restore_version {path}@{n}", call) and not current:
             self.dirs.update(ancestors(path))
             self.files[path] = content
+            self.ident[path] = self.new_identity(restored=True)  # relinked: another inode
 
     # --- invariants ---------------------------------------------------------------------------
 
@@ -244,9 +392,24 @@ class HistoryModel(RuleBasedStateMachine):
             self.seen[path].add(content)
 
     @invariant()
+    def live_files_keep_their_inode_numbers(self) -> None:
+        owner: dict[int, int] = {}
+        for path, ident in sorted(self.ident.items()):
+            st_ = self.ws.lstat(path)
+            ino = self.inos.setdefault(ident, st_.st_ino)
+            assert st_.st_ino == ino, f"{path}: inode {ino} became {st_.st_ino}"
+            assert owner.setdefault(ino, ident) == ident, f"{path}: shares inode {ino}"
+            if ident not in self.known and ident not in self.restored:
+                assert ino > self.high, f"{path}: a new file got an old number, {ino}"
+            names = sum(1 for other in self.ident.values() if other == ident)
+            assert st_.st_nlink == names, f"{path}: nlink {st_.st_nlink}, {names} names"
+        self.known = set(self.inos)
+        self.high = self.ws.conn.execute("SELECT max(ino) FROM fs_inode").get
+
+    @invariant()
     def every_snapshot_still_equals_its_copy(self) -> None:
         assert {s.name for s in self.ws.snapshots.list()} == set(self.snaps)
-        for name, (files, dirs) in self.snaps.items():
+        for name, (files, dirs, _) in self.snaps.items():
             shown = self.ws.snapshots.show(name)
             got_dirs = {p for p, e in shown if stat.S_ISDIR(e.mode)}
             got_files = {
@@ -259,7 +422,7 @@ class HistoryModel(RuleBasedStateMachine):
         """``diff(snapshot)`` adds and removes exactly the paths the model does, and lists as
         modified every path whose type or bytes changed."""
         live = {**{d: None for d in self.dirs}, **self.files}
-        for name, (files, dirs) in self.snaps.items():
+        for name, (files, dirs, _) in self.snaps.items():
             then = {**{d: None for d in dirs}, **files}
             diff = self.ws.snapshots.diff(name)
             assert diff.added == sorted(live.keys() - then.keys()), f"diff {name}: added"
@@ -282,6 +445,8 @@ class HistoryModel(RuleBasedStateMachine):
                 assert content in self.seen[path], f"{path}: a version of bytes never there"
         for path, content in self.files.items():
             op, ino, hash_ = newest[path]
+            if path in self.shared:  # another name's write made no version of this path
+                continue
             assert hash_ == blake(content), f"{path}: newest event {op} is not the content"
         for path, (op, ino, _) in newest.items():
             if path not in self.files:  # gone, or a directory now
@@ -295,7 +460,7 @@ class HistoryModel(RuleBasedStateMachine):
 
 TestHistoryModel = HistoryModel.TestCase
 TestHistoryModel.settings = settings(
-    max_examples=40,
+    max_examples=80,
     stateful_step_count=30,
     derandomize=True,  # the same sequences on every run and machine
     database=None,

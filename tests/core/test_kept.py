@@ -77,35 +77,51 @@ def test_partial_changes_keep_the_inode_too(
     assert ws.read_version("/f", 2) == expected
 
 
-def test_a_file_over_kept_max_is_copied_up(ws: agentfs.Workspace) -> None:
+def nlink_of(ws: agentfs.Workspace, ino: int) -> int:
+    return int(ws.conn.execute("SELECT nlink FROM fs_inode WHERE ino = ?", (ino,)).get)
+
+
+def test_a_file_over_kept_max_is_copied_down(ws: agentfs.Workspace) -> None:
+    """Too large to keep aside: its content goes to a new nameless inode that the version
+    names from then on; the file keeps its inode number and changes in place."""
     big = b"x" * (KEPT_MAX + 1)
     ws.write("/f", big)
     ino = ws.stat("/f").st_ino
     ws.write("/f", b"small now")
-    assert ws.stat("/f").st_ino != ino
-    assert ws.version("/f", 1).ino == ino and ws.version("/f", 1).kept is None
+    assert ws.stat("/f").st_ino == ino
+    frozen = ws.version("/f", 1).ino
+    assert frozen is not None and frozen != ino and ws.version("/f", 1).kept is None
+    assert nlink_of(ws, frozen) == 0
     assert ws.read_version("/f", 1) == big
+    assert ws.version("/f", 2).ino == ino
     ws.write("/f", b"and again")  # small now: in place, its version kept aside
+    assert ws.stat("/f").st_ino == ino
     assert ws.version("/f", 2).kept is not None
     assert ws.read_version("/f", 2) == b"small now"
+    assert ws.read_version("/f", 1) == big
 
 
-def test_a_file_a_snapshot_holds_is_copied_up(ws: agentfs.Workspace) -> None:
-    """Snapshots name inodes: a small file in one is copied up once, then written in place."""
+def test_a_file_a_snapshot_holds_is_copied_down(ws: agentfs.Workspace) -> None:
+    """Snapshots name inodes: a small file in one has its content copied down once (the
+    snapshot names the copy from then on), then is written in place; it keeps its number."""
     ws.write("/f", b"in the snapshot")
     ws.snapshots.create("s")
     ino = ws.stat("/f").st_ino
     ws.write("/f", b"after")
-    copy = ws.stat("/f").st_ino
-    assert copy != ino
+    assert ws.stat("/f").st_ino == ino
+    (_, entry), *_ = ws.snapshots.show("s", "/f")
+    assert entry.ino != ino and nlink_of(ws, entry.ino) == 0
+    counter = inode_counter(ws)
     ws.write("/f", b"after again")
-    assert ws.stat("/f").st_ino == copy
+    assert ws.stat("/f").st_ino == ino and inode_counter(ws) == counter  # in place now
     assert ws.snapshots.read("s", "/f") == b"in the snapshot"
     assert [ws.read_version("/f", n) for n in (1, 2, 3)] == [
         b"in the snapshot",
         b"after",
         b"after again",
     ]
+    ws.snapshots.restore("s")  # the old bytes come back, on the inode that kept them
+    assert ws.read("/f") == b"in the snapshot" and ws.stat("/f").st_ino == entry.ino
 
 
 def test_a_hard_link_made_in_the_same_transaction_keeps_its_bytes(

@@ -245,6 +245,26 @@ def test_changes_after_a_snapshot_never_change_it(ws: agentfs.Workspace) -> None
     assert snapshot_tree(ws, "s") == expected
 
 
+@pytest.mark.parametrize("versioning", ["all", "none"])
+def test_a_snapshot_inside_a_transaction_freezes_what_it_created(
+    ws: agentfs.Workspace, versioning: str
+) -> None:
+    """Files created earlier in the same transaction are in the snapshot: a write after it,
+    still in that transaction, must not change the snapshot's bytes. (Regression: such
+    files were taken as new to the transaction, never held, and changed in place.)"""
+    ws.configure_history(keep=versioning)
+    ws.snapshots.create("before")
+    with ws.transaction():
+        ws.write("/new", b"in the snapshot")
+        ws.write("/big", b"b" * 100_000)
+        ws.snapshots.create("s")
+        ws.write("/new", b"after")
+        ws.pwrite("/big", b"X", 10)
+    assert ws.snapshots.read("s", "/new") == b"in the snapshot"
+    assert ws.snapshots.read("s", "/big") == b"b" * 100_000
+    assert ws.read("/new") == b"after"
+
+
 # --- diff ------------------------------------------------------------------------------------
 
 

@@ -23,7 +23,7 @@ from agentfs.core.errors import HistoryNotFoundError
 from agentfs.history.api import GcReport
 from agentfs.history.versions import KEPT_MAX
 
-#: Four 64 KiB chunks and a partial one: copy-up must carry every chunk across.
+#: Four 64 KiB chunks and a partial one: a copy-down must carry every chunk across.
 BIG = bytes(range(256)) * 1100
 CONTENT_OPS = {"write", "rename", "link", "restore"}
 
@@ -123,18 +123,26 @@ def test_identical_bytes_make_no_version(ws: agentfs.Workspace) -> None:
     assert inode_count(ws) == 2  # the root and /f
 
 
-def test_overwrite_copies_up_and_keeps_the_old_version_byte_exact(ws: agentfs.Workspace) -> None:
-    """A large versioned file (over ``KEPT_MAX``) is copied up: a new write gives the name a
-    new inode and the old one keeps every byte (several chunks here). Small files change in
-    place: tests/core/test_kept.py."""
+def test_overwrite_copies_down_and_keeps_the_old_version_byte_exact(
+    ws: agentfs.Workspace,
+) -> None:
+    """A large versioned file (over ``KEPT_MAX``) is copied down: a new write moves the old
+    chunks to a new nameless inode that the old version names from then on (every byte, of
+    several chunks here), and the file keeps its inode number. Small files keep their old
+    versions' bytes aside instead: tests/core/test_kept.py."""
     ws.write("/f", BIG)
     first = ws.stat("/f").st_ino
     ws.write("/f", b"short")
-    assert ws.stat("/f").st_ino != first
+    assert ws.stat("/f").st_ino == first
     assert ws.read("/f") == b"short"
     assert ws.read_version("/f", 1) == BIG
-    assert ws.version("/f", 1).ino == first
+    frozen = ws.version("/f", 1).ino
+    assert frozen is not None and frozen != first
+    assert ws.conn.execute("SELECT nlink FROM fs_inode WHERE ino = ?", (frozen,)).get == 0
+    assert ws.version("/f", 2).ino == first
     assert ws.read_version("/f", 2) == b"short"
+    ws.restore_version("/f", 1)
+    assert ws.read("/f") == BIG
 
 
 @pytest.mark.parametrize(
