@@ -1,0 +1,143 @@
+"""Commands in the mounted workspace: ``ws.run``, ``agentfs exec``, the sandbox, the
+``execute_command`` tool, and undoing a command with its snapshot."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import agentfs
+from agentfs.mount.exec import fuse_available
+from agentfs.tools.policy import Policy
+from agentfs.tools.toolset import Toolset
+
+pytestmark = pytest.mark.skipif(
+    fuse_available() is not None, reason=f"no FUSE mount here: {fuse_available()}"
+)
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> agentfs.Workspace:
+    workspace = agentfs.open(tmp_path / "ws.db", thread="t1")
+    workspace.write("/src/app.py", "print('v1')\n", parents=True)
+    workspace.write("/notes.txt", "keep me\n")
+    yield workspace
+    workspace.close()
+
+
+def test_run_returns_what_the_command_did_and_its_writes_land(ws: agentfs.Workspace) -> None:
+    r = ws.run("cat notes.txt; echo oops >&2; echo new > made.txt; exit 3")
+    assert (r.stdout, r.stderr, r.exit_code) == ("keep me\n", "oops\n", 3)
+    assert not (r.timed_out or r.aborted or r.stdout_truncated or r.stderr_truncated)
+    assert ws.read("/made.txt") == b"new\n"
+    assert [v.op for v in ws.history("/made.txt")] == ["write"]
+
+
+def test_restoring_the_snapshot_undoes_the_command(ws: agentfs.Workspace) -> None:
+    r = ws.run("rm notes.txt; echo changed > src/app.py; mkdir out; echo x > out/y")
+    assert not ws.exists("/notes.txt") and ws.exists("/out/y")
+    assert ws.read("/src/app.py") == b"changed\n"
+    ws.snapshots.restore(r.snapshot)
+    assert ws.read("/notes.txt") == b"keep me\n"
+    assert ws.read("/src/app.py") == b"print('v1')\n"
+    assert not ws.exists("/out")
+
+
+def test_snapshot_is_labelled_with_thread_and_command(ws: agentfs.Workspace) -> None:
+    r = ws.run(["echo", "hi there"])
+    info = next(s for s in ws.snapshots.list() if s.name == r.snapshot)
+    assert info.thread == "t1" and "echo 'hi there'" in (info.label or "")
+
+
+def test_cwd_env_and_output_cap(ws: agentfs.Workspace) -> None:
+    r = ws.run("pwd; echo $GREETING", cwd="/src", env={"GREETING": "hello"})
+    assert r.stdout.splitlines()[0].endswith("/src") and r.stdout.splitlines()[1] == "hello"
+    big = ws.run("head -c 300000 /dev/zero | tr '\\0' a", max_output=1000)
+    assert big.stdout_truncated and big.stdout.startswith("a" * 1000)
+    assert "truncated" in big.stdout[1000:]
+
+
+def test_timeout_kills_the_whole_process_tree(ws: agentfs.Workspace, tmp_path: Path) -> None:
+    marker = tmp_path / "survivor"
+    started = time.monotonic()
+    r = ws.run(f"(sleep 3; touch {marker}) & sleep 30", timeout=0.5)
+    assert r.timed_out and r.exit_code < 0
+    assert time.monotonic() - started < 10
+    time.sleep(4)
+    assert not marker.exists()  # the background child died with the command
+
+
+def test_sandbox_isolates_the_command(ws: agentfs.Workspace, tmp_path: Path) -> None:
+    secret = tmp_path / "host-secret"
+    secret.write_text("do not read")
+    script = (
+        f"cat {secret} 2>/dev/null && echo READ-HOST;"
+        f" cat {ws.conn.filename} >/dev/null 2>&1 && echo READ-DB;"
+        " touch /usr/x 2>/dev/null && echo WROTE-USR;"
+        " touch /etc/x 2>/dev/null && echo WROTE-ETC;"
+        " echo t > /tmp/t && echo TMP-OK;"
+        " echo w > inside.txt && echo WS-OK; pwd;"
+        " (echo > /dev/tcp/127.0.0.1/9) 2>/dev/null && echo NET"
+    )
+    r = ws.run(["bash", "-c", script], sandbox=True)
+    lines = r.stdout.split()
+    assert "TMP-OK" in lines and "WS-OK" in lines and "/workspace" in lines
+    for leak in ("READ-HOST", "READ-DB", "WROTE-USR", "WROTE-ETC", "NET"):
+        assert leak not in lines, r.stdout
+    assert ws.read("/inside.txt") == b"w\n"
+    assert not Path("/tmp/t").exists() or Path("/tmp/t").read_text() != "t\n"
+
+
+def test_sandbox_environment_is_an_allowlist(ws: agentfs.Workspace) -> None:
+    os.environ["AGENTFS_TEST_SECRET"] = "leak"
+    try:
+        r = ws.run("env", sandbox=True, env={"GIVEN": "yes"})
+    finally:
+        del os.environ["AGENTFS_TEST_SECRET"]
+    assert "AGENTFS_TEST_SECRET" not in r.stdout and "GIVEN=yes" in r.stdout
+
+
+def test_agentfs_exec_exit_code_and_undo_hint(tmp_path: Path) -> None:
+    db = tmp_path / "ws.db"
+    agentfs.open(db).close()
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "agentfs.cli",
+            "exec",
+            str(db),
+            "--",
+            "sh",
+            "-c",
+            "echo made > f.txt; exit 7",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 7
+    assert "agentfs snapshot restore" in done.stderr
+    with agentfs.open(db) as ws:
+        assert ws.read("/f.txt") == b"made\n"
+    mounts = Path("/proc/self/mountinfo").read_text()
+    assert "fuse.agentfs" not in mounts or str(tmp_path) not in mounts  # unmounted
+
+
+def test_execute_command_tool(ws: agentfs.Workspace) -> None:
+    approved = Toolset(ws, thread="t1", approve=lambda _call: True)
+    out = approved.call("execute_command", {"command": "python3 src/app.py", "timeout_ms": 30000})
+    assert out["stdout"] == "v1\n" and out["exit_code"] == 0 and out["snapshot"]
+    denied = approved.call("execute_command", {"command": "sudo rm -rf /"})
+    assert denied["error"]["code"] == "denied"
+    unapproved = Toolset(ws, thread="t1").call("execute_command", {"command": "touch x"})
+    assert unapproved["error"]["code"] == "approval_denied" and not ws.exists("/x")
+    quiet = Policy.model_validate({"tools": {"execute_command": {"needs_approval": False}}})
+    assert Toolset(ws, policy=quiet).call("execute_command", {"command": "true"})["exit_code"] == 0
+    logged = ws.tool_calls.list(name="execute_command")
+    assert any(call.error is None for call in logged)
