@@ -72,14 +72,17 @@ def test_a_writer_that_never_pauses_still_sees_the_wal_start_over(
         bg.threshold = 64
         data = os.urandom(4096)
         largest, restarts, last = 0, 0, 0
-        for i in range(3000):
+        # how large the WAL grows in between, and so how many writes a restart takes, depends
+        # on how often the thread gets a core (under a loaded machine it lags); that the WAL
+        # keeps starting over does not: write until it has three times, within a bound
+        for i in range(30_000):
             ws.write(f"/f{i % 50}", data[: 1 + i % 4096])
             largest = max(largest, bg._frames)
             restarts += bg._frames < last
             last = bg._frames
+            if restarts >= 3 and i >= 3000:
+                break
         assert bg.error is None and bg.checkpoints > 0
-        # how large the WAL grows in between depends on how often the thread gets a core
-        # (under a loaded CI it lags); that it keeps starting over does not
         assert restarts >= 3, (restarts, largest)
 
 
