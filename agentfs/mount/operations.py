@@ -386,19 +386,28 @@ class WorkspaceOperations(pyfuse3.Operations):
     async def flush(self, fh: int) -> None:
         """``close(2)``: what the file holds is committed before close returns, with the
         group's metadata (visible to every process from then on)."""
+        handle = self.files.handle(fh)
+        if not handle.writable:
+            return  # nothing of this handle's to commit, nor to wait for
         with self._committing():
-            self.files.commit(self.files.handle(fh).ino)
+            self.files.commit(handle.ino)
         self.group.commit()
 
     @_errors
     async def fsync(self, fh: int, datasync: bool) -> None:
+        handle = self.files.handle(fh)
+        if not handle.writable:
+            return  # nothing of this handle's to commit, nor to wait for
         with self._committing():
-            self.files.commit(self.files.handle(fh).ino)
+            self.files.commit(handle.ino)
         self.group.commit()
         self.fs.conn.wal_checkpoint()  # fsyncs the WAL: what was committed survives a power cut
 
     @_errors
     async def release(self, fh: int) -> None:
+        if not self.files.handle(fh).writable:  # a reader's release writes nothing
+            self.files.release(fh)
+            return
         with self._committing():
             self.files.release(fh)
 
