@@ -30,8 +30,8 @@ from agentfs.history.cow import CopyOnWrite
 CONTENT_OPS = frozenset({"write", "rename", "link", "restore"})
 
 #: The largest content whose versions keep their bytes in ``ws_kept`` when the file changes in
-#: place; a larger file's content is copied down to a new inode instead (writing its bytes twice
-#: would cost more than moving its chunks). Measured in docs/history.md.
+#: place; a larger file's content is copied down to a new inode instead (writing its bytes into
+#: ``ws_kept`` would cost more). Measured in docs/history.md.
 KEPT_MAX = 16 * 1024
 
 

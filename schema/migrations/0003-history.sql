@@ -2,7 +2,8 @@
 --
 -- The live tree stays in the spec tables. These tables only point into them: a version or a
 -- snapshot entry names an fs_inode row whose content is then FROZEN (never changed in place: a
--- write copies it up to a new inode and repoints the live name). So versions and snapshots share
+-- write first copies it down to a new nameless inode that history names from then on, and the
+-- live file keeps its number; docs/history.md, "copy-down"). So versions and snapshots share
 -- storage with the live tree and with each other, and a snapshot never copies file bytes.
 -- docs/history.md has the diagram and the reasoning. Since migration 6 (0006-kept.sql) a small
 -- file that only versions hold is changed in place instead, its older versions' bytes kept in
