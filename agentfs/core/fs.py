@@ -137,6 +137,9 @@ class FileSystem:
         #: The path of each directory inode looked up by number (``ByInode.path_of``), dropped
         #: with the other caches.
         self.dir_paths: dict[int, str] = {ROOT_INO: "/"}
+        #: Did a path in ``_dirs`` resolve through a symlink? (Then a directory may be cached
+        #: under more than one path: ``_forget_removed``.)
+        self._links_cached = False
         # Any rollback of a whole transaction, ours or a caller's, may have undone directories
         # the cache learned inside it (and AUTOINCREMENT then reissues their numbers), and
         # settings it changed.
@@ -207,6 +210,7 @@ class FileSystem:
         self._dirs = {"/": ROOT_INO}
         self._real_dirs = {"/": "/"}
         self.dir_paths = {ROOT_INO: "/"}
+        self._links_cached = False
         self.hooks.invalidate()
 
     # --- resolution ---------------------------------------------------------------------------
@@ -220,10 +224,13 @@ class FileSystem:
         ino = self._dirs.get(path)
         if ino is not None:
             return ino
+        followed = hops[0]
         _, ino, mode = self._resolve(path, True, hops)
         if not is_dir(mode):
             raise fs_error(errno.ENOTDIR, path)
         self._dirs[path] = ino
+        if hops[0] != followed:
+            self._links_cached = True
         return ino
 
     def _resolve(self, path: str, follow: bool, hops: list[int] | None = None) -> tuple:
@@ -674,8 +681,10 @@ class FileSystem:
         )
         self.hooks.dir_changed(parent_ino)
 
-    def remove(self, path: str, *, recursive: bool = False) -> None:
+    def remove(self, path: str, *, recursive: bool = False, directory: bool | None = None) -> None:
         """Remove a file, symlink or empty directory; with ``recursive``, a whole tree.
+        ``directory=True`` removes only a directory (ENOTDIR otherwise: ``rmdir(2)``),
+        ``directory=False`` only something else (EISDIR: ``unlink(2)``).
 
         A tree's names go in this transaction; its inodes' content is freed right after, in
         batches (``Orphans.purge``), so a crash in between loses nothing and leaks nothing.
@@ -685,13 +694,16 @@ class FileSystem:
             raise fs_error(errno.EBUSY, path, "cannot remove the workspace root")
         with self._write():
             dentry_id, ino, mode = self._resolve(path, False)
+            if directory is not None and directory != is_dir(mode):
+                raise fs_error(errno.ENOTDIR if directory else errno.EISDIR, path)
             parent_ino = self._resolve_dir(paths.parent_and_name(path)[0], [0])
-            if (
+            tree = (
                 is_dir(mode)
                 and self.conn.execute(
                     "SELECT 1 FROM fs_dentry WHERE parent_ino = ? LIMIT 1", (ino,)
                 ).get
-            ):
+            )
+            if tree:
                 if not recursive:
                     raise fs_error(errno.ENOTEMPTY, path)
                 self.hooks.deleting(path, mode)
@@ -699,9 +711,22 @@ class FileSystem:
             else:
                 self.hooks.deleting(path, mode)
             self._unlink_dentry(dentry_id, parent_ino, ino, mode)
-            if _may_be_cached(mode):
-                self.drop_caches()
+            self._forget_removed(path, ino, mode, tree=bool(tree))
         self.orphans.purge_due()
+
+    def _forget_removed(self, path: str, ino: int, mode: int, *, tree: bool) -> None:
+        """Drop what the path caches know of a removed directory or symlink. When no cached
+        path went through a symlink and the directory was empty, only its own entry can
+        name it (the path just removed, link-free): ``rm -rf`` then keeps every other
+        directory cached, where dropping them all made each next unlink walk up again."""
+        if not _may_be_cached(mode):
+            return
+        if tree or self._links_cached:
+            self.drop_caches()
+            return
+        self._dirs.pop(path, None)
+        self.dir_paths.pop(ino, None)
+        self._real_dirs = {"/": "/"}
 
     def rename(self, src: str, dst: str) -> None:
         """Atomic ``rename(2)``: replaces a file or an empty directory at ``dst``."""

@@ -83,11 +83,11 @@ async def _main(ops: WorkspaceOperations) -> None:
 
 
 async def _commit_when_idle(ops: WorkspaceOperations) -> None:
-    """The group commit's timer: a group nothing adds to is committed (agentfs.mount.group)."""
+    """The mount's timer: an idle group is ended, then what is due is purged (on_idle)."""
     while True:
         await trio.sleep(IDLE)
         try:
-            ops.group.commit_if_idle()
+            ops.on_idle()
         except Exception:  # a failed commit (a full disk) must not end the mount
             log.exception("group commit failed")
 

@@ -4,7 +4,10 @@ The kernel may read through one descriptor what another wrote, so what is writte
 inode (an ``InodeFile``: writes go to an in-memory image, reads see it), not per handle. It is
 committed in one transaction at ``flush`` (every ``close(2)`` sends one), at ``fsync`` and at
 the last ``release``, which also records the one version of the open-write-close. An inode
-with a handle open is pinned, so unlinking it keeps its bytes until the last release.
+only read has no buffer at all: its handles read the committed bytes by inode (most opens
+are ``cat``, ``grep``, an import: they cost one query, not a file object). An inode with a
+handle open is pinned, so unlinking it keeps its bytes until the last release; freeing what
+was unpinned is left to the caller (``Orphans.purge_due``), outside any open transaction.
 """
 
 from __future__ import annotations
@@ -13,16 +16,18 @@ import errno
 import itertools
 from dataclasses import dataclass, field
 
+from agentfs.core.by_inode import ByInode
 from agentfs.core.errors import fs_error
 from agentfs.core.fs import FileSystem
 from agentfs.core.handle import InodeFile
+from agentfs.core.inodes import is_dir
 
 
 @dataclass
 class _Open:
-    """An inode's buffer and the handles that share it."""
+    """An inode's buffer (None while only readers hold it) and the handles that share it."""
 
-    file: InodeFile
+    file: InodeFile | None
     handles: set[int] = field(default_factory=set)
 
 
@@ -40,24 +45,38 @@ class OpenFiles:
 
     def __init__(self, fs: FileSystem) -> None:
         self.fs = fs
+        self.by = ByInode(fs)
         self._handles: dict[int, Handle] = {}
         self._inodes: dict[int, _Open] = {}
         self._next = itertools.count(1)
 
     def open(self, ino: int, writable: bool, append: bool = False) -> int:
-        """A new handle on ``ino``; the inode's buffer is made on the first one (writable
-        if any handle needs it: an upgrade reopens it once its changes are committed)."""
+        """A new handle on ``ino``. The inode's buffer is made by the first writable handle
+        (a read-only one made before it, if any, is dropped: it held nothing to commit);
+        readers alone get none."""
         entry = self._inodes.get(ino)
-        if entry is not None and writable and not entry.file.writable():
-            entry.file.close()  # read-only so far: nothing to commit
-            entry.file = InodeFile(self.fs, ino, writable=True)
-        elif entry is None:
-            entry = self._inodes[ino] = _Open(InodeFile(self.fs, ino, writable))
+        if entry is None:
+            if not writable:
+                self._check_readable(ino)
+            entry = _Open(InodeFile(self.fs, ino, True) if writable else None)
+            self._inodes[ino] = entry
             self.fs.orphans.pin(ino)
+        elif writable and (entry.file is None or not entry.file.writable()):
+            if entry.file is not None:
+                entry.file.close()
+            entry.file = InodeFile(self.fs, ino, writable=True)
         fh = next(self._next)
         entry.handles.add(fh)
         self._handles[fh] = Handle(ino, writable, append)
         return fh
+
+    def _check_readable(self, ino: int) -> None:
+        """Check that ``ino`` is a file a reader may open; a reader needs no buffer."""
+        st = self.by.stat(ino)
+        if is_dir(st.st_mode):
+            raise fs_error(errno.EISDIR, f"inode {ino}")
+        if st.type != "file":
+            raise fs_error(errno.EINVAL, f"inode {ino}", "not a regular file")
 
     def handle(self, fh: int) -> Handle:
         try:
@@ -65,26 +84,37 @@ class OpenFiles:
         except KeyError:
             raise fs_error(errno.EBADF, f"handle {fh}") from None
 
-    def file(self, fh: int) -> InodeFile:
-        return self._inodes[self.handle(fh).ino].file
-
     def buffered(self, ino: int) -> InodeFile | None:
         """The open buffer of ``ino``, if a handle holds one."""
         entry = self._inodes.get(ino)
         return None if entry is None else entry.file
 
     def read(self, fh: int, offset: int, size: int) -> bytes:
-        f = self.file(fh)
+        """What the handle reads: the buffer's image if the inode has one, else the
+        committed bytes."""
+        ino = self.handle(fh).ino
+        f = self._inodes[ino].file
+        if f is None:
+            return self.by.read(ino, offset, size)
         f.seek(offset)
         return f.read(size)
 
+    def truncate(self, fh: int, size: int) -> None:
+        """``O_TRUNC`` or ``ftruncate`` through a writable handle: the buffer is cut."""
+        self.writable_file(fh).truncate(size)
+
     def write(self, fh: int, offset: int, data: bytes) -> int:
-        h = self.handle(fh)
-        if not h.writable:
-            raise fs_error(errno.EBADF, f"handle {fh}", "not open for writing")
-        f = self._inodes[h.ino].file
-        f.seek(f.size if h.append else offset)
+        f = self.writable_file(fh)
+        f.seek(f.size if self._handles[fh].append else offset)
         return f.write(data)
+
+    def writable_file(self, fh: int) -> InodeFile:
+        """The buffer a writable handle writes to; EBADF for a read-only handle."""
+        h = self.handle(fh)
+        f = self._inodes[h.ino].file
+        if not h.writable or f is None:
+            raise fs_error(errno.EBADF, f"handle {fh}", "not open for writing")
+        return f
 
     def commit(self, ino: int) -> None:
         """Commit what ``ino``'s buffer holds (no version yet)."""
@@ -103,10 +133,10 @@ class OpenFiles:
             return
         del self._inodes[h.ino]
         try:
-            entry.file.close()
+            if entry.file is not None:
+                entry.file.close()
         finally:
             self.fs.orphans.unpin(h.ino)
-            self.fs.orphans.purge_due()
 
     def close_all(self) -> None:
         """Commit and close everything (unmount)."""

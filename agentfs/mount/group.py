@@ -1,17 +1,27 @@
-"""Group commit: the mount's changes committed together, a few times a second.
+"""Group commit: the mount's requests share one open transaction, a few milliseconds long.
 
-A commit costs more than most requests (the WAL frames of every page touched, the locks):
-untarring a tree or ``rm -rf`` would pay one per request. So the mount holds one write
-transaction open across requests and commits it when it is ``WINDOW`` seconds old, after
-``MAX_OPERATIONS`` operations, when the mount has been idle for ``IDLE`` seconds, at every
-``fsync``, and at unmount. Each request is still atomic on its own (the core's operations are
-savepoints inside it, rolled back alone when they fail), and still recorded as its own
-operation (``FileSystem.next_operation``: one version per open-write-close, as without it).
+A transaction costs more than most requests: a commit writes the WAL frames of every page it
+touched, and even a read pays for BEGIN, SQLite's check of the WAL, and COMMIT (three of the
+five statements of a small read). Untarring a tree, ``rm -rf``, or ``grep -r`` would pay that
+per request. So the mount keeps one transaction open across requests:
+
+* requests that only read share a **read** transaction (a snapshot); it ends after ``IDLE``
+  seconds without a request or when it is ``WINDOW`` seconds old, so other processes'
+  commits are seen within ``WINDOW``;
+* requests that change the workspace share a **write** transaction, committed when it is
+  ``WINDOW`` seconds old, after ``MAX_OPERATIONS`` operations, after ``IDLE`` seconds
+  without a request, at every ``close(2)`` and ``fsync``, and at unmount. A change that
+  arrives while a read transaction is open ends it first (a snapshot cannot be written to
+  once another process has committed after it).
+
+Each change is still atomic on its own (the core's operations are savepoints inside the
+group, rolled back alone when they fail) and still recorded as its own operation
+(``FileSystem.next_operation``: one version per open-write-close, as without grouping).
 
 The price is the window (docs/mount.md): a change is visible to other processes, and safe
 from a crash of the mount, once its group commits, at most ``WINDOW`` seconds later; what
 ``fsync`` returned for is committed and on disk. Other processes' writers wait for the end of
-the current group (SQLite's busy timeout covers it).
+the current write group (SQLite's busy timeout covers it).
 """
 
 from __future__ import annotations
@@ -23,16 +33,16 @@ from contextlib import contextmanager
 from agentfs.core.fs import FileSystem
 from agentfs.db import Transaction
 
-#: Oldest a group may get before it commits (seconds).
+#: Oldest a group may get before it ends (seconds).
 WINDOW = 0.05
-#: Idle time after which an open group commits (seconds).
+#: Idle time after which an open group ends (seconds).
 IDLE = 0.01
-#: Operations a group holds at most.
+#: Operations a write group holds at most.
 MAX_OPERATIONS = 2000
 
 
 class GroupCommit:
-    """The mount's open write transaction (see the module docstring)."""
+    """The mount's open transaction (see the module docstring)."""
 
     def __init__(self, fs: FileSystem, *, window: float = WINDOW) -> None:
         self.fs = fs
@@ -42,27 +52,51 @@ class GroupCommit:
         self._last = 0.0
         self._operations = 0
 
+    @property
+    def writing(self) -> bool:
+        """Is a write group open?"""
+        return self._open is not None and self._open.write
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """One request that only reads: inside the open group, read or write (a read group
+        is opened if none is)."""
+        if self._open is None:
+            self._begin(self.fs.read_transaction())
+        try:
+            yield
+        finally:
+            self._ended_request()
+
     @contextmanager
     def operation(self) -> Iterator[None]:
-        """One request that changes the workspace, inside the group (opened if none is)."""
+        """One request that changes the workspace, inside the write group (opened if none
+        is; an open read group is ended first)."""
+        if self._open is not None and not self._open.write:
+            self.commit()
         if self._open is None:
-            transaction = self.fs.transaction()
-            transaction.__enter__()
-            self._open = transaction
-            self._started = time.monotonic()
-            self._operations = 0
+            self._begin(self.fs.transaction())
         else:
             self.fs.next_operation()
         try:
             yield
         finally:
             self._operations += 1
-            self._last = time.monotonic()
-            if self._last - self._started >= self.window or self._operations >= MAX_OPERATIONS:
-                self.commit()
+            self._ended_request()
+
+    def _begin(self, transaction: Transaction) -> None:
+        transaction.__enter__()
+        self._open = transaction
+        self._started = time.monotonic()
+        self._operations = 0
+
+    def _ended_request(self) -> None:
+        self._last = time.monotonic()
+        if self._last - self._started >= self.window or self._operations >= MAX_OPERATIONS:
+            self.commit()
 
     def commit(self) -> None:
-        """Commit the open group now (nothing if none is open)."""
+        """End the open group now, committing what it wrote (nothing if none is open)."""
         transaction, self._open = self._open, None
         if transaction is None:
             return
@@ -76,7 +110,9 @@ class GroupCommit:
             self.fs.drop_caches()
             raise
 
-    def commit_if_idle(self) -> None:
-        """Commit a group nothing has added to for ``IDLE`` seconds (called by a timer)."""
+    def commit_if_idle(self) -> bool:
+        """End a group no request has used for ``IDLE`` seconds (called by a timer); True
+        when no group is open afterwards."""
         if self._open is not None and time.monotonic() - self._last >= IDLE:
             self.commit()
+        return self._open is None

@@ -7,7 +7,9 @@ inodes; reads are answered by inode (``ByInode``) and changes through the path-b
 mounted directory (the workspace root, or ``--root``'s directory).
 
 Handlers run one at a time on pyfuse3's trio thread and never await inside a transaction, so
-writers are serialised for free (fuse-perf.md, 13).
+writers are serialised for free (fuse-perf.md, 13). Requests share one open transaction, a
+read or a write one (``agentfs.mount.group``): ``_reads`` and ``_changes`` put each request
+in it.
 """
 
 from __future__ import annotations
@@ -59,6 +61,18 @@ def _errors(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[An
         except Exception:  # a bug must fail one request, not end the mount for everyone
             log.exception("%s failed", fn.__name__)
             raise pyfuse3.FUSEError(errno.EIO) from None
+
+    return wrapper
+
+
+def _reads(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+    """A request that only reads: run inside the open group (a read one if none is open)."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        ops: WorkspaceOperations = args[0]  # type: ignore[assignment]
+        with ops.group.reading():
+            return await fn(*args, **kwargs)
 
     return wrapper
 
@@ -160,6 +174,7 @@ class WorkspaceOperations(pyfuse3.Operations):
     # --- reading the tree ----------------------------------------------------------------------
 
     @_errors
+    @_reads
     async def lookup(
         self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
@@ -172,14 +187,17 @@ class WorkspaceOperations(pyfuse3.Operations):
         return self._attrs(st)
 
     @_errors
+    @_reads
     async def getattr(self, inode: int, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
         return self._attrs(self.by.stat(self._ino(inode)))
 
     @_errors
+    @_reads
     async def readlink(self, inode: int, ctx: pyfuse3.RequestContext) -> bytes:
         return self.by.readlink(self._ino(inode)).encode("utf-8")
 
     @_errors
+    @_reads
     async def opendir(self, inode: int, ctx: pyfuse3.RequestContext) -> int:
         st = self.by.stat(self._ino(inode))
         if not is_dir(st.st_mode):
@@ -187,6 +205,7 @@ class WorkspaceOperations(pyfuse3.Operations):
         return inode
 
     @_errors
+    @_reads
     async def readdir(self, fh: int, start_id: int, token: pyfuse3.ReaddirToken) -> None:
         """Entries in dentry-id order from the cursor the kernel hands back: an entry keeps
         its place while others are added or removed (fuse-perf.md, P7)."""
@@ -204,6 +223,7 @@ class WorkspaceOperations(pyfuse3.Operations):
         return None
 
     @_errors
+    @_reads
     async def statfs(self, ctx: pyfuse3.RequestContext) -> pyfuse3.StatvfsData:
         """The space of the disk the workspace file lives on; inodes counted as used."""
         host = os.statvfs(os.path.dirname(os.path.abspath(self.fs.conn.filename)))
@@ -277,18 +297,12 @@ class WorkspaceOperations(pyfuse3.Operations):
     @_errors
     @_changes
     async def unlink(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
-        path = self._child(parent_inode, name)
-        if is_dir(self.fs.lstat(path).st_mode):
-            raise OSError(errno.EISDIR, "is a directory", path)
-        self.fs.remove(path)
+        self.fs.remove(self._child(parent_inode, name), directory=False)
 
     @_errors
     @_changes
     async def rmdir(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
-        path = self._child(parent_inode, name)
-        if not is_dir(self.fs.lstat(path).st_mode):
-            raise OSError(errno.ENOTDIR, "not a directory", path)
-        self.fs.remove(path)
+        self.fs.remove(self._child(parent_inode, name), directory=True)
 
     @_errors
     @_changes
@@ -352,13 +366,14 @@ class WorkspaceOperations(pyfuse3.Operations):
     # --- file content --------------------------------------------------------------------------
 
     @_errors
+    @_reads
     async def open(self, inode: int, flags: int, ctx: pyfuse3.RequestContext) -> pyfuse3.FileInfo:
         writable = flags & os.O_ACCMODE != os.O_RDONLY
         if writable and self.readonly:
             raise OSError(errno.EROFS, "the workspace is mounted read-only")
         fh = self.files.open(self._ino(inode), writable, append=bool(flags & os.O_APPEND))
         if flags & os.O_TRUNC and writable:
-            self.files.file(fh).truncate(0)
+            self.files.truncate(fh, 0)
         return pyfuse3.FileInfo(fh=fh, keep_cache=True)
 
     @_errors
@@ -374,6 +389,7 @@ class WorkspaceOperations(pyfuse3.Operations):
         return pyfuse3.FileInfo(fh=fh, keep_cache=True), self._entry(path)
 
     @_errors
+    @_reads
     async def read(self, fh: int, off: int, size: int) -> bytes:
         return self.files.read(fh, off, size)
 
@@ -422,6 +438,13 @@ class WorkspaceOperations(pyfuse3.Operations):
                 self.files.close_all()
         finally:
             self.group.commit()
+
+    def on_idle(self) -> None:
+        """The mount's timer: end a group no request uses, then free what is due (the inodes
+        whose last handle closed after they were unlinked): purging runs its own
+        transactions, so it waits for a moment with none open."""
+        if self.group.commit_if_idle() and not self.readonly:
+            self.fs.orphans.purge_due()
 
     async def forget(self, inode_list: Any) -> None:
         return None  # inodes are never reused (AUTOINCREMENT): nothing to drop

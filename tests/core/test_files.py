@@ -294,3 +294,39 @@ def test_reads_do_not_change_any_timestamp(ws: agentfs.Workspace) -> None:
     ws.read("/f")
     ws.read("/f", 0, 1)
     assert ws.stat("/f") == before
+
+
+def test_remove_of_one_kind_refuses_the_other(ws: agentfs.Workspace) -> None:
+    """``directory=`` is unlink(2) / rmdir(2): the wrong kind is refused and stays."""
+    ws.mkdir("/d")
+    ws.write("/f", b"x")
+    with pytest.raises(IsADirectoryError):
+        ws.remove("/d", directory=False)
+    with pytest.raises(NotADirectoryError):
+        ws.remove("/f", directory=True)
+    assert ws.listdir("/d") == [] and ws.read("/f") == b"x"
+    ws.remove("/d", directory=True)
+    ws.remove("/f", directory=False)
+    assert ws.listdir("/") == []
+
+
+def test_a_removed_directory_is_forgotten_under_every_path_that_led_to_it(
+    ws: agentfs.Workspace,
+) -> None:
+    """A directory cached through a symlink as well as by its own path: once it is removed
+    and made again (a new inode), both paths lead to the new one."""
+    ws.mkdir("/a/d", parents=True)
+    ws.symlink("/a/d", "/l")
+    ws.write("/l/f", b"through the link")  # caches /l -> the old /a/d
+    ws.remove("/a/d/f")
+    ws.remove("/a/d")
+    ws.mkdir("/a/d")
+    ws.write("/l/g", b"new")
+    assert ws.listdir("/a/d") == ["g"] and ws.read("/a/d/g") == b"new"
+    ws.mkdir("/a/e/sub", parents=True)
+    ws.write("/a/e/sub/f", b"1")  # cached by its own, link-free path only
+    ws.remove("/a/e/sub/f")
+    ws.remove("/a/e/sub")
+    ws.mkdir("/a/e/sub")
+    ws.write("/a/e/sub/h", b"2")
+    assert ws.listdir("/a/e/sub") == ["h"]
