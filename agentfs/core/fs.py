@@ -739,6 +739,45 @@ class FileSystem:
                 self.drop_caches()
         self.orphans.purge_due()
 
+    def exchange(self, a: str, b: str) -> None:
+        """Atomically swap the names ``a`` and ``b`` (``renameat2(..., RENAME_EXCHANGE)``):
+        both must exist (ENOENT), may be of any types and in different directories, and
+        neither may be a directory holding the other (EINVAL). Each inode keeps its number
+        and its content; only which name leads to which changes."""
+        a, b = paths.normalize(a), paths.normalize(b)
+        if a == "/" or b == "/":
+            raise fs_error(errno.EBUSY, "/", "cannot exchange the workspace root")
+        with self._write():
+            parent_a = self._resolve_dir(paths.parent_and_name(a)[0], [0])
+            parent_b = self._resolve_dir(paths.parent_and_name(b)[0], [0])
+            dentry_a, ino_a, mode_a = self._resolve(a, False)
+            dentry_b, ino_b, mode_b = self._resolve(b, False)
+            if is_dir(mode_a) and self._inside(b, self._realpath_nofollow(a)):
+                raise fs_error(errno.EINVAL, b, f"cannot move {a} into itself")
+            if is_dir(mode_b) and self._inside(a, self._realpath_nofollow(b)):
+                raise fs_error(errno.EINVAL, a, f"cannot move {b} into itself")
+            if ino_a == ino_b:
+                return  # one inode under both names (itself or a hard link): nothing to do
+            self.hooks.exchanging(a, b, (ino_a, mode_a), (ino_b, mode_b))
+            # each name keeps its dentry (and its readdir place) and takes the other's inode
+            self.conn.execute(
+                "UPDATE fs_dentry SET ino = CASE id WHEN ? THEN ? ELSE ? END WHERE id IN (?, ?)",
+                (dentry_a, ino_b, ino_a, dentry_a, dentry_b),
+            )
+            sec, nsec = split_ns(now_ns())
+            # a directory that changes parent moves one link count with it
+            shift = is_dir(mode_b) - is_dir(mode_a) if parent_a != parent_b else 0
+            self.conn.execute(_TOUCH_DIR, (shift, sec, nsec, sec, nsec, parent_a))
+            self.conn.execute(_TOUCH_DIR, (-shift, sec, nsec, sec, nsec, parent_b))
+            self.hooks.dir_changed(parent_a)
+            self.hooks.dir_changed(parent_b)
+            self.conn.execute(
+                "UPDATE fs_inode SET ctime = ?, ctime_nsec = ? WHERE ino IN (?, ?)",
+                (sec, nsec, ino_a, ino_b),
+            )
+            if _may_be_cached(mode_a) or _may_be_cached(mode_b):
+                self.drop_caches()
+
     def _realpath(self, path: str, hops: list[int]) -> str:
         """The symlink-free path of existing ``path`` (every component followed)."""
         real = "/"

@@ -301,10 +301,11 @@ class WorkspaceOperations(pyfuse3.Operations):
         flags: int,
         ctx: pyfuse3.RequestContext,
     ) -> None:
-        if flags & pyfuse3.RENAME_EXCHANGE:
-            raise OSError(errno.EINVAL, "RENAME_EXCHANGE is not supported")
         src = self._child(parent_inode_old, name_old)
         dst = self._child(parent_inode_new, name_new)
+        if flags & pyfuse3.RENAME_EXCHANGE:
+            self.fs.exchange(src, dst)
+            return
         with self.fs.transaction():
             if flags & pyfuse3.RENAME_NOREPLACE and self.fs.exists(dst):
                 raise OSError(errno.EEXIST, "exists", dst)
