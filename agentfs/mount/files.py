@@ -43,6 +43,7 @@ class OpenFiles:
         self._handles: dict[int, Handle] = {}
         self._inodes: dict[int, _Open] = {}
         self._next = itertools.count(1)
+        fs.orphans.enable_pins()
 
     def open(self, ino: int, writable: bool, append: bool = False) -> int:
         """A new handle on ``ino``; the inode's buffer is made on the first one (writable
