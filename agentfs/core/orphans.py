@@ -7,6 +7,11 @@ more 1 KiB deletes/s) and a tree of 100,000 files removable in a few statements,
 what a FUSE mount needs for files unlinked while still open. A crash in between leaves a queue
 that the next open finishes: nothing is lost and nothing leaks. Queued inodes have nlink 0 and
 no name, are invisible to every path operation, and are left out of ``export --agentfs``.
+
+A queued inode that a process still has open is pinned: not freed until it is closed. Pins
+are per connection (a TEMP table, free to take at every open) and, once a pinned inode is
+queued, durable too (``ws_pin``, naming the holding process), so other processes' purges
+spare it while the holder runs and free it once the holder is gone (``agentfs.core.holders``).
 """
 
 from __future__ import annotations
@@ -184,19 +189,11 @@ class Orphans:
                     self.conn.execute(f"DELETE FROM {table} WHERE ino IN ({_BATCH})", (batch,))
             freed += count
 
-    def clear_dead_pins(self) -> list[tuple[int, str]]:
+    def clear_dead_pins(self) -> None:
         """Delete the durable pins of processes that are no longer running (a crashed mount),
-        so what they pinned can be freed; returns them as ``(ino, holder)``. One read when
-        there are none."""
+        so what they pinned can be freed. One read when there are none."""
         holders_now = [h for (h,) in self.conn.execute("SELECT DISTINCT holder FROM ws_pin")]
-        dead = [h for h in holders_now if not holders.alive(h)]  # type: ignore[arg-type]
-        if not dead:
-            return []
-        with write_transaction(self.conn):
-            return [
-                (ino, holder)  # type: ignore[misc]
-                for holder in dead
-                for ino, holder in self.conn.execute(
-                    "DELETE FROM ws_pin WHERE holder = ? RETURNING ino, holder", (holder,)
-                )
-            ]
+        dead = [(h,) for h in holders_now if not holders.alive(h)]  # type: ignore[arg-type]
+        if dead:
+            with write_transaction(self.conn):
+                self.conn.executemany("DELETE FROM ws_pin WHERE holder = ?", dead)
