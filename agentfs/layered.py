@@ -411,6 +411,16 @@ class LayeredWorkspace:
         self._make_parent(target.real)
         self.top.rename(source.real, target.real)
 
+    def exchange(self, a: str, b: str) -> None:
+        """Swap two names of the first layer; neither may exist in a lower layer (a lower
+        twin would show through, or be hidden, under the other name)."""
+        places = [self._place(p, follow=False) for p in (a, b)]
+        for path, place in zip((a, b), places, strict=True):
+            if place.owner is None:
+                raise not_found(paths.normalize(path))
+            self._only_in_top(place, "exchange")
+        self.top.exchange(places[0].real, places[1].real)
+
     def copy(self, src: str, dst: str, *, recursive: bool = False) -> None:
         """Copy from the union into the first layer, in one transaction of the first layer."""
         with self.top.transaction():

@@ -1,8 +1,13 @@
-"""Workspaces as an earlier schema left them, for migration tests: a workspace made by this
-release, with its search index rewritten the way schema 6 kept it (one FTS5 row and one vector
-per chunk, keyed by chunk id, the text's digest on the chunk row)."""
+"""Workspaces as an earlier schema left them, for migration tests: a workspace file made by
+this release without ws_pin (schema 7), or with its search index rewritten the way schema 6
+kept it (one FTS5 row and one vector per chunk, keyed by chunk id, the text's digest on the
+chunk row; migration 8 makes ws_pin only if it is missing)."""
 
 from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
 
 import agentfs
 from agentfs import db
@@ -12,6 +17,18 @@ _SCHEMA_6_CHUNK = (
     " end_line INTEGER NOT NULL, start_byte INTEGER NOT NULL, end_byte INTEGER NOT NULL,"
     " digest BLOB NOT NULL)"
 )
+
+
+def as_schema_7(path: Path) -> None:
+    """Drop what migration 8 made (ws_pin) from the closed workspace file ``path`` and set
+    its counter to 7."""
+    conn = apsw.Connection(str(path))
+    try:
+        with conn:
+            conn.execute("DROP TABLE ws_pin")
+            conn.execute("UPDATE fs_config SET value = '7' WHERE key = ?", (db.SCHEMA_KEY,))
+    finally:
+        conn.close()
 
 
 def index_as_schema_6(ws: agentfs.Workspace) -> None:

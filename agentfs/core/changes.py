@@ -75,6 +75,10 @@ class Changes:
     def moving(self, src: str, dst: str, ino: int, mode: int) -> None:
         """``src`` (inode ``ino``, a file or a directory tree) is about to become ``dst``."""
 
+    def exchanging(self, a: str, b: str, at_a: tuple[int, int], at_b: tuple[int, int]) -> None:
+        """``a`` and ``b`` are about to swap: what is at each, ``(ino, mode)`` (a file or a
+        directory tree), moves to the other name."""
+
     # --- reads ---------------------------------------------------------------------------
 
     def reader(self) -> str | None:

@@ -97,6 +97,15 @@ class WriteTarget(NamedTuple):
     size: int  # the file's size when it was looked up (a new one: the size it was created with)
 
 
+class Attrs(NamedTuple):
+    """What a ``setattr`` changes besides the size (None or -1: left as it is)."""
+
+    mode: int | None = None  # permission bits; the file type never changes
+    uid: int = -1
+    gid: int = -1
+    times: tuple[int, int] | None = None  # (atime_ns, mtime_ns)
+
+
 def _as_bytes(data: bytes | str) -> bytes:
     """Text is stored as UTF-8; bytes as they are."""
     return data.encode("utf-8") if isinstance(data, str) else bytes(data)
@@ -764,6 +773,45 @@ class FileSystem:
                 self.drop_caches()
         self.orphans.purge_due()
 
+    def exchange(self, a: str, b: str) -> None:
+        """Atomically swap the names ``a`` and ``b`` (``renameat2(..., RENAME_EXCHANGE)``):
+        both must exist (ENOENT), may be of any types and in different directories, and
+        neither may be a directory holding the other (EINVAL). Each inode keeps its number
+        and its content; only which name leads to which changes."""
+        a, b = paths.normalize(a), paths.normalize(b)
+        if a == "/" or b == "/":
+            raise fs_error(errno.EBUSY, "/", "cannot exchange the workspace root")
+        with self._write():
+            parent_a = self._resolve_dir(paths.parent_and_name(a)[0], [0])
+            parent_b = self._resolve_dir(paths.parent_and_name(b)[0], [0])
+            dentry_a, ino_a, mode_a = self._resolve(a, False)
+            dentry_b, ino_b, mode_b = self._resolve(b, False)
+            if is_dir(mode_a) and self._inside(b, self._realpath_nofollow(a)):
+                raise fs_error(errno.EINVAL, b, f"cannot move {a} into itself")
+            if is_dir(mode_b) and self._inside(a, self._realpath_nofollow(b)):
+                raise fs_error(errno.EINVAL, a, f"cannot move {b} into itself")
+            if ino_a == ino_b:
+                return  # one inode under both names (itself or a hard link): nothing to do
+            self.hooks.exchanging(a, b, (ino_a, mode_a), (ino_b, mode_b))
+            # each name keeps its dentry (and its readdir place) and takes the other's inode
+            self.conn.execute(
+                "UPDATE fs_dentry SET ino = CASE id WHEN ? THEN ? ELSE ? END WHERE id IN (?, ?)",
+                (dentry_a, ino_b, ino_a, dentry_a, dentry_b),
+            )
+            sec, nsec = split_ns(now_ns())
+            # a directory that changes parent moves one link count with it
+            shift = is_dir(mode_b) - is_dir(mode_a) if parent_a != parent_b else 0
+            self.conn.execute(_TOUCH_DIR, (shift, sec, nsec, sec, nsec, parent_a))
+            self.conn.execute(_TOUCH_DIR, (-shift, sec, nsec, sec, nsec, parent_b))
+            self.hooks.dir_changed(parent_a)
+            self.hooks.dir_changed(parent_b)
+            self.conn.execute(
+                "UPDATE fs_inode SET ctime = ?, ctime_nsec = ? WHERE ino IN (?, ?)",
+                (sec, nsec, ino_a, ino_b),
+            )
+            if _may_be_cached(mode_a) or _may_be_cached(mode_b):
+                self.drop_caches()
+
     def _realpath(self, path: str, hops: list[int]) -> str:
         """The symlink-free path of existing ``path`` (every component followed)."""
         real = "/"
@@ -838,45 +886,59 @@ class FileSystem:
 
     def chmod(self, path: str, mode: int) -> None:
         path = paths.normalize(path)
-        sec, nsec = split_ns(now_ns())
         with self._write():
             dentry_id, ino, _ = self._resolve(path, True)
-            self.conn.execute(
-                "UPDATE fs_inode SET mode = (mode & ?) | ?, ctime = ?, ctime_nsec = ?"
-                " WHERE ino = ?",
-                (S_IFMT, mode & 0o7777, sec, nsec, ino),
-            )
-            self.hooks.names_changed(dentry_id, ino)
+            self._set_attrs(dentry_id, ino, Attrs(mode=mode))
 
     def chown(self, path: str, uid: int, gid: int, *, follow_symlinks: bool = True) -> None:
         """Set the owner and group (-1 leaves one as it is); ctime becomes now. Ownership is
         recorded, not enforced: the workspace has no users (the FUSE mount shows it, and the
         kernel checks it there with ``default_permissions``)."""
         path = paths.normalize(path)
-        sec, nsec = split_ns(now_ns())
         with self._write():
             dentry_id, ino, _ = self._resolve(path, follow_symlinks)
-            self.conn.execute(
-                "UPDATE fs_inode SET uid = CASE WHEN ? < 0 THEN uid ELSE ? END,"
-                " gid = CASE WHEN ? < 0 THEN gid ELSE ? END, ctime = ?, ctime_nsec = ?"
-                " WHERE ino = ?",
-                (uid, uid, gid, gid, sec, nsec, ino),
-            )
-            self.hooks.names_changed(dentry_id, ino)
+            self._set_attrs(dentry_id, ino, Attrs(uid=uid, gid=gid))
 
     def utime(
         self, path: str, ns: tuple[int, int] | None = None, *, follow_symlinks: bool = True
     ) -> None:
         """Set (atime_ns, mtime_ns); None means now. ctime becomes now, as in the kernel."""
         path = paths.normalize(path)
-        now = now_ns()
-        atime_ns, mtime_ns = ns if ns is not None else (now, now)
-        (a, a_ns), (m, m_ns), (c, c_ns) = split_ns(atime_ns), split_ns(mtime_ns), split_ns(now)
+        if ns is None:
+            now = now_ns()
+            ns = (now, now)
         with self._write():
             dentry_id, ino, _ = self._resolve(path, follow_symlinks)
-            self.conn.execute(
-                "UPDATE fs_inode SET atime = ?, atime_nsec = ?, mtime = ?, mtime_nsec = ?,"
-                " ctime = ?, ctime_nsec = ? WHERE ino = ?",
-                (a, a_ns, m, m_ns, c, c_ns, ino),
-            )
-            self.hooks.names_changed(dentry_id, ino)
+            self._set_attrs(dentry_id, ino, Attrs(times=ns))
+
+    def set_attrs(self, ino: int, attrs: Attrs) -> Stat:
+        """Change inode ``ino``'s mode, owner or times by number, named or not: what
+        ``fchmod``, ``fchown`` and ``futimens`` do to an open file, which may have been
+        unlinked meanwhile (history keeps versions by path, and metadata has none, so
+        nothing is lost by having no path). Returns its stat after; ENOENT if no such inode."""
+        with self._write():
+            if self.conn.execute("SELECT 1 FROM fs_inode WHERE ino = ?", (ino,)).get is None:
+                raise fs_error(errno.ENOENT, f"inode {ino}")
+            dentry_id = self.conn.execute(
+                "SELECT id FROM fs_dentry WHERE ino = ? LIMIT 1", (ino,)
+            ).get
+            self._set_attrs(dentry_id or 0, ino, attrs)
+            return self._stat_ino(ino)
+
+    def _set_attrs(self, dentry_id: int, ino: int, attrs: Attrs) -> None:
+        """One UPDATE of what ``attrs`` sets, ctime now; snapshots told (``names_changed``)."""
+        sec, nsec = split_ns(now_ns())
+        sets, args = ["ctime = ?", "ctime_nsec = ?"], [sec, nsec]
+        if attrs.mode is not None:
+            sets.append("mode = (mode & ?) | ?")
+            args += [S_IFMT, attrs.mode & 0o7777]
+        for column, value in (("uid", attrs.uid), ("gid", attrs.gid)):
+            if value >= 0:
+                sets.append(f"{column} = ?")
+                args.append(value)
+        if attrs.times is not None:
+            (a, a_ns), (m, m_ns) = split_ns(attrs.times[0]), split_ns(attrs.times[1])
+            sets.append("atime = ?, atime_nsec = ?, mtime = ?, mtime_nsec = ?")
+            args += [a, a_ns, m, m_ns]
+        self.conn.execute(f"UPDATE fs_inode SET {', '.join(sets)} WHERE ino = ?", (*args, ino))
+        self.hooks.names_changed(dentry_id, ino)

@@ -7,6 +7,11 @@ more 1 KiB deletes/s) and a tree of 100,000 files removable in a few statements,
 what a FUSE mount needs for files unlinked while still open. A crash in between leaves a queue
 that the next open finishes: nothing is lost and nothing leaks. Queued inodes have nlink 0 and
 no name, are invisible to every path operation, and are left out of ``export --agentfs``.
+
+A queued inode that a process still has open is pinned: not freed until it is closed. Pins
+are per connection (a TEMP table, free to take at every open) and, once a pinned inode is
+queued, durable too (``ws_pin``, naming the holding process), so other processes' purges
+spare it while the holder runs and free it once the holder is gone (``agentfs.core.holders``).
 """
 
 from __future__ import annotations
@@ -15,14 +20,26 @@ import time
 
 import apsw
 
+from agentfs.core import holders
 from agentfs.core.inodes import S_IFDIR, S_IFMT, is_dir
 from agentfs.db import write_transaction
 
 #: Inodes freed per purge transaction, and the backlog of small ones that triggers a purge.
 PURGE_BATCH = 256
 
-#: The next queued inodes to free: not those this process holds open (``Orphans.pin``).
-_QUEUED = "SELECT ino FROM ws_orphan WHERE ino NOT IN (SELECT ino FROM temp.pinned_orphan)"
+#: The next queued inodes to free: not those this connection holds open (``Orphans.pin``),
+#: nor those another process pinned (``ws_pin``; dead holders' pins are cleared first).
+_QUEUED = (
+    "SELECT ino FROM ws_orphan WHERE ino NOT IN (SELECT ino FROM temp.pinned_orphan)"
+    " AND ino NOT IN (SELECT ino FROM ws_pin)"
+)
+#: A connection that pins writes a durable pin whenever it queues an inode it has pinned,
+#: whatever queued it (an unlink, a rename over it, a tree's removal, history letting go).
+_PIN_ON_QUEUE = (
+    "CREATE TEMP TRIGGER IF NOT EXISTS pin_queued_orphan AFTER INSERT ON main.ws_orphan"
+    " WHEN new.ino IN (SELECT ino FROM temp.pinned_orphan)"
+    " BEGIN INSERT OR IGNORE INTO ws_pin(ino, holder) VALUES (new.ino, {holder}); END"
+)
 _BATCH = f"{_QUEUED} ORDER BY ino LIMIT ?"
 
 
@@ -43,20 +60,41 @@ class Orphans:
         #: Purge at the next chance: True at first, so the first purge (at open) finishes
         #: what a crashed process left behind.
         self._urgent = True
+        #: This process's name in ``ws_pin`` (``holders.this_process``), once ``enable_pins``.
+        self.holder: str | None = None
+        self._readonly = conn.readonly("main")
         conn.execute(
             "CREATE TEMP TABLE IF NOT EXISTS doomed_dentry(id INTEGER PRIMARY KEY, ino INTEGER)"
         )
         conn.execute("CREATE TEMP TABLE IF NOT EXISTS pinned_orphan(ino INTEGER PRIMARY KEY)")
 
+    def enable_pins(self) -> None:
+        """Let this connection ``pin``: installs its trigger (a TEMP one: outside any
+        transaction, so no rollback can take it away)."""
+        if self.conn.in_transaction:
+            raise RuntimeError("enable_pins must run outside a transaction")
+        self.holder = holders.this_process()
+        self.conn.execute(_PIN_ON_QUEUE.format(holder=apsw.format_sql_value(self.holder)))
+
     def pin(self, ino: int) -> None:
         """Keep ``ino``'s rows even once it is queued: this process has it open (a file
-        unlinked while a FUSE handle still reads it). Per connection: a temp table."""
+        unlinked while a FUSE handle still reads it). Nothing is written here (an open must
+        stay cheap): the pin is a temp table row, and only if ``ino`` is queued by this
+        connection while pinned does a trigger also write its durable pin (``ws_pin``), in
+        the queuing transaction, which every other process's purge respects."""
+        if self.holder is None:
+            raise RuntimeError("call enable_pins first")
         self.conn.execute("INSERT OR IGNORE INTO temp.pinned_orphan(ino) VALUES (?)", (ino,))
 
     def unpin(self, ino: int) -> None:
-        """The last handle on ``ino`` closed: a queued ``ino`` may be freed now."""
+        """The last handle on ``ino`` closed: a queued ``ino`` may be freed now (its durable
+        pin, if it got one, is deleted: one write only for a file unlinked while open)."""
         self.conn.execute("DELETE FROM temp.pinned_orphan WHERE ino = ?", (ino,))
         self._urgent = True
+        pinned = "FROM ws_pin WHERE ino = ? AND holder = ?"
+        if self.conn.execute(f"SELECT 1 {pinned}", (ino, self.holder)).get is not None:
+            with write_transaction(self.conn):
+                self.conn.execute(f"DELETE {pinned}", (ino, self.holder))
 
     def release(self, ino: int, mode: int, size: int) -> None:
         """``ino`` has no name left: a directory (no content) goes at once, anything else is
@@ -125,6 +163,9 @@ class Orphans:
         """Free every queued inode, ``batch`` per transaction; returns how many were freed."""
         self._urgent = False
         self.backlog = 0
+        if self._readonly:
+            return 0  # nothing can be freed through a read-only connection
+        self.clear_dead_pins()
         if self.conn.execute(f"{_QUEUED} LIMIT 1").get is None:
             return 0  # nothing after all: one cheap read, no write lock
         freed = 0
@@ -147,3 +188,12 @@ class Orphans:
                 for table in ("fs_data", "fs_symlink", "fs_inode", "ws_orphan"):
                     self.conn.execute(f"DELETE FROM {table} WHERE ino IN ({_BATCH})", (batch,))
             freed += count
+
+    def clear_dead_pins(self) -> None:
+        """Delete the durable pins of processes that are no longer running (a crashed mount),
+        so what they pinned can be freed. One read when there are none."""
+        holders_now = [h for (h,) in self.conn.execute("SELECT DISTINCT holder FROM ws_pin")]
+        dead = [(h,) for h in holders_now if not holders.alive(h)]  # type: ignore[arg-type]
+        if dead:
+            with write_transaction(self.conn):
+                self.conn.executemany("DELETE FROM ws_pin WHERE holder = ?", dead)

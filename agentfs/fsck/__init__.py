@@ -117,6 +117,7 @@ from agentfs.fsck.tree import (
     check_fs_inode_times,
     check_fs_inode_type,
     check_ws_orphan_unlinked,
+    check_ws_pin_holder,
     repair_fs_dentry_directory_links,
     repair_fs_dentry_inode,
     repair_fs_dentry_name,
@@ -128,6 +129,7 @@ from agentfs.fsck.tree import (
     repair_fs_inode_root,
     repair_fs_inode_times,
     repair_ws_orphan_unlinked,
+    repair_ws_pin_holder,
 )
 
 if TYPE_CHECKING:
@@ -180,6 +182,7 @@ __all__ = [
     "check_ws_entry_overlap",
     "check_ws_kept_named",
     "check_ws_orphan_unlinked",
+    "check_ws_pin_holder",
     "check_ws_read_values",
     "check_ws_skill_active_values",
     "check_ws_snapshot_meta",
@@ -209,6 +212,7 @@ __all__ = [
     "repair_ws_entry_frozen",
     "repair_ws_kept_named",
     "repair_ws_orphan_unlinked",
+    "repair_ws_pin_holder",
     "repair_ws_read_values",
     "repair_ws_skill_active_values",
     "repair_ws_tool_write_call",
@@ -232,6 +236,7 @@ CHECKS: tuple[CheckFn, ...] = (
     check_fs_dentry_name,
     check_fs_dentry_directory_links,
     check_ws_orphan_unlinked,
+    check_ws_pin_holder,
     check_fs_inode_named,
     check_fs_inode_reachable,
     check_fs_inode_nlink,
@@ -280,6 +285,7 @@ REPAIRS: dict[CheckFn, RepairFn] = {
     check_fs_dentry_name: repair_fs_dentry_name,
     check_fs_dentry_directory_links: repair_fs_dentry_directory_links,
     check_ws_orphan_unlinked: repair_ws_orphan_unlinked,
+    check_ws_pin_holder: repair_ws_pin_holder,
     check_fs_inode_named: repair_fs_inode_named,
     check_fs_inode_reachable: repair_fs_inode_reachable,
     check_fs_inode_nlink: repair_fs_inode_nlink,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import apsw
 
+from agentfs.core import holders
 from agentfs.core.inodes import ROOT_INO, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG
 from agentfs.core.paths import NAME_MAX
 from agentfs.fsck.lost_found import (
@@ -222,6 +223,31 @@ def repair_ws_orphan_unlinked(conn: apsw.Connection) -> list[str]:
     conn.executemany("UPDATE fs_inode SET nlink = 0 WHERE ino = ?", [(i,) for i in zeroed])
     done = [f"took inodes {dequeue} off the orphan queue"] if dequeue else []
     return done + ([f"set nlink 0 on queued orphans {zeroed}"] if zeroed else [])
+
+
+_PINS = (
+    "SELECT p.ino, p.holder, i.ino IS NOT NULL FROM ws_pin p LEFT JOIN fs_inode i ON i.ino = p.ino"
+)
+
+
+@_check
+def check_ws_pin_holder(conn: apsw.Connection) -> _Finding:
+    """Every pin of an open unlinked inode names an existing inode and a running process."""
+    for ino, holder, exists in conn.execute(_PINS):
+        if not exists:
+            yield f"pin of inode {ino} by {holder}: the inode does not exist", True
+        elif not holders.alive(holder):  # type: ignore[arg-type]
+            yield f"pin of inode {ino} by {holder}: that process is gone", True
+
+
+def repair_ws_pin_holder(conn: apsw.Connection) -> list[str]:
+    """Drop the pins that keep nothing: the next purge frees what a dead holder pinned."""
+    done = []
+    for ino, holder, exists in _rows(conn, _PINS):
+        if not exists or not holders.alive(holder):  # type: ignore[arg-type]
+            conn.execute("DELETE FROM ws_pin WHERE ino = ? AND holder = ?", (ino, holder))
+            done.append(f"dropped the pin of inode {ino} by {holder}")
+    return done
 
 
 _NAMELESS = (

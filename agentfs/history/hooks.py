@@ -35,6 +35,15 @@ class _Versioned(NamedTuple):
     latest: Version | None  # the path's newest event before this write
 
 
+class _Move(NamedTuple):
+    """One file a rename moves in history: from ``old`` to ``new`` (history paths)."""
+
+    old: str
+    new: str
+    ino: int
+    latest: Version | None  # ``old``'s newest event (None: it has no history yet)
+
+
 class HistoryHooks(Changes):
     """History's side of every change of ``fs`` (see the module docstring).
 
@@ -110,16 +119,24 @@ class HistoryHooks(Changes):
     def moving(self, src: str, dst: str, ino: int, mode: int) -> None:
         """Each file with history (the file itself, or every one below a directory) gets a
         'move' event and its new path a 'rename' event."""
+        self._record_moves(self._moves(src, dst, ino, mode))
+
+    def exchanging(self, a: str, b: str, at_a: tuple[int, int], at_b: tuple[int, int]) -> None:
+        """Both sides move at once: every 'move' is recorded before any 'rename', so a path
+        that is both left and arrived at (``a`` itself, or a name below both directories)
+        ends with the file that arrived."""
+        self._record_moves(self._moves(a, b, *at_a) + self._moves(b, a, *at_b))
+
+    def _moves(self, src: str, dst: str, ino: int, mode: int) -> list[_Move]:
+        """What moving ``src`` (inode ``ino``) to ``dst`` moves in history, read before the
+        names change."""
         if not self.cow.settings.versioning or not (is_file(mode) or is_dir(mode)):
-            return  # only regular files have versions (a directory: those below it)
+            return []  # only regular files have versions (a directory: those below it)
         versions = self.versions
         real_src, real_dst = self.history_path(src), self.history_path(dst)
         if not is_dir(mode):
-            latest = versions.latest(real_src)
-            if latest is not None:
-                self.versions.record(real_src, "move", other=real_dst, latest=latest)
-            self.arrived(real_dst, ino, "rename", other=real_src)
-            return
+            return [_Move(real_src, real_dst, ino, versions.latest(real_src))]
+        moves = []
         for old in versions.paths_under(real_src):
             latest = versions.latest(old)
             if latest is None or not latest.has_content:
@@ -128,9 +145,15 @@ class HistoryHooks(Changes):
                 found = self.fs.lstat(old)  # the file as it is now, under the old name
             except (FileNotFoundError, NotADirectoryError):
                 continue  # gone while versioning was off: nothing moves
-            new = real_dst + old[len(real_src) :]
-            self.versions.record(old, "move", other=new, latest=latest)
-            self.arrived(new, found.st_ino, "rename", other=old)
+            moves.append(_Move(old, real_dst + old[len(real_src) :], found.st_ino, latest))
+        return moves
+
+    def _record_moves(self, moves: list[_Move]) -> None:
+        for move in moves:
+            if move.latest is not None:
+                self.versions.record(move.old, "move", other=move.new, latest=move.latest)
+        for move in moves:
+            self.arrived(move.new, move.ino, "rename", other=move.old)
 
     # --- reads (Changes) ----------------------------------------------------------------------
 

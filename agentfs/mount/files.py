@@ -49,6 +49,7 @@ class OpenFiles:
         self._handles: dict[int, Handle] = {}
         self._inodes: dict[int, _Open] = {}
         self._next = itertools.count(1)
+        fs.orphans.enable_pins()
 
     def open(self, ino: int, writable: bool, append: bool = False) -> int:
         """A new handle on ``ino``. The inode's buffer is made by the first writable handle

@@ -27,7 +27,7 @@ import pyfuse3
 
 from agentfs.core import paths
 from agentfs.core.by_inode import ByInode
-from agentfs.core.fs import FileSystem
+from agentfs.core.fs import Attrs, FileSystem
 from agentfs.core.inodes import ROOT_INO, Stat, is_dir
 from agentfs.mount.files import OpenFiles
 from agentfs.mount.group import GroupCommit
@@ -315,10 +315,11 @@ class WorkspaceOperations(pyfuse3.Operations):
         flags: int,
         ctx: pyfuse3.RequestContext,
     ) -> None:
-        if flags & pyfuse3.RENAME_EXCHANGE:
-            raise OSError(errno.EINVAL, "RENAME_EXCHANGE is not supported")
         src = self._child(parent_inode_old, name_old)
         dst = self._child(parent_inode_new, name_new)
+        if flags & pyfuse3.RENAME_EXCHANGE:
+            self.fs.exchange(src, dst)
+            return
         with self.fs.transaction():
             if flags & pyfuse3.RENAME_NOREPLACE and self.fs.exists(dst):
                 raise OSError(errno.EEXIST, "exists", dst)
@@ -336,31 +337,27 @@ class WorkspaceOperations(pyfuse3.Operations):
     ) -> pyfuse3.EntryAttributes:
         ino = self._ino(inode)
         self.files.commit(ino)  # written bytes first: their commit must not undo these times
-        open_file = self.files.buffered(ino)
-        path = self.by.path_of(ino)
-        if path is None:  # unlinked while open: only its handles' view can change
-            if open_file is None or not fields.update_size or not open_file.writable():
-                raise OSError(errno.ENOENT, "no such file", f"inode {inode}")
-            open_file.truncate(attr.st_size)
-            return self._attrs(self.by.stat(ino))
         if fields.update_size:
+            open_file = self.files.buffered(ino)
             if open_file is not None and open_file.writable():
                 open_file.truncate(attr.st_size)
-                open_file.flush()
+                open_file.flush()  # an unlinked file's bytes stay with its handles
             else:
-                self.fs.truncate(path, attr.st_size)
+                self.fs.truncate(self._path(inode), attr.st_size)
+        # the rest by number: fchmod, fchown and futimens work on an unlinked open file too
+        attrs = Attrs(
+            mode=attr.st_mode & 0o7777 if fields.update_mode else None,
+            uid=attr.st_uid if fields.update_uid else -1,
+            gid=attr.st_gid if fields.update_gid else -1,
+        )
         with self.fs.transaction():
-            if fields.update_mode:
-                self.fs.chmod(path, attr.st_mode & 0o7777)
-            if fields.update_uid or fields.update_gid:
-                uid = attr.st_uid if fields.update_uid else -1
-                gid = attr.st_gid if fields.update_gid else -1
-                self.fs.chown(path, uid, gid, follow_symlinks=False)
             if fields.update_atime or fields.update_mtime:
                 st = self.by.stat(ino)
                 atime = attr.st_atime_ns if fields.update_atime else st.st_atime_ns
                 mtime = attr.st_mtime_ns if fields.update_mtime else st.st_mtime_ns
-                self.fs.utime(path, (atime, mtime), follow_symlinks=False)
+                attrs = attrs._replace(times=(atime, mtime))
+            if attrs != Attrs():
+                self.fs.set_attrs(ino, attrs)
             return self._attrs(self.by.stat(ino))
 
     # --- file content --------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 import agentfs
 from agentfs import fsck
+from tests.syscalls import RENAME_EXCHANGE, renameat2
 
 NAMES = ("a", "b", "c")
 PATHS = st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map(
@@ -164,6 +165,14 @@ class WorkspaceVsHost(RuleBasedStateMachine):
             f"rename {src} {dst}",
             lambda: self.ws.rename(src, dst),
             lambda: os.rename(self.h(src), self.h(dst)),
+        )
+
+    @rule(a=PATHS, b=PATHS)
+    def exchange(self, a: str, b: str) -> None:
+        self.both(
+            f"exchange {a} {b}",
+            lambda: self.ws.exchange(a, b),
+            lambda: renameat2(self.h(a), self.h(b), RENAME_EXCHANGE),
         )
 
     @rule(src=PATHS, dst=PATHS)

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from tests.mount.conftest import Mounted, fresh_mount
+from tests.syscalls import RENAME_EXCHANGE, RENAME_NOREPLACE, renameat2
 
 NAMES = ["a", "b", "d", "d/a", "d/b", "e", "e/a"]
 FLAGS = [
@@ -43,6 +44,9 @@ op = st.one_of(
     st.tuples(st.just("close"), fd_index),
     st.tuples(st.just("truncate"), name, offset),
     st.tuples(st.just("rename"), name, name),
+    st.tuples(
+        st.just("renameat2"), name, name, st.sampled_from([RENAME_NOREPLACE, RENAME_EXCHANGE])
+    ),
     st.tuples(st.just("link"), name, name),
     st.tuples(st.just("unlink"), name),
     st.tuples(st.just("mkdir"), name),
@@ -83,6 +87,7 @@ class Side:
             "close": lambda i: os.close(self.fds.pop(i % len(self.fds)) if self.fds else -1),
             "truncate": lambda n, size: os.truncate(self.path(n), size),
             "rename": lambda a, b: os.rename(self.path(a), self.path(b)),
+            "renameat2": lambda a, b, f: renameat2(self.path(a), self.path(b), f),
             "link": lambda a, b: os.link(self.path(a), self.path(b)),
             "unlink": lambda n: os.unlink(self.path(n)),
             "mkdir": lambda n: os.mkdir(self.path(n)),

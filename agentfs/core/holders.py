@@ -1,0 +1,67 @@
+"""Naming a live process so that another process can tell whether it is still running.
+
+A durable pin (``ws_pin``, ``agentfs.core.orphans``) must stop counting once its process is
+gone, or a crash would keep an inode forever. A pid alone is reused; the pid with the
+process's start time (``/proc/PID/stat``, clock ticks since boot) is not, within one boot; the
+boot id tells boots apart. Processes in another pid namespace (a container sharing the file)
+cannot be looked up by pid from here, so their pins are taken as live (a stale one is cleared
+by a purge in its own namespace, or by ``agentfs fsck``'s report of it).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii", errors="replace") as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+def _start_time(pid: int) -> str | None:
+    """Field 22 of ``/proc/PID/stat`` (counted after the command name, which may hold spaces
+    and parentheses: split after its last ')'), or None if there is no such process."""
+    stat = _read(f"/proc/{pid}/stat")
+    if stat is None:
+        return None
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def _namespace() -> str:
+    try:
+        return os.readlink("/proc/self/ns/pid").removeprefix("pid:").strip("[]")
+    except OSError:
+        return "?"
+
+
+@functools.cache
+def _boot_and_namespace() -> tuple[str, str]:
+    return _read("/proc/sys/kernel/random/boot_id") or "?", _namespace()
+
+
+def this_process() -> str:
+    """``boot:pidns:pid:start`` of the calling process (computed per call: a fork has its own
+    pid and start time)."""
+    boot, namespace = _boot_and_namespace()
+    pid = os.getpid()
+    return f"{boot}:{namespace}:{pid}:{_start_time(pid) or '?'}"
+
+
+def alive(holder: str) -> bool:
+    """Is the process ``holder`` (from ``this_process``) still running? False for one of an
+    earlier boot, one that exited (its pid gone or reused), and a malformed name."""
+    parts = holder.split(":")
+    if len(parts) != 4 or not parts[2].isdigit():
+        return False
+    boot, namespace, pid, start = parts
+    here_boot, here_namespace = _boot_and_namespace()
+    if boot != here_boot:
+        return False
+    if namespace != here_namespace:
+        return True  # not ours to look up (see the module docstring)
+    return _start_time(int(pid)) == start
