@@ -215,6 +215,45 @@ class Transaction:
             self.on_rollback()
 
 
+class CommitWatch:
+    """Has any connection committed to a workspace since a moment? Answered without a
+    transaction, so a reader holding one open can tell whether its snapshot is still the
+    newest (the mount's read groups: ``agentfs.mount.group``).
+
+    It reads the WAL-index header in the ``-shm`` file, whose layout is part of SQLite's
+    documented file format (sqlite.org/walformat.html): ``iChange`` (a 32-bit counter every
+    commit, WAL restart and recovery increments, offset 8) and ``mxFrame`` (the last valid
+    WAL frame, offset 16). ``pread``, not ``mmap``: a truncated file then reads short instead
+    of raising SIGBUS. A torn read of a header being rewritten only reads as a change.
+    """
+
+    _HEADER = 24
+
+    def __init__(self, db_path: str) -> None:
+        try:
+            self._fd: int | None = os.open(f"{db_path}-shm", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self._fd = None  # no WAL index to read: every question is answered "changed"
+
+    def mark(self) -> bytes | None:
+        """The commit counter now; None when it cannot be read."""
+        if self._fd is None:
+            return None
+        header = os.pread(self._fd, self._HEADER, 0)
+        if len(header) < self._HEADER:
+            return None
+        return header[8:12] + header[16:20]
+
+    def changed_since(self, mark: bytes | None) -> bool:
+        """Did anything commit since ``mark`` was taken? (True when unsure.)"""
+        return mark is None or self.mark() != mark
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
 def write_transaction(conn: apsw.Connection) -> Transaction:
     return Transaction(conn, write=True)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import secrets
 
 
 def _read(path: str) -> str | None:
@@ -52,10 +53,17 @@ def this_process() -> str:
     return f"{boot}:{namespace}:{pid}:{_start_time(pid) or '?'}"
 
 
+def this_connection() -> str:
+    """``this_process()`` plus a tag telling this process's connections apart (each clears
+    only its own pins of files it has closed: ``Orphans.clear_stale_pins``)."""
+    return f"{this_process()}/{secrets.token_hex(4)}"
+
+
 def alive(holder: str) -> bool:
-    """Is the process ``holder`` (from ``this_process``) still running? False for one of an
-    earlier boot, one that exited (its pid gone or reused), and a malformed name."""
-    parts = holder.split(":")
+    """Is the process of ``holder`` (``this_process`` or ``this_connection``) still running?
+    False for one of an earlier boot, one that exited (its pid gone or reused), and a
+    malformed name."""
+    parts = holder.split("/", 1)[0].split(":")
     if len(parts) != 4 or not parts[2].isdigit():
         return False
     boot, namespace, pid, start = parts

@@ -60,7 +60,8 @@ class Orphans:
         #: Purge at the next chance: True at first, so the first purge (at open) finishes
         #: what a crashed process left behind.
         self._urgent = True
-        #: This process's name in ``ws_pin`` (``holders.this_process``), once ``enable_pins``.
+        #: This connection's name in ``ws_pin`` (``holders.this_connection``), once
+        #: ``enable_pins``.
         self.holder: str | None = None
         self._readonly = conn.readonly("main")
         conn.execute(
@@ -73,7 +74,7 @@ class Orphans:
         transaction, so no rollback can take it away)."""
         if self.conn.in_transaction:
             raise RuntimeError("enable_pins must run outside a transaction")
-        self.holder = holders.this_process()
+        self.holder = holders.this_connection()
         self.conn.execute(_PIN_ON_QUEUE.format(holder=apsw.format_sql_value(self.holder)))
 
     def pin(self, ino: int) -> None:
@@ -87,14 +88,11 @@ class Orphans:
         self.conn.execute("INSERT OR IGNORE INTO temp.pinned_orphan(ino) VALUES (?)", (ino,))
 
     def unpin(self, ino: int) -> None:
-        """The last handle on ``ino`` closed: a queued ``ino`` may be freed now (its durable
-        pin, if it got one, is deleted: one write only for a file unlinked while open)."""
+        """The last handle on ``ino`` closed: a queued ``ino`` may be freed now. Nothing is
+        written here (a release must stay cheap, and may come inside a read transaction):
+        a durable pin it got is dropped by the next purge (``clear_stale_pins``), made soon."""
         self.conn.execute("DELETE FROM temp.pinned_orphan WHERE ino = ?", (ino,))
         self._urgent = True
-        pinned = "FROM ws_pin WHERE ino = ? AND holder = ?"
-        if self.conn.execute(f"SELECT 1 {pinned}", (ino, self.holder)).get is not None:
-            with write_transaction(self.conn):
-                self.conn.execute(f"DELETE {pinned}", (ino, self.holder))
 
     def release(self, ino: int, mode: int, size: int) -> None:
         """``ino`` has no name left: a directory (no content) goes at once, anything else is
@@ -165,7 +163,7 @@ class Orphans:
         self.backlog = 0
         if self._readonly:
             return 0  # nothing can be freed through a read-only connection
-        self.clear_dead_pins()
+        self.clear_stale_pins()
         if self.conn.execute(f"{_QUEUED} LIMIT 1").get is None:
             return 0  # nothing after all: one cheap read, no write lock
         freed = 0
@@ -189,11 +187,21 @@ class Orphans:
                     self.conn.execute(f"DELETE FROM {table} WHERE ino IN ({_BATCH})", (batch,))
             freed += count
 
-    def clear_dead_pins(self) -> None:
-        """Delete the durable pins of processes that are no longer running (a crashed mount),
-        so what they pinned can be freed. One read when there are none."""
+    def clear_stale_pins(self) -> None:
+        """Delete the durable pins that hold nothing open any more: every pin of a process
+        that is no longer running (a crashed mount), so what it pinned can be freed, and this
+        connection's own pins of inodes it has closed since. One read when there are none."""
         holders_now = [h for (h,) in self.conn.execute("SELECT DISTINCT holder FROM ws_pin")]
         dead = [(h,) for h in holders_now if not holders.alive(h)]  # type: ignore[arg-type]
-        if dead:
+        closed = "holder = ? AND ino NOT IN (SELECT ino FROM temp.pinned_orphan)"
+        own_closed = (
+            self.holder in holders_now
+            and self.conn.execute(
+                f"SELECT 1 FROM ws_pin WHERE {closed} LIMIT 1", (self.holder,)
+            ).get
+        )
+        if dead or own_closed:
             with write_transaction(self.conn):
                 self.conn.executemany("DELETE FROM ws_pin WHERE holder = ?", dead)
+                if own_closed:
+                    self.conn.execute(f"DELETE FROM ws_pin WHERE {closed}", (self.holder,))

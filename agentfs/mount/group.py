@@ -5,9 +5,12 @@ touched, and even a read pays for BEGIN, SQLite's check of the WAL, and COMMIT (
 five statements of a small read). Untarring a tree, ``rm -rf``, or ``grep -r`` would pay that
 per request. So the mount keeps one transaction open across requests:
 
-* requests that only read share a **read** transaction (a snapshot); it ends after ``IDLE``
-  seconds without a request or when it is ``WINDOW`` seconds old, so other processes'
-  commits are seen within ``WINDOW``;
+* requests that only read share a **read** transaction (a snapshot) as long as nobody
+  commits: before each request the WAL index's commit counter is read (``CommitWatch``,
+  one ``pread``), and a snapshot another process has moved past is ended first. So every
+  request sees every commit made before it, as if it ran alone; the group also ends after
+  ``IDLE`` seconds without a request and when it is ``WINDOW`` seconds old (a reader holds
+  back WAL checkpoints);
 * requests that change the workspace share a **write** transaction, committed when it is
   ``WINDOW`` seconds old, after ``MAX_OPERATIONS`` operations, after ``IDLE`` seconds
   without a request, at every ``close(2)`` and ``fsync``, and at unmount. A change that
@@ -31,7 +34,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from agentfs.core.fs import FileSystem
-from agentfs.db import Transaction
+from agentfs.db import CommitWatch, Transaction
 
 #: Oldest a group may get before it ends (seconds).
 WINDOW = 0.05
@@ -51,6 +54,9 @@ class GroupCommit:
         self._started = 0.0
         self._last = 0.0
         self._operations = 0
+        self._watch = CommitWatch(fs.conn.filename)
+        #: The commit counter just before the open read group began.
+        self._mark: bytes | None = None
 
     @property
     def writing(self) -> bool:
@@ -60,8 +66,17 @@ class GroupCommit:
     @contextmanager
     def reading(self) -> Iterator[None]:
         """One request that only reads: inside the open group, read or write (a read group
-        is opened if none is)."""
+        is opened if none is, or if another process committed since the open one began)."""
+        if (
+            self._open is not None
+            and not self._open.write
+            and self._watch.changed_since(self._mark)
+        ):
+            self.commit()
         if self._open is None:
+            # taken before the snapshot is: a commit in between reads as a change (a
+            # needless new snapshot), never as none
+            self._mark = self._watch.mark()
             self._begin(self.fs.read_transaction())
         try:
             yield
@@ -109,6 +124,13 @@ class GroupCommit:
                 self.fs.conn.execute("ROLLBACK")
             self.fs.drop_caches()
             raise
+
+    def close(self) -> None:
+        """Unmounting: end the open group and stop watching."""
+        try:
+            self.commit()
+        finally:
+            self._watch.close()
 
     def commit_if_idle(self) -> bool:
         """End a group no request has used for ``IDLE`` seconds (called by a timer); True

@@ -434,7 +434,7 @@ class WorkspaceOperations(pyfuse3.Operations):
             with self._committing():
                 self.files.close_all()
         finally:
-            self.group.commit()
+            self.group.close()
 
     def on_idle(self) -> None:
         """The mount's timer: end a group no request uses, then free what is due (the inodes

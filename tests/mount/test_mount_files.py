@@ -56,6 +56,30 @@ def test_api_writes_appear_in_the_mount(mounted: Mounted) -> None:
     assert (mounted.dir / "from-api.txt").read_text() == "made by the API"
 
 
+def test_api_writes_appear_at_once_while_the_mount_is_busy_reading(mounted: Mounted) -> None:
+    """The mount's requests share a read snapshot while nobody commits; a commit by another
+    process must end it before the next request, or a file the API just wrote would be
+    missing from the mount (and its absence cached by the kernel)."""
+    (mounted.dir / "busy.txt").write_text("read over and over")
+    stop = threading.Event()
+
+    def keep_reading() -> None:  # another program keeps the mount's read group alive
+        while not stop.is_set():
+            (mounted.dir / "busy.txt").read_bytes()
+            os.stat(mounted.dir / "busy.txt")
+
+    reader = threading.Thread(target=keep_reading)
+    reader.start()
+    try:
+        with agentfs.open(mounted.db) as ws:
+            for i in range(40):
+                ws.write(f"/new-{i}.txt", f"version {i}")
+                assert (mounted.dir / f"new-{i}.txt").read_text() == f"version {i}"
+    finally:
+        stop.set()
+        reader.join()
+
+
 def test_offsets_sparse_truncate_and_o_trunc(mounted: Mounted) -> None:
     p = mounted.dir / "f.bin"
     fd = os.open(p, os.O_CREAT | os.O_RDWR, 0o640)
