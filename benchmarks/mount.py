@@ -14,11 +14,13 @@ blocks. Targets (the mount issue): every metadata workload within 3x of bindfs, 
 read >= 500 MB/s and write >= 200 MB/s, ``rm -rf`` of 10,000 files <= 3 s.
 
     .venv/bin/python benchmarks/mount.py [--runs 3] [--files 10000] [--mib 1024]
+        [--cache-timeouts 1,60] [--skip metadata,fio]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -148,23 +150,33 @@ def bindfs_dir(scratch: Path) -> Iterator[Path]:
 
 
 @contextmanager
-def agentfs_dir(scratch: Path) -> Iterator[Path]:
+def agentfs_dir(scratch: Path, cache_timeout: float) -> Iterator[Path]:
     db, mnt = scratch / "bench.db", scratch / "agentfs-mnt"
     db.unlink(missing_ok=True)
     agentfs.open(db).close()
     mnt.mkdir(exist_ok=True)
-    subprocess.run([*AGENTFS, "mount", str(db), str(mnt)], check=True)
+    subprocess.run(
+        [*AGENTFS, "mount", str(db), str(mnt), "--cache-timeout", str(cache_timeout)], check=True
+    )
     try:
         yield mnt
     finally:
         subprocess.run([*AGENTFS, "umount", str(mnt)], check=False)
 
 
-IMPLEMENTATIONS: dict[str, Callable[[Path], object]] = {
-    "tmpfs": lambda scratch: tmpfs_dir(),
-    "bindfs": bindfs_dir,
-    "agentfs": agentfs_dir,
-}
+def implementations(cache_timeouts: list[float]) -> dict[str, Callable[[Path], object]]:
+    """tmpfs, bindfs, then agentfs once per kernel cache timeout (``--cache-timeouts``)."""
+    found: dict[str, Callable[[Path], object]] = {
+        "tmpfs": lambda scratch: tmpfs_dir(),
+        "bindfs": bindfs_dir,
+    }
+    for t in cache_timeouts:
+        found[_agentfs_name(t, cache_timeouts)] = functools.partial(agentfs_dir, cache_timeout=t)
+    return found
+
+
+def _agentfs_name(timeout: float, all_timeouts: list[float]) -> str:
+    return "agentfs" if len(all_timeouts) == 1 else f"agentfs {timeout:g} s"
 
 
 def main() -> None:
@@ -173,16 +185,23 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--mib", type=int, default=1024)
     parser.add_argument("--skip", default="", help="comma-separated: metadata,fio")
+    parser.add_argument(
+        "--cache-timeouts",
+        default="1",
+        help="comma-separated kernel cache timeouts (seconds) to run agentfs with, each a column",
+    )
     args = parser.parse_args()
     skip = set(filter(None, args.skip.split(",")))
-    results: dict[str, dict[str, list[float]]] = {name: {} for name in IMPLEMENTATIONS}
+    timeouts = [float(t) for t in args.cache_timeouts.split(",")]
+    impls = implementations(timeouts)
+    results: dict[str, dict[str, list[float]]] = {name: {} for name in impls}
     with tempfile.TemporaryDirectory(
         prefix="bench-mount-", dir=ROOT / ".agentfs" if (ROOT / ".agentfs").is_dir() else None
     ) as tmp:
         scratch = Path(tmp)
         tree, repo = _tree(scratch, args.files), _repo(scratch)
         for _ in range(args.runs):
-            for name, make in IMPLEMENTATIONS.items():  # interleaved: drift hits all alike
+            for name, make in impls.items():  # interleaved: drift hits all alike
                 run_dir = scratch / f"run-{name}"
                 run_dir.mkdir()
                 with make(run_dir) as directory:  # type: ignore[attr-defined]
@@ -194,32 +213,41 @@ def main() -> None:
                 shutil.rmtree(run_dir, ignore_errors=True)
                 for op, value in timings.items():
                     results[name].setdefault(op, []).append(value)
-    _print(results, args)
+    _print(results, args, [n for n in impls if n.startswith("agentfs")])
 
 
-def _print(results: dict[str, dict[str, list[float]]], args: argparse.Namespace) -> None:
+def _print(
+    results: dict[str, dict[str, list[float]]], args: argparse.Namespace, ours: list[str]
+) -> None:
+    """One table; with several cache timeouts, one agentfs column (and ratio) each, the
+    verdict judged on the last."""
     med = {n: {op: statistics.median(v) for op, v in ops.items()} for n, ops in results.items()}
     print(
         f"\nmount: {args.files:,} small files, git status on 5,000, fio {args.mib} MiB;"
         f" median of {args.runs} runs (seconds; MB/s for fio)\n"
     )
-    print("| workload | tmpfs | bindfs | agentfs | agentfs / bindfs | target |")
-    print("|---|---:|---:|---:|---:|---|")
+    ratios = " | ".join(f"{n} / bindfs" for n in ours)
+    print(f"| workload | tmpfs | bindfs | {' | '.join(ours)} | {ratios} | target |")
+    print("|---|---:|---:|" + "---:|" * (2 * len(ours)) + "---|")
     for op in [*METADATA, *TARGETS_MBPS]:
-        if op not in med["agentfs"]:
+        if op not in med[ours[-1]]:
             continue
-        t, b, a = med["tmpfs"][op], med["bindfs"][op], med["agentfs"][op]
+        t, b = med["tmpfs"][op], med["bindfs"][op]
+        values = [med[n][op] for n in ours]
+        a = values[-1]
         if op in TARGETS_MBPS:
             goal = TARGETS_MBPS[op]
             verdict = f">= {goal:.0f} MB/s {'ok' if a >= goal else 'MISS'}"
-            print(f"| {op} (MB/s) | {t:,.0f} | {b:,.0f} | {a:,.0f} | {a / b:.2f}x | {verdict} |")
+            cells = [f"{v:,.0f}" for v in values] + [f"{v / b:.2f}x" for v in values]
+            print(f"| {op} (MB/s) | {t:,.0f} | {b:,.0f} | {' | '.join(cells)} | {verdict} |")
             continue
         verdict = (
             f"<= {TARGET_VS_BINDFS:.0f}x bindfs {'ok' if a <= TARGET_VS_BINDFS * b else 'MISS'}"
         )
         if op == "rm -rf" and args.files == 10_000:
             verdict += f", <= {RM_RF_SECONDS:.0f} s {'ok' if a <= RM_RF_SECONDS else 'MISS'}"
-        print(f"| {op} (s) | {t:.3f} | {b:.3f} | {a:.3f} | {a / b:.2f}x | {verdict} |")
+        cells = [f"{v:.3f}" for v in values] + [f"{v / b:.2f}x" for v in values]
+        print(f"| {op} (s) | {t:.3f} | {b:.3f} | {' | '.join(cells)} | {verdict} |")
 
 
 if __name__ == "__main__":
