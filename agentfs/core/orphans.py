@@ -1,12 +1,13 @@
 """Inodes that lost their last name: queued in ws_orphan, their rows freed later in batches.
 
 An unlink only removes the name and queues the inode, in the operation's own transaction; the
-content (fs_data), the symlink target, the extended attributes and the inode row go later, many inodes per transaction
-(``purge``). That keeps every delete's commit small (four rows instead of six: measured 17 %
-more 1 KiB deletes/s) and a tree of 100,000 files removable in a few statements, and it is
-what a FUSE mount needs for files unlinked while still open. A crash in between leaves a queue
-that the next open finishes: nothing is lost and nothing leaks. Queued inodes have nlink 0 and
-no name, are invisible to every path operation, and are left out of ``export --agentfs``.
+content (fs_data), the symlink target, the extended attributes and the inode row go later,
+many inodes per transaction (``purge``). That keeps every delete's commit small (four rows
+instead of six: measured 17 % more 1 KiB deletes/s) and a tree of 100,000 files removable in
+a few statements, and it is what a FUSE mount needs for files unlinked while still open. A
+crash in between leaves a queue that the next open finishes: nothing is lost and nothing
+leaks. Queued inodes have nlink 0 and no name, are invisible to every path operation, and are
+left out of ``export --agentfs``.
 
 A queued inode that a process still has open is pinned: not freed until it is closed. Pins
 are per connection (a TEMP table, free to take at every open) and, once a pinned inode is

@@ -4,6 +4,7 @@ hypothesis state machine against a tmpfs directory (/dev/shm) doing the same cal
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
@@ -344,6 +345,10 @@ class XattrsVsTmpfs(RuleBasedStateMachine):
 
     @rule(path=PATHS, data=st.binary(max_size=10))
     def write(self, path: str, data: bytes) -> None:
+        with contextlib.suppress(OSError):
+            if stat.S_ISFIFO(os.stat(self.h(path)).st_mode):
+                return  # opening a FIFO to write would wait for a reader
+
         def host() -> None:
             with open(self.h(path), "wb") as f:
                 f.write(data)
@@ -466,8 +471,8 @@ TestXattrsMatchTmpfs = pytest.mark.skipif(
     not _tmpfs_has_user_xattrs(), reason="tmpfs here has no user. xattrs"
 )(XattrsVsTmpfs.TestCase)
 TestXattrsMatchTmpfs.settings = settings(
-    max_examples=150,
-    stateful_step_count=30,
+    max_examples=100,
+    stateful_step_count=25,
     derandomize=True,
     database=None,
     deadline=None,

@@ -95,9 +95,8 @@ def test_what_the_api_sets_the_mount_shows_and_back(mounted: Mounted) -> None:
     (mounted.dir / "f").write_bytes(b"x")
     os.setxattr(mounted.dir / "f", "user.from_mount", b"m")
     os.setxattr(mounted.dir, "user.on_root", b"r")
-    os.sync()  # not needed for the group commit, which an fsync ends; cheap belt and braces
-    fd = os.open(mounted.dir / "f", os.O_RDONLY)
-    os.fsync(fd)  # ends the open group commit: another process sees it from now on
+    fd = os.open(mounted.dir / "f", os.O_WRONLY)
+    os.fsync(fd)  # commits the open group: another process sees the changes from now on
     os.close(fd)
     with agentfs.open(mounted.db) as ws:
         assert ws.getxattr("/f", "user.from_mount") == b"m"
