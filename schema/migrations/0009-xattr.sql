@@ -15,7 +15,7 @@
 --   name   the full name with its namespace, e.g. 'user.mime_type' (TEXT: UTF-8, as names of
 --          files are; listed in code-point order)
 --   value  the bytes, possibly empty
-CREATE TABLE ws_xattr (
+CREATE TABLE IF NOT EXISTS ws_xattr (
   ino INTEGER NOT NULL,
   name TEXT NOT NULL,
   value BLOB NOT NULL,

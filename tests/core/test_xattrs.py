@@ -20,6 +20,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 import agentfs
 from agentfs import db, fsck
+from tests.old_schema import as_schema_8
 
 SHM = Path("/dev/shm")
 
@@ -277,11 +278,9 @@ def test_an_older_workspace_gets_the_table(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     with agentfs.open(path) as ws:
         ws.write("/f", b"x")
-        with ws.conn:
-            ws.conn.execute("DROP TABLE ws_xattr")
-            ws.conn.execute("UPDATE fs_config SET value = '7' WHERE key = 'workspace_schema'")
+    as_schema_8(path)
     with agentfs.open(path) as ws:
-        assert db.schema_version(ws.conn) == db.SCHEMA_VERSION == 8
+        assert db.schema_version(ws.conn) == db.SCHEMA_VERSION == 9
         assert ws.listxattr("/f") == []
         ws.setxattr("/f", "user.a", b"1")
         assert ws.getxattr("/f", "user.a") == b"1"
