@@ -140,6 +140,8 @@ class Xattrs:
         with self.fs.transaction():
             if not self._allowed(ino, name, where):
                 raise fs_error(errno.EPERM, where, "user. attributes are for files and directories")
+            if name == CAPABILITY:  # reads of it answer ENODATA, as for any name never set
+                raise fs_error(errno.ENOTSUP, where, f"{name}: file capabilities are not stored")
             present = self.conn.execute(_GET, (ino, name)).get is not None
             if present and flags & XATTR_CREATE:
                 raise fs_error(errno.EEXIST, where, name)
@@ -180,8 +182,6 @@ class Xattrs:
             raise fs_error(errno.ENOTSUP, where, f"{name}: namespace not supported")
         if name == prefix:
             raise fs_error(errno.EINVAL, where, f"{name}: a name after the namespace is needed")
-        if name == CAPABILITY:
-            raise fs_error(errno.ENOTSUP, where, f"{name}: file capabilities are not stored")
         return True
 
     def _changed(self, ino: int) -> None:

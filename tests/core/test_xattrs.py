@@ -94,6 +94,7 @@ def test_set_and_remove_update_ctime_only(ws: agentfs.Workspace) -> None:
         (lambda ws: ws.setxattr("/f", "foo.a", b""), errno.ENOTSUP),
         (lambda ws: ws.getxattr("/f", "system.posix_acl_access"), errno.ENOTSUP),
         (lambda ws: ws.setxattr("/f", "security.capability", b"\1"), errno.ENOTSUP),
+        (lambda ws: ws.getxattr("/f", "security.capability"), errno.ENODATA),
         (lambda ws: ws.setxattr("/f", "user.new", b"", os.XATTR_REPLACE), errno.ENODATA),
     ],
 )
