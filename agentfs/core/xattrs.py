@@ -6,10 +6,10 @@ program sees the same answers through the FUSE mount as on a local disk:
 
 - a name is 1..255 bytes (ERANGE otherwise) with no NUL (EINVAL), in the ``user.``,
   ``trusted.`` or ``security.`` namespace with something after the prefix (EINVAL for the
-  bare prefix); ``system.`` (POSIX ACLs, which the mount leaves off), any other prefix and
-  ``security.capability`` are ENOTSUP (file capabilities: a workspace an agent writes must not
-  grant a program privileges, and the kernel asks the mount for that name before every
-  ``write(2)``, which can then be answered without a query);
+  bare prefix); ``system.`` (POSIX ACLs, which the mount leaves off) and any other prefix are
+  ENOTSUP, and so is setting ``security.capability`` (file capabilities: a workspace an agent
+  writes must not grant a program privileges; and since it is never set, the mount answers
+  the kernel's probe of it before every ``write(2)`` without a query);
 - a value is at most 64 KiB (E2BIG);
 - ``user.`` attributes exist only on regular files and directories: setting or removing one
   elsewhere is EPERM, reading one ENODATA (the kernel's rule: they are the owner's, and a
