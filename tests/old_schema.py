@@ -1,7 +1,8 @@
 """Workspaces as an earlier schema left them, for migration tests: a workspace file made by
-this release without ws_xattr (schema 8), without ws_pin too (schema 7), or with its search index rewritten the way schema 6
-kept it (one FTS5 row and one vector per chunk, keyed by chunk id, the text's digest on the
-chunk row; migrations 8 and 9 make ws_pin and ws_xattr only if they are missing)."""
+this release without ws_xattr (schema 8), without ws_pin too (schema 7), or with its search
+index rewritten the way schema 6 kept it (one FTS5 row and one vector per chunk, keyed by
+chunk id, the text's digest on the chunk row; migrations 8 and 9 make ws_pin and ws_xattr
+only if they are missing)."""
 
 from __future__ import annotations
 

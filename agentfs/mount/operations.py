@@ -366,13 +366,18 @@ class WorkspaceOperations(pyfuse3.Operations):
     # (user. needs the file's read or write permission, trusted. CAP_SYS_ADMIN); pyfuse3 turns
     # XATTR_CREATE/XATTR_REPLACE into a getxattr first and answers a size probe itself.
 
-    @_errors
     async def getxattr(self, inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> bytes:
         if name == _CAPABILITY:  # asked before every write(2): never stored, no query
             raise pyfuse3.FUSEError(errno.ENODATA)
+        return await self._getxattr(inode, name)
+
+    @_errors
+    @_reads
+    async def _getxattr(self, inode: int, name: bytes) -> bytes:
         return self.fs.xattrs.get(self._ino(inode), xattrs.valid_name(name, f"inode {inode}"))
 
     @_errors
+    @_reads
     async def listxattr(self, inode: int, ctx: pyfuse3.RequestContext) -> list[bytes]:
         """Every name, but trusted. ones only for root (tmpfs shows them only to a caller
         with CAP_SYS_ADMIN; the request carries a uid, not capabilities)."""
