@@ -13,7 +13,7 @@ WORKSPACE ?= .agentfs/workspace.db
 # and measured against; fuse3 and libfuse3-dev (with pkg-config, to build pyfuse3): the mount;
 # bubblewrap: the sandbox of `agentfs exec --sandbox`; bindfs (a C FUSE passthrough, the floor)
 # and fio: what benchmarks/mount.py measures the mount against.
-APT_PACKAGES := rsync ripgrep fuse3 libfuse3-dev pkg-config bubblewrap bindfs fio
+APT_PACKAGES := rsync ripgrep fuse3 libfuse3-dev pkg-config bubblewrap bindfs fio attr
 
 .PHONY: demo test lint bench clean system-deps
 

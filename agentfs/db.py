@@ -361,6 +361,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "history: versions' bytes kept aside", _run_sql("migrations/0006-kept.sql")),
     Migration(7, "search: the index by chunk text (each distinct text indexed once)", _texts),
     Migration(8, "orphan pins every connection sees", _run_sql("migrations/0008-pins.sql")),
+    Migration(9, "extended attributes", _run_sql("migrations/0009-xattr.sql")),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

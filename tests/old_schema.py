@@ -1,7 +1,8 @@
 """Workspaces as an earlier schema left them, for migration tests: a workspace file made by
-this release without ws_pin (schema 7), or with its search index rewritten the way schema 6
-kept it (one FTS5 row and one vector per chunk, keyed by chunk id, the text's digest on the
-chunk row; migration 8 makes ws_pin only if it is missing)."""
+this release without ws_xattr (schema 8), without ws_pin too (schema 7), or with its search
+index rewritten the way schema 6 kept it (one FTS5 row and one vector per chunk, keyed by
+chunk id, the text's digest on the chunk row; migrations 8 and 9 make ws_pin and ws_xattr
+only if they are missing)."""
 
 from __future__ import annotations
 
@@ -19,16 +20,29 @@ _SCHEMA_6_CHUNK = (
 )
 
 
-def as_schema_7(path: Path) -> None:
-    """Drop what migration 8 made (ws_pin) from the closed workspace file ``path`` and set
-    its counter to 7."""
+def _as_schema(path: Path, version: int, table: str) -> None:
     conn = apsw.Connection(str(path))
     try:
         with conn:
-            conn.execute("DROP TABLE ws_pin")
-            conn.execute("UPDATE fs_config SET value = '7' WHERE key = ?", (db.SCHEMA_KEY,))
+            conn.execute(f"DROP TABLE {table}")
+            conn.execute(
+                "UPDATE fs_config SET value = ? WHERE key = ?", (str(version), db.SCHEMA_KEY)
+            )
     finally:
         conn.close()
+
+
+def as_schema_8(path: Path) -> None:
+    """Drop what migration 9 made (ws_xattr) from the closed workspace file ``path`` and set
+    its counter to 8."""
+    _as_schema(path, 8, "ws_xattr")
+
+
+def as_schema_7(path: Path) -> None:
+    """Drop what migrations 9 and 8 made (ws_xattr, ws_pin) from the closed workspace file
+    ``path`` and set its counter to 7."""
+    as_schema_8(path)
+    _as_schema(path, 7, "ws_pin")
 
 
 def index_as_schema_6(ws: agentfs.Workspace) -> None:

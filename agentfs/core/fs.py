@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import apsw
 
-from agentfs.core import handle, paths, treeops
+from agentfs.core import handle, paths, treeops, xattrs
 from agentfs.core.changes import Changes
 from agentfs.core.chunks import Chunks
 from agentfs.core.errors import fs_error, not_found
@@ -138,6 +138,8 @@ class FileSystem:
             )
         self.chunks = Chunks(conn, int(chunk_size))
         self.orphans = Orphans(conn, self.chunks.size)
+        #: Extended attributes by inode number (the path-based calls are ``getxattr`` & co).
+        self.xattrs = xattrs.Xattrs(self)
         #: The hooks of each change, for the layer above (``Changes``: a plain filesystem).
         self.hooks = Changes()
         self._dirs: dict[str, int] = {"/": ROOT_INO}
@@ -942,3 +944,42 @@ class FileSystem:
             args += [a, a_ns, m, m_ns]
         self.conn.execute(f"UPDATE fs_inode SET {', '.join(sets)} WHERE ino = ?", (*args, ino))
         self.hooks.names_changed(dentry_id, ino)
+
+    # --- extended attributes (``agentfs.core.xattrs`` has the rules) -------------------------
+
+    def getxattr(self, path: str, name: str | bytes, *, follow_symlinks: bool = True) -> bytes:
+        """The value of attribute ``name`` of ``path``, like ``os.getxattr``; ENODATA if unset."""
+        key = xattrs.valid_name(name, str(path))
+        path = paths.normalize(path)
+        with self._read():
+            return self.xattrs.get(self._resolve(path, follow_symlinks)[1], key, path)
+
+    def listxattr(self, path: str = "/", *, follow_symlinks: bool = True) -> list[str]:
+        """The attribute names of ``path``, sorted (``os.listxattr`` keeps the kernel's order)."""
+        path = paths.normalize(path)
+        with self._read():
+            return self.xattrs.list(self._resolve(path, follow_symlinks)[1], path)
+
+    def setxattr(
+        self,
+        path: str,
+        name: str | bytes,
+        value: bytes,
+        flags: int = 0,
+        *,
+        follow_symlinks: bool = True,
+    ) -> None:
+        """Set attribute ``name`` of ``path``, like ``os.setxattr``: ``flags`` may be
+        ``os.XATTR_CREATE`` (EEXIST if it is set) or ``os.XATTR_REPLACE`` (ENODATA if not)."""
+        key, value = xattrs.valid_setting(name, value, flags, str(path))
+        path = paths.normalize(path)
+        with self._write():
+            ino = self._resolve(path, follow_symlinks)[1]
+            self.xattrs.set(ino, key, value, flags, path)
+
+    def removexattr(self, path: str, name: str | bytes, *, follow_symlinks: bool = True) -> None:
+        """Remove attribute ``name`` of ``path``, like ``os.removexattr``; ENODATA if unset."""
+        key = xattrs.valid_name(name, str(path))
+        path = paths.normalize(path)
+        with self._write():
+            self.xattrs.remove(self._resolve(path, follow_symlinks)[1], key, path)

@@ -18,8 +18,8 @@ Caveats: run ``repair`` while no other process writes (it holds the write lock t
 
 The package, one concern per module: ``report`` (``Problem``, ``FsckReport``, the ``_check``
 decorator), ``sqlite`` (integrity, unique keys, ``fs_config``), ``tree`` (inodes, dentries, the
-orphan queue, reachability, nlink), ``content`` (symlinks, chunks and sizes, ``kv_store``,
-``tool_calls``), ``history`` (settings, versions, snapshot entries, reads) and
+orphan queue, reachability, nlink), ``content`` (symlinks, chunks and sizes, extended attributes,
+``kv_store``, ``tool_calls``), ``history`` (settings, versions, snapshot entries, reads) and
 ``lost_found`` (where repairs put nameless inodes). This module holds only
 the ordered ``CHECKS``/``REPAIRS`` tables and the entry points that run them.
 """
@@ -43,10 +43,12 @@ from agentfs.fsck.content import (
     check_tool_calls_json,
     check_tool_calls_outcome,
     check_tool_calls_times,
+    check_ws_xattr_inode,
     repair_fs_data_inode,
     repair_fs_inode_size,
     repair_fs_symlink_inode,
     repair_fs_symlink_size,
+    repair_ws_xattr_inode,
 )
 from agentfs.fsck.history import (
     check_ws_config_values,
@@ -188,6 +190,7 @@ __all__ = [
     "check_ws_snapshot_meta",
     "check_ws_tool_write_call",
     "check_ws_version_inode",
+    "check_ws_xattr_inode",
     "repair",
     "repair_connection",
     "repair_fs_config_schema_version",
@@ -217,6 +220,7 @@ __all__ = [
     "repair_ws_skill_active_values",
     "repair_ws_tool_write_call",
     "repair_ws_version_inode",
+    "repair_ws_xattr_inode",
 ]
 
 # --- running --------------------------------------------------------------------------------------
@@ -247,6 +251,7 @@ CHECKS: tuple[CheckFn, ...] = (
     check_fs_data_type,
     check_fs_data_layout,
     check_fs_inode_size,
+    check_ws_xattr_inode,
     check_ws_config_values,
     check_ws_version_inode,
     check_ws_kept_named,
@@ -293,6 +298,7 @@ REPAIRS: dict[CheckFn, RepairFn] = {
     check_fs_symlink_size: repair_fs_symlink_size,
     check_fs_data_inode: repair_fs_data_inode,
     check_fs_inode_size: repair_fs_inode_size,
+    check_ws_xattr_inode: repair_ws_xattr_inode,
     check_ws_config_values: repair_ws_config_values,
     check_ws_version_inode: repair_ws_version_inode,
     check_ws_kept_named: repair_ws_kept_named,

@@ -1,5 +1,5 @@
 """Checks of what files and logs hold: ``fs_symlink`` targets, ``fs_data`` chunks and file
-sizes, ``kv_store`` JSON and ``tool_calls`` records.
+sizes, extended attributes, ``kv_store`` JSON and ``tool_calls`` records.
 
 A problem with no safe answer here (a hole in a file's chunks, a symlink without a target, a
 malformed JSON value) is reported and never touched; only sizes and stray rows are repaired.
@@ -86,6 +86,28 @@ def repair_fs_data_inode(conn: apsw.Connection) -> list[str]:
     rows = _rows(conn, _STRAY_CHUNKS)
     conn.execute("DELETE FROM fs_data WHERE ino NOT IN (SELECT ino FROM fs_inode)")
     return [f"deleted {count} chunks of missing inode {ino}" for ino, count in rows]
+
+
+# --- ws_xattr ---------------------------------------------------------------------------------
+
+
+_STRAY_XATTRS = (
+    "SELECT ino, count(*) FROM ws_xattr WHERE ino NOT IN (SELECT ino FROM fs_inode) GROUP BY ino"
+)
+
+
+@_check
+def check_ws_xattr_inode(conn: apsw.Connection) -> _Finding:
+    """Every extended attribute belongs to an inode that exists (they go with the inode)."""
+    for ino, count in conn.execute(_STRAY_XATTRS):
+        yield f"{count} extended attributes belong to missing inode {ino}", True
+
+
+def repair_ws_xattr_inode(conn: apsw.Connection) -> list[str]:
+    """Attributes of an inode that is gone describe nothing: they are dropped."""
+    rows = _rows(conn, _STRAY_XATTRS)
+    conn.execute("DELETE FROM ws_xattr WHERE ino NOT IN (SELECT ino FROM fs_inode)")
+    return [f"deleted {count} extended attributes of missing inode {ino}" for ino, count in rows]
 
 
 @_check

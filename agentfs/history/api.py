@@ -17,7 +17,7 @@ from types import EllipsisType
 
 import apsw
 
-from agentfs.core import paths
+from agentfs.core import paths, xattrs
 from agentfs.core.errors import HistoryNotFoundError, fs_error
 from agentfs.core.fs import FileSystem
 from agentfs.core.globs import compile_glob
@@ -216,7 +216,8 @@ class HistoryMixin(FileSystem):
         version ('restore'; returned). The name is relinked to an inode holding the version:
         the version's own frozen inode when it has one (no byte copied; a copy instead if
         another path has that inode now, after a rename, so the two never become hard
-        links), else a new inode with its kept bytes and the mode the file has now. Recreates
+        links), else a new inode with its kept bytes and the mode and extended attributes the
+        file has now. Recreates
         a deleted file. With versioning off nothing is recorded and version ``n`` itself is
         returned."""
         with self._write():
@@ -238,6 +239,8 @@ class HistoryMixin(FileSystem):
             if found.ino is None or not found.describes(found.ino, self.size_of(found.ino)):
                 # kept aside, or the prefix of a file that grew since: a new inode holds them
                 ino = self._nameless_file(mode, self.hooks.versions.content(found))
+                if existing is not None and existing[2] & S_IFMT == S_IFREG:
+                    xattrs.copy_all(self.conn, existing[1], ino)  # as its mode: the file's now
             elif self.conn.execute("SELECT nlink FROM fs_inode WHERE ino = ?", (found.ino,)).get:
                 ino = self.hooks.cow.clone(found.ino, now_ns()).st_ino  # named elsewhere: a copy
             else:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 import apsw
 
 from agentfs.core.inodes import STAT_COLUMNS, Stat, split_ns
+from agentfs.core.xattrs import copy_all
 
 #: ``history.keep`` as stored: 'all', 'none' or a number of versions per path.
 KEEP_ALL = "all"
@@ -184,7 +185,8 @@ class CopyOnWrite:
 
     def copy_down(self, ino: int, *, whole: bool) -> tuple[int, bool]:
         """Give history the current content of live file ``ino`` in a new, nameless inode
-        (nlink 0, ``ino``'s row as it is: mode, owner, size, times), which every snapshot
+        (nlink 0, ``ino``'s row as it is: mode, owner, size, times, and a copy of its
+        extended attributes), which every snapshot
         entry naming ``ino`` now names instead; returns its number, and whether the chunks
         were moved there. The live inode keeps its number, names and metadata, and is then
         changed in place by the caller. (The version rows are ``Versions.repoint``'s.)
@@ -207,6 +209,7 @@ class CopyOnWrite:
         frozen: int = conn.execute(_FREEZE_INODE, (ino,)).get
         move = whole and int_width(frozen) == int_width(ino)
         conn.execute(_MOVE_CHUNKS if move else _COPY_CHUNKS, (frozen, ino))
+        copy_all(conn, ino, frozen)
         entries = conn.execute(_REPOINT_ENTRIES, (frozen, ino)).fetchall()
         if entries:
             for parent in {parent for parent, alive in entries if alive}:
@@ -219,10 +222,11 @@ class CopyOnWrite:
 
     def clone(self, ino: int, now: int) -> Stat:
         """A new, nameless inode with ``ino``'s metadata (new times) and a copy of its chunks
-        (for giving frozen content a second, independent life: a version restored while
-        another path still has it)."""
+        and extended attributes (for giving frozen content a second, independent life: a
+        version restored while another path still has it)."""
         sec, nsec = split_ns(now)
         new = Stat(*self.conn.execute(_CLONE_INODE, (sec, sec, nsec, nsec, ino)).get)
         self.conn.execute(_COPY_CHUNKS, (new.st_ino, ino))
+        copy_all(self.conn, ino, new.st_ino)
         self.fresh.add(new.st_ino)
         return new

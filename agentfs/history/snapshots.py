@@ -524,7 +524,7 @@ class _Restorer:
         fs = self.fs
         for dir_ino in self.detached_dirs:  # gone from the tree: its subtree goes too
             fs.orphans.unlink_subtree(dir_ino, track_dirty=self.hooks.tracks_dirs())
-            self.conn.execute("DELETE FROM fs_inode WHERE ino = ?", (dir_ino,))
+            fs.orphans.free_directory(dir_ino)
         for ino, delta in self.links.items():
             if delta:
                 nlink = self.conn.execute(

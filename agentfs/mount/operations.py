@@ -25,7 +25,7 @@ from typing import Any, ParamSpec, TypeVar
 
 import pyfuse3
 
-from agentfs.core import paths
+from agentfs.core import paths, xattrs
 from agentfs.core.by_inode import ByInode
 from agentfs.core.fs import Attrs, FileSystem
 from agentfs.core.inodes import ROOT_INO, Stat, is_dir
@@ -39,6 +39,7 @@ BLOCK_SIZE = 128 * 1024
 READDIR_BATCH = 256
 
 log = logging.getLogger(__name__)
+_CAPABILITY = xattrs.CAPABILITY.encode()
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -359,6 +360,46 @@ class WorkspaceOperations(pyfuse3.Operations):
             if attrs != Attrs():
                 self.fs.set_attrs(ino, attrs)
             return self._attrs(self.by.stat(ino))
+
+    # --- extended attributes (``agentfs.core.xattrs``) -----------------------------------------
+    # The kernel checked the name's length, the value's size, the flags and the permissions
+    # (user. needs the file's read or write permission, trusted. CAP_SYS_ADMIN); pyfuse3 turns
+    # XATTR_CREATE/XATTR_REPLACE into a getxattr first and answers a size probe itself.
+
+    async def getxattr(self, inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> bytes:
+        if name == _CAPABILITY:  # asked before every write(2): never stored, no query
+            raise pyfuse3.FUSEError(errno.ENODATA)
+        return await self._getxattr(inode, name)
+
+    @_errors
+    @_reads
+    async def _getxattr(self, inode: int, name: bytes) -> bytes:
+        return self.fs.xattrs.get(self._ino(inode), xattrs.valid_name(name, f"inode {inode}"))
+
+    @_errors
+    @_reads
+    async def listxattr(self, inode: int, ctx: pyfuse3.RequestContext) -> list[bytes]:
+        """Every name, but trusted. ones only for root (tmpfs shows them only to a caller
+        with CAP_SYS_ADMIN; the request carries a uid, not capabilities)."""
+        names = self.fs.xattrs.list(self._ino(inode))
+        return [
+            name.encode("utf-8")
+            for name in names
+            if ctx.uid == 0 or not name.startswith(xattrs.TRUSTED)
+        ]
+
+    @_errors
+    @_changes
+    async def setxattr(
+        self, inode: int, name: bytes, value: bytes, ctx: pyfuse3.RequestContext
+    ) -> None:
+        key, value = xattrs.valid_setting(name, value, 0, f"inode {inode}")
+        self.fs.xattrs.set(self._ino(inode), key, value)
+
+    @_errors
+    @_changes
+    async def removexattr(self, inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
+        self.fs.xattrs.remove(self._ino(inode), xattrs.valid_name(name, f"inode {inode}"))
 
     # --- file content --------------------------------------------------------------------------
 
