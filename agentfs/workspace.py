@@ -11,6 +11,7 @@ import errno
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 
@@ -23,7 +24,8 @@ from agentfs.core.errors import fs_error
 from agentfs.history.api import HistoryMixin
 from agentfs.history.snapshots import Snapshots
 from agentfs.kv import KVStore
-from agentfs.mount.exec import CommandResult, run_command
+from agentfs.mount.copyexec import run_in_copy
+from agentfs.mount.exec import CommandResult, Mode, fuse_available, run_command
 from agentfs.mount.exec import describe as describe_command
 from agentfs.search.api import SearchMixin
 from agentfs.search.background import BackgroundEmbedder
@@ -209,7 +211,7 @@ class Workspace(HistoryMixin, SearchMixin):
         with self._write():
             treeops.copy(self, paths.normalize(src), paths.normalize(dst), recursive=recursive)
 
-    # --- commands in the mounted workspace (``agentfs.mount.exec``) -------------------------
+    # --- commands in the workspace, mounted or copied (``agentfs.mount``) -----------------
 
     def run(
         self,
@@ -223,9 +225,10 @@ class Workspace(HistoryMixin, SearchMixin):
         env: Mapping[str, str] | None = None,
         max_output: int | None = 64 * 1024,
         capture: bool = True,
+        mode: Mode | None = None,
     ) -> CommandResult:
-        """Run ``command`` (a shell string or an argument list) in this workspace mounted as a
-        directory, and return what it did (docs/mount.md)::
+        """Run ``command`` (a shell string or an argument list) with this workspace as its
+        directory tree, and return what it did (docs/mount.md)::
 
             result = ws.run("pytest -q", timeout=120)
             ws.snapshots.restore(result.snapshot)    # undo everything the command changed
@@ -234,15 +237,26 @@ class Workspace(HistoryMixin, SearchMixin):
         the command can be undone like any turn. ``sandbox``: under bubblewrap, with the
         workspace at ``/workspace``, no network unless ``network``. ``timeout`` (seconds) kills
         the command and all it started; each output stream keeps ``max_output`` bytes.
+        ``mode``: ``"mount"`` (FUSE; MountError where it cannot be made), ``"copy"`` (a
+        private copy whose changes are carried back in one transaction), or None: a mount
+        where FUSE is available, else a copy. The result's ``mode`` says which ran.
         """
         line = describe_command(command)
         if self._readonly:
             raise fs_error(errno.EROFS, self.conn.filename, "the workspace is open read-only")
+        if mode not in (None, "mount", "copy"):
+            raise fs_error(errno.EINVAL, line, f"mode must be 'mount' or 'copy', not {mode!r}")
+        if mode is None:
+            mode = "mount" if fuse_available() is None else "copy"
         snapshot = self.snapshots.create(
             thread=self.thread, label=f"before: {line}"[:200], meta={"command": line}
         )
-        result = run_command(
-            self.conn.filename,
+        runner = (
+            partial(run_in_copy, self)
+            if mode == "copy"
+            else partial(run_command, self.conn.filename)
+        )
+        result = runner(
             command,
             root=root,
             cwd=cwd,

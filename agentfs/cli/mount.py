@@ -127,12 +127,15 @@ def umount(mountpoint: Path, lazy: bool) -> None:
 @cli.command("exec", context_settings={"ignore_unknown_options": True})
 @click.argument("workspace", metavar="WS", type=WORKSPACE_FILE)
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-@click.option("--root", default="/", show_default=True, help="Mount this directory of WS.")
-@click.option("--cwd", help="Working directory, relative to the mounted root.")
+@click.option("--root", default="/", show_default=True, help="The directory of WS to run in.")
+@click.option("--cwd", help="Working directory, relative to --root.")
 @click.option("--sandbox", is_flag=True, help="Run under bubblewrap (docs/mount.md).")
 @click.option("--network", is_flag=True, help="With --sandbox: keep the network.")
 @click.option("--thread", help="The thread the command's snapshot belongs to.")
 @click.option("--timeout", type=float, help="Kill the command after this many seconds.")
+@click.option(
+    "--copy", is_flag=True, help="Run in a copy, carry the changes back (no mount needed)."
+)
 def exec_command(
     workspace: Path,
     command: tuple[str, ...],
@@ -142,20 +145,32 @@ def exec_command(
     network: bool,
     thread: str | None,
     timeout: float | None,
+    copy: bool,
 ) -> None:
     """Run COMMAND in WS mounted on a temporary directory; exit with its exit code.
 
     A snapshot is taken first, so `agentfs snapshot restore WS NAME` undoes everything the
     command did (its name is printed on stderr). The mount goes away when the command ends,
-    fails or is interrupted.
+    fails or is interrupted. Where FUSE is missing (or with --copy) the command runs in a
+    temporary copy of WS instead, and what it changed is copied back in one transaction.
 
     \b
     Example:
       agentfs exec ws.db -- git status
       agentfs exec ws.db --sandbox --timeout 300 -- pytest -q
       agentfs exec ws.db --thread t1 -- sh -c 'npm install && npm test'
+      agentfs exec ws.db --copy -- make
     """
+    from agentfs.mount.exec import fuse_available
+
     ws = workspace_for_command(workspace, thread=thread)
+    reason = None if copy else fuse_available()
+    if reason is not None:
+        click.echo(
+            f"agentfs: cannot mount ({reason}): running in a copy of the workspace"
+            " (its changes are copied back after the command)",
+            err=True,
+        )
     result = ws.run(
         list(command),
         root=root,
@@ -165,7 +180,12 @@ def exec_command(
         timeout=timeout,
         max_output=None,
         capture=False,
+        mode="copy" if copy or reason is not None else "mount",
     )
+    for path in result.conflicts:
+        click.echo(f"agentfs: {path}: also changed meanwhile; the command's result won", err=True)
+    for line in result.skipped:
+        click.echo(f"agentfs: {line}", err=True)
     click.echo(
         f"agentfs: undo with: agentfs snapshot restore {workspace} {result.snapshot}", err=True
     )

@@ -1,4 +1,6 @@
 """Running a command in a mounted workspace, optionally inside a bubblewrap sandbox.
+(Where it cannot be mounted, ``agentfs.mount.copyexec`` runs it in a copy instead, through
+``run_in_directory`` here: the same sandbox, timeout and output handling.)
 
 ``run_command`` mounts the workspace on a fresh temporary directory (a child process serving
 it: ``python -m agentfs.cli mount ... --foreground``), runs the command there, and unmounts
@@ -19,6 +21,7 @@ Rewinding is the caller's part: ``Workspace.run`` and ``agentfs exec`` take a sn
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shlex
 import shutil
@@ -31,7 +34,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Literal
 
 #: Environment variables a sandboxed command gets from ours (``env`` adds more).
 ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ")
@@ -43,13 +46,20 @@ SYSTEM_DIRS = ("/usr", "/etc", "/opt")
 USR_LINKS = ("bin", "sbin", "lib", "lib64")
 #: How long the mount may take to appear.
 MOUNT_TIMEOUT = 30.0
+#: How a command sees the workspace: mounted (FUSE), or a copy carried back afterwards.
+Mode = Literal["mount", "copy"]
 #: What marks cut output.
 TRUNCATED = "\n... [output truncated]\n"
 
 
 @dataclass(frozen=True)
 class CommandResult:
-    """What a command did (the shape of the ``execute_command`` tool's result)."""
+    """What a command did (the shape of the ``execute_command`` tool's result).
+
+    ``mode`` says how it ran: in a mount, or in a copy whose changes were carried back
+    (``agentfs.mount.copyexec``); a copy also lists the paths another process changed
+    meanwhile, now holding the command's result (``conflicts``), and entries not carried
+    either way (``skipped``, ``"path: reason"``)."""
 
     stdout: str
     stderr: str
@@ -60,6 +70,9 @@ class CommandResult:
     stdout_truncated: bool
     stderr_truncated: bool
     snapshot: str | None = None
+    mode: Mode = "mount"
+    conflicts: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -75,6 +88,8 @@ def fuse_available() -> str | None:
         return "/dev/fuse is missing"
     if shutil.which("fusermount3") is None:
         return "fusermount3 is missing (Debian package fuse3)"
+    if importlib.util.find_spec("pyfuse3") is None:
+        return "pyfuse3 is not installed (the 'mount' extra)"
     return None
 
 
@@ -98,21 +113,49 @@ def run_command(
     reason = fuse_available()
     if reason is not None:
         raise MountError(f"cannot mount the workspace: {reason}")
-    argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     with tempfile.TemporaryDirectory(prefix="agentfs-exec-") as tmp:
         mountpoint = Path(tmp) / "workspace"
         mountpoint.mkdir()
         daemon = _mount(workspace, mountpoint, root)
         try:
-            inside = Path(mountpoint, (cwd or "").lstrip("/"))
-            if sandbox:
-                argv = _bwrap(mountpoint, cwd, network, env) + argv
-                child_env = None
-            else:
-                child_env = {**os.environ, **(env or {})}
-            return _run(argv, inside, child_env, timeout, max_output, capture)
+            return run_in_directory(
+                mountpoint,
+                command,
+                cwd=cwd,
+                sandbox=sandbox,
+                network=network,
+                timeout=timeout,
+                env=env,
+                max_output=max_output,
+                capture=capture,
+            )
         finally:
             _unmount(mountpoint, daemon)
+
+
+def run_in_directory(
+    directory: Path,
+    command: str | Sequence[str],
+    *,
+    cwd: str | None,
+    sandbox: bool,
+    network: bool,
+    timeout: float | None,
+    env: Mapping[str, str] | None,
+    max_output: int | None,
+    capture: bool,
+) -> CommandResult:
+    """Run ``command`` with ``directory`` as the workspace (a mount, or a copy): ``cwd``
+    relative to it, under bubblewrap with it at ``/workspace`` when ``sandbox``. Both ways of
+    running a command share this, so they behave the same."""
+    argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+    inside = Path(directory, (cwd or "").lstrip("/"))
+    if sandbox:
+        argv = _bwrap(directory, cwd, network, env) + argv
+        child_env = None
+    else:
+        child_env = {**os.environ, **(env or {})}
+    return _run(argv, inside, child_env, timeout, max_output, capture)
 
 
 def _mount(workspace: str | os.PathLike[str], mountpoint: Path, root: str) -> subprocess.Popen:
@@ -152,7 +195,7 @@ def _unmount(mountpoint: Path, daemon: subprocess.Popen) -> None:
 
 
 def _bwrap(
-    mountpoint: Path, cwd: str | None, network: bool, env: Mapping[str, str] | None
+    directory: Path, cwd: str | None, network: bool, env: Mapping[str, str] | None
 ) -> list[str]:
     bwrap = shutil.which("bwrap")
     if bwrap is None:
@@ -169,7 +212,7 @@ def _bwrap(
         elif os.path.isdir(f"/{name}"):
             args += ["--ro-bind", f"/{name}", f"/{name}"]
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    args += ["--bind", str(mountpoint), "/workspace"]
+    args += ["--bind", str(directory), "/workspace"]
     args += ["--chdir", os.path.join("/workspace", (cwd or "").lstrip("/")).rstrip("/")]
     args += ["--clearenv", "--setenv", "HOME", "/workspace", "--setenv", "PATH", SANDBOX_PATH]
     for key in ENV_ALLOWLIST:

@@ -1,6 +1,7 @@
-"""``execute_command``: a shell command run in the workspace mounted as a directory, so git,
-pytest, npm or a script see the agent's files as a real tree and what they write lands in the
-workspace with versions and search indexing (docs/mount.md).
+"""``execute_command``: a shell command run in the workspace mounted as a directory (or, where
+FUSE is missing, in a copy whose changes are copied back), so git, pytest, npm or a script see
+the agent's files as a real tree and what they write lands in the workspace with versions and
+search indexing (docs/mount.md).
 
 Every call is rewindable: a snapshot is taken first and named in the result, and
 ``snapshot_restore`` with that name undoes everything the command did. By default the call
@@ -10,6 +11,8 @@ lines outright.
 """
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import Field
 
@@ -44,14 +47,31 @@ class ExecuteCommandOutput(ToolOutput):
     stdout_truncated: bool
     stderr_truncated: bool
     snapshot: str | None = Field(description="restore this snapshot to undo the command")
+    mode: Literal["mount", "copy"] = Field(
+        description="how it saw the workspace: mounted, or a copy whose changes were copied back"
+    )
+    conflicts: list[str] = Field(
+        default_factory=list,
+        description="paths also changed by someone else while it ran (the command's result won)",
+    )
+    skipped: list[str] = Field(
+        default_factory=list, description="'path: reason' for each change that was not copied"
+    )
 
     def text(self) -> str:
         status = "timed out" if self.timed_out else f"exit code {self.exit_code}"
-        parts = [f"$ ({status}, {self.duration_ms} ms; undo: snapshot_restore {self.snapshot})"]
+        how = ", in a copy" if self.mode == "copy" else ""
+        parts = [
+            f"$ ({status}, {self.duration_ms} ms{how}; undo: snapshot_restore {self.snapshot})"
+        ]
         if self.stdout:
             parts.append(self.stdout.rstrip("\n"))
         if self.stderr:
             parts.append("[stderr]\n" + self.stderr.rstrip("\n"))
+        parts += [
+            f"[also changed meanwhile, the command's result kept] {p}" for p in self.conflicts
+        ]
+        parts += [f"[not copied] {line}" for line in self.skipped]
         return "\n".join(parts)
 
 
@@ -65,10 +85,11 @@ class ExecuteCommandOutput(ToolOutput):
     npm, python, make, a script) and get its stdout, stderr and exit code. Files it writes
     are saved in the workspace like any edit. A snapshot is taken first: call
     snapshot_restore with the returned `snapshot` to undo everything the command changed.
-    It runs sandboxed (no network, only the workspace and /tmp writable) and is killed after
-    timeout_ms. Prefer the file tools for reading and editing; use this to build, test and
-    run. Errors: denied (the command line matches a forbidden pattern), unsupported (no
-    FUSE on this host).""",
+    Where the workspace cannot be mounted it runs in a copy whose changes are copied back
+    when it ends (`mode` says which). It runs sandboxed (no network, only the workspace and
+    /tmp writable) and is killed after timeout_ms. Prefer the file tools for reading and editing; use this to build, test and
+    run. Errors: denied (the command line matches a forbidden pattern), unsupported (the
+    sandbox cannot run on this host).""",
 )
 def execute_command(ctx: Context, args: ExecuteCommandInput) -> ExecuteCommandOutput:
     rules = ctx.toolset.policy.commands
@@ -92,7 +113,7 @@ def execute_command(ctx: Context, args: ExecuteCommandInput) -> ExecuteCommandOu
             max_output=args.max_output_kb * 1024,
         )
     except OSError as exc:
-        if getattr(exc, "errno", None) is None:  # the mount could not be made here
+        if getattr(exc, "errno", None) is None:  # the sandbox or the mount cannot run here
             raise ToolError("unsupported", f"cannot run commands here: {exc}") from None
         raise
     return ExecuteCommandOutput(**result.as_dict())

@@ -1,0 +1,240 @@
+"""Carrying what a command changed in a copy of the workspace back into it, in one transaction
+(``agentfs.mount.copyexec``).
+
+The comparison works on two scans of the copy, before and after the command
+(``hosttree.scan``): an entry counts as untouched when its inode, size, mode, mtime and ctime
+are all as before. ctime cannot be set by a program and ``hosttree.wait_for_clock`` made sure
+every change after the copy gets a new one, so this quick check never misses a change and no
+untouched file's bytes are read. Otherwise a file of the same size is compared by content
+digest, not trusted on its mtime (``touch -r`` and ``cp -p`` restore one).
+
+What changed is applied through the workspace's own calls (``write``, ``mkdir``, ``remove``,
+``symlink``, ``link``, ``mknod``, ``chmod``, ``utime``), so versions, search indexing and
+history see it as they see the API: deletions deepest first, then creations and changes
+parents first, then the directories' modes and times. Files the command did not change are
+not written (no new version). A file changed in place keeps its workspace inode; a rename
+appears as a deletion and a creation.
+
+If another process changed a path the command also changed (after the copy was made), the
+command wins, the path is listed in ``conflicts``, and the other write stays in that path's
+history as a version. Paths only one side changed are merged: the other process's changes to
+paths the command left alone are kept. An entry the workspace cannot hold (a name that is not
+UTF-8 or too long, a symlink target that is not UTF-8) is skipped and listed in ``skipped``,
+with everything below it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentfs.core.fs import FileSystem
+from agentfs.core.inodes import S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, Stat
+from agentfs.mount.hosttree import Exported, HostEntry, Tree, digest_of, join, read_blocks
+
+
+@dataclass
+class CopiedBack:
+    """What copying back found.
+
+    Attributes:
+        conflicts: paths another process changed too, which now hold the command's result.
+        skipped: one ``"path: reason"`` line per change the workspace could not take.
+    """
+
+    conflicts: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Diff:
+    """The command's changes, by path relative to the top of the copy."""
+
+    deleted: list[str] = field(default_factory=list)  # gone, or replaced by another type
+    put: list[str] = field(default_factory=list)  # created or changed, parents first
+    new_content: set[str] = field(default_factory=set)  # files whose bytes are new
+    dirs: set[str] = field(default_factory=set)  # directories whose mode or times to set
+
+
+def _kind(mode: int) -> int:
+    return mode & S_IFMT
+
+
+def _quick(entry: HostEntry) -> tuple[int, int, int, int, int]:
+    """What the quick check compares (see the module docstring)."""
+    return (entry.ino, entry.size, entry.mode, entry.mtime_ns, entry.ctime_ns)
+
+
+def _diff(host: Path, exported: Exported, before: Tree, after: Tree) -> _Diff:
+    """What the command changed between the scans ``before`` and ``after`` of ``host``."""
+    out = _Diff()
+    for rel, was in before.items():
+        now = after.get(rel)
+        if rel and (now is None or _kind(now.mode) != _kind(was.mode)):
+            out.deleted.append(rel)
+    for rel in sorted(after):
+        new, old = after[rel], before.get(rel)
+        if old is not None and _kind(old.mode) != _kind(new.mode):
+            old = None  # a new entry of another type
+        if old is not None and _quick(old) == _quick(new):
+            continue  # untouched (see the module docstring)
+        if _kind(new.mode) == S_IFDIR:
+            if old is None:
+                out.put.append(rel)
+            if old is None or (old.mode, old.mtime_ns) != (new.mode, new.mtime_ns):
+                out.dirs.add(rel)
+            continue
+        if _kind(new.mode) == S_IFREG and (
+            old is None
+            or new.size != old.size
+            or digest_of(host / rel) != exported.digests.get(rel)
+        ):
+            out.new_content.add(rel)
+        elif old is not None and (old.ino, old.mode, old.mtime_ns) == (
+            new.ino,
+            new.mode,
+            new.mtime_ns,
+        ):
+            continue  # only its ctime or link count moved: nothing to carry
+        out.put.append(rel)
+    out.deleted.sort(reverse=True)  # children before their directory
+    for rel in (*out.deleted, *out.put):  # their directories' times changed too
+        parent = rel.rpartition("/")[0]
+        if parent in after:
+            out.dirs.add(parent)
+    return out
+
+
+def _fingerprint(st: Stat | None) -> tuple[int, int, int, int, int] | None:
+    """What tells whether another process changed an entry since the copy was made."""
+    if st is None:
+        return None
+    return (st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+class _Applier:
+    """One copy-back: the workspace calls for a diff, inside the caller's transaction."""
+
+    def __init__(
+        self, fs: FileSystem, top: str, host: Path, before: Tree, after: Tree, diff: _Diff
+    ) -> None:
+        self.fs, self.top, self.host = fs, top, host
+        self.before, self.after, self.diff = before, after, diff
+        self.result = CopiedBack()
+        self.blocked: set[str] = set()  # relative paths not carried: skip what is below
+        # A hard-linked host inode -> a workspace path that is (or will be) that inode: first
+        # the names the command changed in place or left alone, then each name written.
+        self.links: dict[int, str] = {}
+        for rel, new in sorted(after.items()):
+            old = before.get(rel)
+            if new.nlink > 1 and _kind(new.mode) == S_IFREG and old and old.ino == new.ino:
+                self.links.setdefault(new.ino, join(top, rel))
+
+    def run(self, exported: Exported) -> CopiedBack:
+        for rel in sorted({*self.diff.deleted, *self.diff.put}):
+            path = join(self.top, rel)
+            try:
+                now = self.fs.lstat(path)
+            except (FileNotFoundError, NotADirectoryError):
+                now = None
+            if _fingerprint(now) != _fingerprint(exported.states.get(rel)):
+                self.result.conflicts.append(path)
+        for rel in self.diff.deleted:
+            self.step(rel, self.delete)
+        for rel in self.diff.put:
+            self.step(rel, self.put)
+        for rel in sorted(self.diff.dirs, reverse=True):  # after their contents
+            self.step(rel, self.directory)
+        return self.result
+
+    def step(self, rel: str, action: Callable[[str, str], None]) -> None:
+        """Run one change in a savepoint of its own: one that fails is skipped and reported
+        and leaves nothing behind, and what is below it is skipped silently."""
+        if rel and rel.rpartition("/")[0] in self.blocked:
+            self.blocked.add(rel)
+            return
+        path = join(self.top, rel)
+        try:
+            with self.fs.transaction():
+                action(rel, path)
+        except (OSError, ValueError) as exc:  # ValueError: text that is not UTF-8
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            self.result.skipped.append(f"{path}: not copied back: {reason}")
+            self.blocked.add(rel)
+
+    def existing(self, path: str, kind: int | None) -> Stat | None:
+        """What the workspace holds at ``path`` if it is a ``kind``; anything else there is
+        removed (None)."""
+        try:
+            st = self.fs.lstat(path)
+        except FileNotFoundError:
+            return None
+        if kind is not None and _kind(st.st_mode) == kind:
+            return st
+        self.fs.remove(path, recursive=True)
+        return None
+
+    def delete(self, rel: str, path: str) -> None:
+        self.existing(path, None)
+
+    def put(self, rel: str, path: str) -> None:
+        new, old = self.after[rel], self.before.get(rel)
+        kind = _kind(new.mode)
+        if kind == S_IFREG:
+            self.file(rel, path, new, old)
+            return
+        existing = self.existing(path, kind)
+        if kind == S_IFDIR:
+            if existing is None:
+                self.fs.mkdir(path, new.mode & 0o7777)
+            return  # its mode and times once its contents are in (``directory``)
+        if existing is None or old is None or old.ino != new.ino:  # new, or made anew
+            self.existing(path, None)
+            if kind == S_IFLNK:
+                self.fs.symlink(os.readlink(self.host / rel), path)
+            else:
+                self.fs.mknod(path, new.mode, new.rdev)
+        elif kind != S_IFLNK and existing.st_mode & 0o7777 != new.mode & 0o7777:
+            self.fs.chmod(path, new.mode & 0o7777)
+        self.fs.utime(path, (new.atime_ns, new.mtime_ns), follow_symlinks=False)
+
+    def file(self, rel: str, path: str, new: HostEntry, old: HostEntry | None) -> None:
+        existing = self.existing(path, S_IFREG)
+        source = self.links.get(new.ino) if new.nlink > 1 else None
+        if source is not None and source != path:  # another name of a host inode carried
+            if existing is None or existing.st_ino != self.fs.lstat(source).st_ino:
+                self.existing(path, None)
+                self.fs.link(source, path)
+            return  # its content, mode and times are that name's
+        if existing is not None and existing.st_nlink > 1 and (old is None or old.ino != new.ino):
+            self.fs.remove(path)  # replaced on the host: the other names keep the old inode
+            existing = None
+        if existing is None or rel in self.diff.new_content:
+            blocks = read_blocks(self.host / rel)
+            self.fs.write(path, next(blocks), mode=new.mode & 0o7777)
+            for data in blocks:
+                self.fs.append(path, data)
+        if existing is not None and existing.st_mode & 0o7777 != new.mode & 0o7777:
+            self.fs.chmod(path, new.mode & 0o7777)
+        self.fs.utime(path, (new.atime_ns, new.mtime_ns))
+        if new.nlink > 1:
+            self.links[new.ino] = path
+
+    def directory(self, rel: str, path: str) -> None:
+        new = self.after[rel]
+        if self.fs.lstat(path).st_mode & 0o7777 != new.mode & 0o7777:
+            self.fs.chmod(path, new.mode & 0o7777)
+        self.fs.utime(path, (new.atime_ns, new.mtime_ns))
+
+
+def copy_back(
+    fs: FileSystem, top: str, host: Path, exported: Exported, before: Tree, after: Tree
+) -> CopiedBack:
+    """Apply to the workspace directory ``top`` what changed in its copy ``host`` between
+    the scans ``before`` and ``after``, in one transaction (the module docstring has the
+    rules)."""
+    diff = _diff(host, exported, before, after)
+    with fs.transaction():
+        return _Applier(fs, top, host, before, after, diff).run(exported)

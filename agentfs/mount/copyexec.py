@@ -1,0 +1,70 @@
+"""Running a command in a copy of the workspace, where it cannot be mounted (no ``/dev/fuse``)
+or the caller asks for a copy (``agentfs exec --copy``, ``ws.run(mode="copy")``).
+
+The workspace directory is written into a fresh private temporary directory
+(``hosttree.export``), the command runs there exactly as in a mount (``run_in_directory``:
+the same working directory, sandbox, timeout and output caps), and what it changed is carried
+back in one transaction through the workspace's own calls (``copyback``). What is there when
+the command ends is carried back, whether it succeeded, failed, timed out or was interrupted
+(as a mount keeps what a command wrote before it died). The copy is deleted whatever happens.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from agentfs.core import paths
+from agentfs.core.fs import FileSystem
+from agentfs.mount import hosttree
+from agentfs.mount.copyback import copy_back
+from agentfs.mount.exec import CommandResult, run_in_directory
+
+
+def run_in_copy(
+    fs: FileSystem,
+    command: str | Sequence[str],
+    *,
+    root: str = "/",
+    cwd: str | None = None,
+    sandbox: bool = False,
+    network: bool = False,
+    timeout: float | None = None,
+    env: Mapping[str, str] | None = None,
+    max_output: int | None = None,
+    capture: bool = True,
+) -> CommandResult:
+    """Run ``command`` in a copy of the workspace directory ``root`` and carry its changes
+    back (the arguments are ``run_command``'s). The result's ``mode`` is ``"copy"``; it lists
+    the paths another process changed meanwhile (``conflicts``: the command's result won) and
+    what could not be carried either way (``skipped``)."""
+    top = paths.normalize(root)
+    scratch = Path(tempfile.mkdtemp(prefix="agentfs-exec-"))
+    try:
+        tree = scratch / "workspace"
+        tree.mkdir()
+        exported = hosttree.export(fs, top, tree)
+        before = hosttree.scan(tree)
+        hosttree.wait_for_clock(scratch / "clock", before)
+        result = run_in_directory(
+            tree,
+            command,
+            cwd=cwd,
+            sandbox=sandbox,
+            network=network,
+            timeout=timeout,
+            env=env,
+            max_output=max_output,
+            capture=capture,
+        )
+        back = copy_back(fs, top, tree, exported, before, hosttree.scan(tree))
+    finally:
+        hosttree.remove(scratch)
+    return replace(
+        result,
+        mode="copy",
+        conflicts=tuple(back.conflicts),
+        skipped=tuple(exported.skipped + back.skipped),
+    )
