@@ -32,7 +32,15 @@ from pathlib import Path
 
 from agentfs.core.fs import FileSystem
 from agentfs.core.inodes import S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, Stat
-from agentfs.mount.hosttree import Exported, HostEntry, Tree, digest_of, join, read_blocks
+from agentfs.mount.hosttree import (
+    Exported,
+    HostEntry,
+    Tree,
+    digest_of,
+    join,
+    read_blocks,
+    shown,
+)
 
 
 @dataclass
@@ -137,7 +145,7 @@ class _Applier:
             path = join(self.top, rel)
             try:
                 now = self.fs.lstat(path)
-            except (FileNotFoundError, NotADirectoryError):
+            except OSError:  # absent, or a name the workspace cannot hold (skipped below)
                 now = None
             if _fingerprint(now) != _fingerprint(exported.states.get(rel)):
                 self.result.conflicts.append(path)
@@ -152,7 +160,7 @@ class _Applier:
     def step(self, rel: str, action: Callable[[str, str], None]) -> None:
         """Run one change in a savepoint of its own: one that fails is skipped and reported
         and leaves nothing behind, and what is below it is skipped silently."""
-        if rel and rel.rpartition("/")[0] in self.blocked:
+        if rel in self.blocked or (rel and rel.rpartition("/")[0] in self.blocked):
             self.blocked.add(rel)
             return
         path = join(self.top, rel)
@@ -161,7 +169,7 @@ class _Applier:
                 action(rel, path)
         except (OSError, ValueError) as exc:  # ValueError: text that is not UTF-8
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            self.result.skipped.append(f"{path}: not copied back: {reason}")
+            self.result.skipped.append(f"{shown(path)}: not copied back: {reason}")
             self.blocked.add(rel)
 
     def existing(self, path: str, kind: int | None) -> Stat | None:

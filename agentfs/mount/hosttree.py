@@ -73,6 +73,11 @@ def join(top: str, rel: str) -> str:
     return paths.join(top, rel) if rel else top
 
 
+def shown(path: str) -> str:
+    """A path for a report line, printable even when a name is not valid UTF-8."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def export(fs: FileSystem, top: str, host: Path) -> Exported:
     """Write the workspace directory ``top`` into the empty host directory ``host``, in one
     pass over one consistent state: modes (all of 0o7777), nanosecond times, symlinks, empty

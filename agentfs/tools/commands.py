@@ -87,9 +87,9 @@ class ExecuteCommandOutput(ToolOutput):
     snapshot_restore with the returned `snapshot` to undo everything the command changed.
     Where the workspace cannot be mounted it runs in a copy whose changes are copied back
     when it ends (`mode` says which). It runs sandboxed (no network, only the workspace and
-    /tmp writable) and is killed after timeout_ms. Prefer the file tools for reading and editing; use this to build, test and
-    run. Errors: denied (the command line matches a forbidden pattern), unsupported (the
-    sandbox cannot run on this host).""",
+    /tmp writable) and is killed after timeout_ms. Prefer the file tools for reading and
+    editing; use this to build, test and run. Errors: denied (the command line matches a
+    forbidden pattern), unsupported (the sandbox cannot run on this host).""",
 )
 def execute_command(ctx: Context, args: ExecuteCommandInput) -> ExecuteCommandOutput:
     rules = ctx.toolset.policy.commands
