@@ -94,23 +94,24 @@ def _diff(host: Path, exported: Exported, before: Tree, after: Tree) -> _Diff:
             if old is None or (old.mode, old.mtime_ns) != (new.mode, new.mtime_ns):
                 out.dirs.add(rel)
             continue
-        if _kind(new.mode) == S_IFREG and (
+        kind = _kind(new.mode)
+        if kind in (S_IFREG, S_IFLNK) and (
             old is None
             or new.size != old.size
             or digest_of(host / rel) != exported.digests.get(rel)
         ):
             out.new_content.add(rel)
-        elif old is not None and (old.ino, old.mode, old.mtime_ns) == (
-            new.ino,
-            new.mode,
-            new.mtime_ns,
+        elif (
+            old is not None
+            and (old.mode, old.mtime_ns, old.rdev) == (new.mode, new.mtime_ns, new.rdev)
+            and (kind != S_IFREG or old.ino == new.ino)  # a file's links may have changed
         ):
             continue  # only its ctime or link count moved: nothing to carry
         out.put.append(rel)
     out.deleted.sort(reverse=True)  # children before their directory
     for rel in (*out.deleted, *out.put):  # their directories' times changed too
         parent = rel.rpartition("/")[0]
-        if parent in after:
+        if parent in after and _kind(after[parent].mode) == S_IFDIR:
             out.dirs.add(parent)
     return out
 
@@ -138,7 +139,8 @@ class _Applier:
         for rel, new in sorted(after.items()):
             old = before.get(rel)
             if new.nlink > 1 and _kind(new.mode) == S_IFREG and old and old.ino == new.ino:
-                self.links.setdefault(new.ino, join(top, rel))
+                if _kind(old.mode) == S_IFREG:  # (a number freed by the command is reused)
+                    self.links.setdefault(new.ino, join(top, rel))
 
     def run(self, exported: Exported) -> CopiedBack:
         for rel in sorted({*self.diff.deleted, *self.diff.put}):
@@ -188,23 +190,25 @@ class _Applier:
         self.existing(path, None)
 
     def put(self, rel: str, path: str) -> None:
-        new, old = self.after[rel], self.before.get(rel)
+        new = self.after[rel]
         kind = _kind(new.mode)
         if kind == S_IFREG:
-            self.file(rel, path, new, old)
+            old = self.before.get(rel)
+            self.file(rel, path, new, old if old and _kind(old.mode) == S_IFREG else None)
             return
         existing = self.existing(path, kind)
         if kind == S_IFDIR:
             if existing is None:
                 self.fs.mkdir(path, new.mode & 0o7777)
             return  # its mode and times once its contents are in (``directory``)
-        if existing is None or old is None or old.ino != new.ino:  # new, or made anew
-            self.existing(path, None)
-            if kind == S_IFLNK:
+        if kind == S_IFLNK:
+            if existing is None or rel in self.diff.new_content:
+                self.existing(path, None)
                 self.fs.symlink(os.readlink(self.host / rel), path)
-            else:
-                self.fs.mknod(path, new.mode, new.rdev)
-        elif kind != S_IFLNK and existing.st_mode & 0o7777 != new.mode & 0o7777:
+        elif existing is None or existing.st_rdev != new.rdev:
+            self.existing(path, None)
+            self.fs.mknod(path, new.mode, new.rdev)
+        elif existing.st_mode & 0o7777 != new.mode & 0o7777:
             self.fs.chmod(path, new.mode & 0o7777)
         self.fs.utime(path, (new.atime_ns, new.mtime_ns), follow_symlinks=False)
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from agentfs.core import paths
-from agentfs.core.digests import hasher
+from agentfs.core.digests import digest, hasher
 from agentfs.core.fs import FileSystem
 from agentfs.core.inodes import S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, Stat
 
@@ -59,7 +59,8 @@ class Exported:
     Attributes:
         states: each exported entry's workspace ``lstat`` then, by relative path (the
             workspace's own numbers and times, which tell whether another process changed it).
-        digests: each exported regular file's content digest, by relative path.
+        digests: each exported regular file's content digest, and each symlink's target's,
+            by relative path.
         skipped: one ``"path: reason"`` line per workspace entry the copy does not hold.
     """
 
@@ -117,7 +118,8 @@ def export(fs: FileSystem, top: str, host: Path) -> Exported:
 def _export_one(
     fs: FileSystem, path: str, host: Path, st: Stat, first_names: dict[int, tuple[Path, bytes]]
 ) -> bytes | None:
-    """Make one entry (a directory empty and private for now); a file's content digest."""
+    """Make one entry (a directory empty and private for now); the digest of a file's
+    content or a symlink's target."""
     kind = st.st_mode & S_IFMT
     if kind == S_IFDIR:
         os.mkdir(host, 0o700)
@@ -126,18 +128,20 @@ def _export_one(
         first, first_digest = first_names[st.st_ino]
         os.link(first, host)
         return first_digest
-    digest = None
+    content = None
     if kind == S_IFLNK:
-        os.symlink(fs.readlink(path), host)
+        target = fs.readlink(path)
+        os.symlink(target, host)
+        content = digest(os.fsencode(target))
     elif kind == S_IFREG:
-        digest = _write_file(fs, path, host, st)
+        content = _write_file(fs, path, host, st)
         if st.st_nlink > 1:
-            first_names[st.st_ino] = (host, digest)
+            first_names[st.st_ino] = (host, content)
     else:  # FIFOs and sockets; device nodes need privileges (EPERM is reported)
         os.mknod(host, st.st_mode, st.st_rdev)
         os.chmod(host, st.st_mode & 0o7777)
     os.utime(host, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
-    return digest
+    return content
 
 
 def _write_file(fs: FileSystem, path: str, host: Path, st: Stat) -> bytes:
@@ -166,8 +170,10 @@ def read_blocks(host: Path) -> Iterator[bytes]:
 
 
 def digest_of(host: Path) -> bytes:
-    """The content digest of a host file (what ``Exported.digests`` holds for workspace
-    files)."""
+    """The content digest of a host file, or of a symlink's target (what
+    ``Exported.digests`` holds for the workspace's)."""
+    if os.path.islink(host):
+        return digest(os.fsencode(os.readlink(host)))
     h = hasher()
     for data in read_blocks(host):
         h.update(data)
