@@ -136,11 +136,11 @@ class _Applier:
         # A hard-linked host inode -> a workspace path that is (or will be) that inode: first
         # the names the command changed in place or left alone, then each name written.
         self.links: dict[int, str] = {}
+        # (Same kind too: an inode number the command freed may be reused.)
         for rel, new in sorted(after.items()):
             old = before.get(rel)
-            if new.nlink > 1 and _kind(new.mode) == S_IFREG and old and old.ino == new.ino:
-                if _kind(old.mode) == S_IFREG:  # (a number freed by the command is reused)
-                    self.links.setdefault(new.ino, join(top, rel))
+            if new.nlink > 1 and old and (old.ino, old.mode & S_IFMT) == (new.ino, S_IFREG):
+                self.links.setdefault(new.ino, join(top, rel))
 
     def run(self, exported: Exported) -> CopiedBack:
         for rel in sorted({*self.diff.deleted, *self.diff.put}):
