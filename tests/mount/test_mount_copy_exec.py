@@ -10,7 +10,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,10 +22,10 @@ from agentfs.mount.exec import fuse_available
 
 @pytest.fixture
 def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Where the copies are made: a directory of the test's own, to see them cleaned up."""
+    """Where the copies are made ($TMPDIR): a directory of the test's own, to see them go."""
     where = tmp_path / "scratch"
     where.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(where))
+    monkeypatch.setenv("TMPDIR", str(where))
     return where
 
 
@@ -234,6 +233,21 @@ def test_sandboxed_copy_cannot_see_the_host(ws: agentfs.Workspace, tmp_path: Pat
     assert r.exit_code == 0, r.stderr
     assert r.stdout == "/workspace\nkeep me\n"
     assert ws.read("/out.txt") == b"sandboxed\n"
+
+
+def test_without_tmpdir_the_copy_is_made_in_memory(
+    ws: agentfs.Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not os.access("/dev/shm", os.W_OK):
+        pytest.skip("no writable /dev/shm here")
+    monkeypatch.delenv("TMPDIR")
+    r = ws.run("pwd; echo shm > f", mode="copy")
+    where = Path(r.stdout.strip())
+    assert where.parent.parent == Path("/dev/shm") and where.name == "workspace"
+    assert not where.parent.exists() and ws.read("/f") == b"shm\n"
+    if shutil.which("bwrap") is not None:
+        sandboxed = ws.run("pwd; echo in > g", sandbox=True, mode="copy")
+        assert sandboxed.stdout == "/workspace\n" and ws.read("/g") == b"in\n"
 
 
 def _agentfs(*args: str, path: str) -> subprocess.CompletedProcess[str]:
