@@ -23,6 +23,7 @@ import trio
 
 from agentfs.core.fs import FileSystem
 from agentfs.core.inodes import ROOT_INO
+from agentfs.mount import loop
 from agentfs.mount.group import IDLE
 from agentfs.mount.operations import WorkspaceOperations
 
@@ -60,6 +61,7 @@ def serve(
         options.add("ro")
     if allow_other:
         options.add("allow_other")
+    loop.install()
     pyfuse3.init(ops, os.fspath(mountpoint), options)
     unmounted = False
     try:
@@ -78,7 +80,8 @@ async def _main(ops: WorkspaceOperations) -> None:
     async with trio.open_nursery() as nursery:
         nursery.start_soon(_stop_on_signal, nursery.cancel_scope)
         nursery.start_soon(_commit_when_idle, ops)
-        await pyfuse3.main()
+        # one worker: handlers never await, so a second would only take turns with it
+        await pyfuse3.main(min_tasks=1, max_tasks=1)
         nursery.cancel_scope.cancel()
 
 
