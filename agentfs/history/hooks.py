@@ -111,10 +111,10 @@ class HistoryHooks(Changes):
         if not self.cow.settings.versioning or not (is_file(mode) or is_dir(mode)):
             return
         real = self.history_path(path)
-        for p in self.versions.paths_under(real) if is_dir(mode) else [real]:
-            latest = self.versions.latest(p)
+        versions = self.versions
+        for latest in versions.latest_under(real) if is_dir(mode) else [versions.latest(real)]:
             if latest is not None and latest.has_content:
-                self.versions.record(p, "delete", latest=latest)
+                versions.record(latest.path, "delete", latest=latest)
 
     def moving(self, src: str, dst: str, ino: int, mode: int) -> None:
         """Each file with history (the file itself, or every one below a directory) gets a
@@ -137,10 +137,10 @@ class HistoryHooks(Changes):
         if not is_dir(mode):
             return [_Move(real_src, real_dst, ino, versions.latest(real_src))]
         moves = []
-        for old in versions.paths_under(real_src):
-            latest = versions.latest(old)
-            if latest is None or not latest.has_content:
+        for latest in versions.latest_under(real_src):
+            if not latest.has_content:
                 continue
+            old = latest.path
             try:
                 found = self.fs.lstat(old)  # the file as it is now, under the old name
             except (FileNotFoundError, NotADirectoryError):

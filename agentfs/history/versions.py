@@ -251,14 +251,15 @@ class Versions:
         ).get
         return None if row is None else Version(*row)
 
-    def paths_under(self, prefix: str) -> list[str]:
-        """Paths with history at or below directory ``prefix`` (deleted ones too)."""
-        if prefix == "/":
-            rows = self.conn.execute("SELECT DISTINCT path FROM ws_version ORDER BY path")
-        else:
-            rows = self.conn.execute(
-                "SELECT DISTINCT path FROM ws_version WHERE path = ? OR"
-                " (path >= ? AND path < ?) ORDER BY path",
-                (prefix, prefix + "/", prefix + "0"),  # '0' sorts right after '/'
-            )
-        return [path for (path,) in rows]
+    def latest_under(self, prefix: str) -> list[Version]:
+        """The latest version of each path with history at or below directory ``prefix``
+        (deleted ones too), by path, in one query: SQLite takes a ``max()`` aggregate's bare
+        columns from the row holding the maximum."""
+        where, args = "", ()
+        if prefix != "/":
+            where = " WHERE path = ? OR (path >= ? AND path < ?)"
+            args = (prefix, prefix + "/", prefix + "0")  # '0' sorts right after '/'
+        rows = self.conn.execute(
+            f"SELECT {_COLUMNS}, max(n) FROM ws_version{where} GROUP BY path ORDER BY path", args
+        )
+        return [Version(*row[:-1]) for row in rows]
