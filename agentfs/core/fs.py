@@ -197,6 +197,13 @@ class FileSystem:
             self.conn, write=False, on_begin=self._check_cache, on_rollback=self.drop_caches
         )
 
+    @property
+    def data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version`` as this connection's last transaction began: it
+        moves only when another connection commits (the mount reconciles the kernel's cache
+        when it does)."""
+        return self._data_version
+
     def next_operation(self) -> None:
         """Start the next logical operation inside a transaction that holds several (the
         mount's group commit): the hooks forget what they keep per operation (this

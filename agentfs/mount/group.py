@@ -30,7 +30,7 @@ the current write group (SQLite's busy timeout covers it).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from agentfs.core.fs import FileSystem
@@ -47,9 +47,18 @@ MAX_OPERATIONS = 2000
 class GroupCommit:
     """The mount's open transaction (see the module docstring)."""
 
-    def __init__(self, fs: FileSystem, *, window: float = WINDOW) -> None:
+    def __init__(
+        self,
+        fs: FileSystem,
+        *,
+        window: float = WINDOW,
+        others_committed: Callable[[], object] = lambda: None,
+    ) -> None:
         self.fs = fs
         self.window = window
+        #: Called inside a group that begins after another process committed (its snapshot
+        #: holds that commit): the mount's kernel cache is reconciled there.
+        self.others_committed = others_committed
         self._open: Transaction | None = None
         self._started = 0.0
         self._last = 0.0
@@ -57,6 +66,10 @@ class GroupCommit:
         self._watch = CommitWatch(fs.conn.filename)
         #: The commit counter just before the open read group began.
         self._mark: bytes | None = None
+        #: The commit counter at the last ``look``.
+        self._looked: bytes | None = None
+        #: ``FileSystem.data_version`` when the last group began.
+        self._version = fs.data_version
 
     @property
     def writing(self) -> bool:
@@ -104,6 +117,24 @@ class GroupCommit:
         self._open = transaction
         self._started = time.monotonic()
         self._operations = 0
+        if self.fs.data_version != self._version:
+            self._version = self.fs.data_version
+            self.others_committed()
+
+    def look(self) -> None:
+        """Between requests (the mount's timer): if the WAL index moved since the last look
+        and no group is open, begin and end a read group, so a commit by another process is
+        noticed (``others_committed``) while no request comes. A moment's read transaction
+        per look after a commit, ours included; one ``pread`` otherwise."""
+        if self._open is not None:
+            return
+        mark = self._watch.mark()
+        if mark is not None and mark == self._looked:
+            return
+        self._looked = mark
+        with self.reading():
+            pass
+        self.commit()
 
     def _ended_request(self) -> None:
         self._last = time.monotonic()

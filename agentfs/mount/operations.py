@@ -31,6 +31,7 @@ from agentfs.core.fs import Attrs, FileSystem
 from agentfs.core.inodes import ROOT_INO, Stat, is_dir
 from agentfs.mount.files import OpenFiles
 from agentfs.mount.group import GroupCommit
+from agentfs.mount.kernel_cache import KernelCache, Notifier
 
 #: What ``st_blksize`` says: stdio and most tools size their buffers from it, so a large value
 #: gets large writes (fuse-perf.md, 7).
@@ -121,7 +122,9 @@ class WorkspaceOperations(pyfuse3.Operations):
         self.fs = fs
         self.by = ByInode(fs)
         self.files = OpenFiles(fs)
-        self.group = GroupCommit(fs)
+        #: What the kernel was told, to take back what other processes change.
+        self.cache = KernelCache(fs.conn, Notifier(self._kernel_ino))
+        self.group = GroupCommit(fs, others_committed=self.cache.others_committed)
         self.root = root
         self.timeout = timeout
         self.readonly = fs._readonly
@@ -144,6 +147,7 @@ class WorkspaceOperations(pyfuse3.Operations):
         return paths.join(self._path(parent), _name(name))
 
     def _attrs(self, st: Stat) -> pyfuse3.EntryAttributes:
+        self.cache.told_attrs(st)
         open_file = self.files.buffered(st.st_ino)
         size = open_file.size if open_file is not None else st.st_size
         entry = pyfuse3.EntryAttributes()
@@ -164,8 +168,11 @@ class WorkspaceOperations(pyfuse3.Operations):
         entry.st_ctime_ns = st.st_ctime_ns
         return entry
 
-    def _entry(self, path: str) -> pyfuse3.EntryAttributes:
-        return self._attrs(self.fs.lstat(path))
+    def _entry(self, parent_inode: int, name: bytes, path: str) -> pyfuse3.EntryAttributes:
+        """The entry of a name just made at ``path`` (``name`` in ``parent_inode``)."""
+        st = self.fs.lstat(path)
+        self.cache.told_entry(self._ino(parent_inode), _name(name), st)
+        return self._attrs(st)
 
     def _own(self, path: str, ctx: pyfuse3.RequestContext) -> None:
         """New files belong to whoever made them (the core's default owner is root)."""
@@ -179,7 +186,9 @@ class WorkspaceOperations(pyfuse3.Operations):
     async def lookup(
         self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
-        st = self.by.lookup(self._ino(parent_inode), _name(name))
+        parent, text = self._ino(parent_inode), _name(name)
+        st = self.by.lookup(parent, text)
+        self.cache.told_entry(parent, text, st)
         if st is None:  # a negative entry the kernel may cache as long as a positive one
             entry = pyfuse3.EntryAttributes()
             entry.st_ino = 0
@@ -210,12 +219,13 @@ class WorkspaceOperations(pyfuse3.Operations):
     async def readdir(self, fh: int, start_id: int, token: pyfuse3.ReaddirToken) -> None:
         """Entries in dentry-id order from the cursor the kernel hands back: an entry keeps
         its place while others are added or removed (fuse-perf.md, P7)."""
-        after = start_id
+        after, parent = start_id, self._ino(fh)
         while True:
-            batch = self.by.entries(self._ino(fh), after, READDIR_BATCH)
+            batch = self.by.entries(parent, after, READDIR_BATCH)
             for cursor, name, st in batch:
                 if not pyfuse3.readdir_reply(token, name.encode("utf-8"), self._attrs(st), cursor):
                     return
+                self.cache.told_entry(parent, name, st)  # readdirplus: one lookup each
                 after = cursor
             if len(batch) < READDIR_BATCH:
                 return
@@ -282,7 +292,7 @@ class WorkspaceOperations(pyfuse3.Operations):
         with self.fs.transaction():
             make(path)
             self._own(path, ctx)
-            return self._entry(path)
+            return self._entry(parent_inode, name, path)
 
     @_errors
     @_changes
@@ -293,17 +303,19 @@ class WorkspaceOperations(pyfuse3.Operations):
         path = self._child(new_parent_inode, new_name)
         with self.fs.transaction():
             self.fs.link(self._path(inode), path)
-            return self._entry(path)
+            return self._entry(new_parent_inode, new_name, path)
 
     @_errors
     @_changes
     async def unlink(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
         self.fs.remove(self._child(parent_inode, name), directory=False)
+        self.cache.name_gone(self._ino(parent_inode), _name(name))
 
     @_errors
     @_changes
     async def rmdir(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
         self.fs.remove(self._child(parent_inode, name), directory=True)
+        self.cache.name_gone(self._ino(parent_inode), _name(name))
 
     @_errors
     @_changes
@@ -318,13 +330,17 @@ class WorkspaceOperations(pyfuse3.Operations):
     ) -> None:
         src = self._child(parent_inode_old, name_old)
         dst = self._child(parent_inode_new, name_new)
+        old = (self._ino(parent_inode_old), _name(name_old))
+        new = (self._ino(parent_inode_new), _name(name_new))
         if flags & pyfuse3.RENAME_EXCHANGE:
             self.fs.exchange(src, dst)
+            self.cache.exchanged(old, new)
             return
         with self.fs.transaction():
             if flags & pyfuse3.RENAME_NOREPLACE and self.fs.exists(dst):
                 raise OSError(errno.EEXIST, "exists", dst)
             self.fs.rename(src, dst)
+        self.cache.moved(old, new)
 
     @_errors
     @_changes
@@ -409,10 +425,12 @@ class WorkspaceOperations(pyfuse3.Operations):
         writable = flags & os.O_ACCMODE != os.O_RDONLY
         if writable and self.readonly:
             raise OSError(errno.EROFS, "the workspace is mounted read-only")
-        fh = self.files.open(self._ino(inode), writable, append=bool(flags & os.O_APPEND))
+        ino = self._ino(inode)
+        fh = self.files.open(ino, writable, append=bool(flags & os.O_APPEND))
         if flags & os.O_TRUNC and writable:
             self.files.truncate(fh, 0)
-        return pyfuse3.FileInfo(fh=fh, keep_cache=True)
+        # pages another process's change made stale go now, not when the notice lands
+        return pyfuse3.FileInfo(fh=fh, keep_cache=self.cache.pages_valid(ino))
 
     @_errors
     @_changes
@@ -424,7 +442,7 @@ class WorkspaceOperations(pyfuse3.Operations):
             st = self.fs.create(path, mode & 0o7777)
             self._own(path, ctx)
         fh = self.files.open(st.st_ino, True, append=bool(flags & os.O_APPEND))
-        return pyfuse3.FileInfo(fh=fh, keep_cache=True), self._entry(path)
+        return pyfuse3.FileInfo(fh=fh, keep_cache=True), self._entry(parent_inode, name, path)
 
     @_errors
     @_reads
@@ -470,19 +488,32 @@ class WorkspaceOperations(pyfuse3.Operations):
         return contextlib.nullcontext() if self.readonly else self.group.operation()
 
     def close(self) -> None:
-        """Unmounting: commit every open file and the open group."""
+        """Unmounting: commit every open file and the open group; send the last notices."""
         try:
             with self._committing():
                 self.files.close_all()
         finally:
-            self.group.close()
+            try:
+                self.group.close()
+            finally:
+                self.cache.notifier.close()
 
     def on_idle(self) -> None:
         """The mount's timer: end a group no request uses, then free what is due (the inodes
         whose last handle closed after they were unlinked): purging runs its own
-        transactions, so it waits for a moment with none open."""
+        transactions, so it waits for a moment with none open. Then notice other processes'
+        commits (``GroupCommit.look``), and reconcile the kernel's cache if that was put
+        off."""
         if self.group.commit_if_idle() and not self.readonly:
             self.fs.orphans.purge_due()
+        self.group.look()
+        if self.cache.due():
+            with self.group.reading():
+                if self.cache.due():  # not done already as the group began
+                    self.cache.reconcile()
 
     async def forget(self, inode_list: Any) -> None:
-        return None  # inodes are never reused (AUTOINCREMENT): nothing to drop
+        """The kernel dropped inodes (inode numbers are never reused, AUTOINCREMENT: nothing
+        of the workspace's to free); the cache stops tracking them."""
+        for kernel_ino, lookups in inode_list:
+            self.cache.forget(self._ino(kernel_ino), lookups)
