@@ -926,16 +926,17 @@ class FileSystem:
         unlinked meanwhile (history keeps versions by path, and metadata has none, so
         nothing is lost by having no path). Returns its stat after; ENOENT if no such inode."""
         with self._write():
-            if self.conn.execute("SELECT 1 FROM fs_inode WHERE ino = ?", (ino,)).get is None:
-                raise fs_error(errno.ENOENT, f"inode {ino}")
             dentry_id = self.conn.execute(
                 "SELECT id FROM fs_dentry WHERE ino = ? LIMIT 1", (ino,)
             ).get
-            self._set_attrs(dentry_id or 0, ino, attrs)
-            return self._stat_ino(ino)
+            st = self._set_attrs(dentry_id or 0, ino, attrs)
+            if st is None:
+                raise fs_error(errno.ENOENT, f"inode {ino}")
+            return st
 
-    def _set_attrs(self, dentry_id: int, ino: int, attrs: Attrs) -> None:
-        """One UPDATE of what ``attrs`` sets, ctime now; snapshots told (``names_changed``)."""
+    def _set_attrs(self, dentry_id: int, ino: int, attrs: Attrs) -> Stat | None:
+        """One UPDATE of what ``attrs`` sets, ctime now; snapshots told (``names_changed``).
+        Returns the inode's stat after, None if there is no such inode."""
         sec, nsec = split_ns(now_ns())
         sets, args = ["ctime = ?", "ctime_nsec = ?"], [sec, nsec]
         if attrs.mode is not None:
@@ -949,8 +950,14 @@ class FileSystem:
             (a, a_ns), (m, m_ns) = split_ns(attrs.times[0]), split_ns(attrs.times[1])
             sets.append("atime = ?, atime_nsec = ?, mtime = ?, mtime_nsec = ?")
             args += [a, a_ns, m, m_ns]
-        self.conn.execute(f"UPDATE fs_inode SET {', '.join(sets)} WHERE ino = ?", (*args, ino))
+        row = self.conn.execute(
+            f"UPDATE fs_inode SET {', '.join(sets)} WHERE ino = ? RETURNING {STAT_COLUMNS}",
+            (*args, ino),
+        ).get
+        if row is None:
+            return None
         self.hooks.names_changed(dentry_id, ino)
+        return Stat(*row)  # type: ignore[misc]
 
     # --- extended attributes (``agentfs.core.xattrs`` has the rules) -------------------------
 

@@ -267,9 +267,9 @@ class HistoryHooks(Changes):
         is copied down (``copy_down``) when a snapshot holds it or it is too large to keep.
         ``whole``: a rewrite of every byte, so a copy-down may move the chunks (the answer is
         then 0). ``first``: keep its content as a version first if none is (``keep_untracked``)."""
-        if first:
-            self.keep_untracked(target)
         ino = target.ino
+        if first and not (target.created or ino in self.cow.fresh):  # else nothing to keep
+            self.keep_untracked(target)
         if target.created:
             return target.size
         key = self.history_path(target.path) if self.versions.pending else None

@@ -123,6 +123,12 @@ class OpenFiles:
         if f is not None and f.dirty:
             f.flush()
 
+    def settle(self, ino: int) -> None:
+        """Commit ``ino``'s buffer and record its version now (``WorkspaceFile.settle``)."""
+        f = self.buffered(ino)
+        if f is not None:
+            f.settle()
+
     def release(self, fh: int) -> None:
         """Drop a handle; the last one on an inode commits and records its version."""
         h = self._handles.pop(fh, None)

@@ -353,7 +353,10 @@ class WorkspaceOperations(pyfuse3.Operations):
         ctx: pyfuse3.RequestContext,
     ) -> pyfuse3.EntryAttributes:
         ino = self._ino(inode)
-        self.files.commit(ino)  # written bytes first: their commit must not undo these times
+        if fields.update_atime or fields.update_mtime:
+            # the bytes written so far, and their version, go first: committed after these
+            # times they would move the mtime again (tar, cp -p and rsync set times last)
+            self.files.settle(ino)
         if fields.update_size:
             open_file = self.files.buffered(ino)
             if open_file is not None and open_file.writable():
@@ -373,9 +376,8 @@ class WorkspaceOperations(pyfuse3.Operations):
                 atime = attr.st_atime_ns if fields.update_atime else st.st_atime_ns
                 mtime = attr.st_mtime_ns if fields.update_mtime else st.st_mtime_ns
                 attrs = attrs._replace(times=(atime, mtime))
-            if attrs != Attrs():
-                self.fs.set_attrs(ino, attrs)
-            return self._attrs(self.by.stat(ino))
+            st = self.fs.set_attrs(ino, attrs) if attrs != Attrs() else self.by.stat(ino)
+            return self._attrs(st)
 
     # --- extended attributes (``agentfs.core.xattrs``) -----------------------------------------
     # The kernel checked the name's length, the value's size, the flags and the permissions
