@@ -9,7 +9,7 @@
 Workloads (each timed as one shell command, the median of ``--runs`` fresh runs): untar an
 npm-like tree of ``--files`` small files; ``find -type f | xargs stat``; ``grep -r`` of a
 literal; read every file (``cat``); ``git status`` on a repository of 5,000 files; ``rm -rf``
-of the tree; then 1 GiB (``--mib``) written and read sequentially with ``fio`` in 1 MiB
+of the tree (the repository is removed untimed); then 1 GiB (``--mib``) written and read sequentially with ``fio`` in 1 MiB
 blocks. Targets (the mount issue): every metadata workload within 3x of bindfs, sequential
 read >= 500 MB/s and write >= 200 MB/s, ``rm -rf`` of 10,000 files <= 3 s.
 
@@ -93,7 +93,8 @@ def metadata_run(directory: Path, tree: Path, repo: Path) -> dict[str, float]:
         ["git", "status", "-s"], cwd=directory / "repo", check=True, stdout=subprocess.DEVNULL
     )  # the first one builds the index's stat data
     out["git status"] = _timed("git -C repo status --porcelain", directory)
-    out["rm -rf"] = _timed("rm -rf tree repo", directory)
+    out["rm -rf"] = _timed("rm -rf tree", directory)  # the --files files the target names
+    subprocess.run(["rm", "-rf", "repo"], cwd=directory, check=True)
     return out
 
 
