@@ -38,7 +38,7 @@ from agentfs.core import paths
 from agentfs.core.by_inode import ByInode
 from agentfs.core.digests import hasher
 from agentfs.core.errors import fs_error
-from agentfs.core.inodes import is_dir, now_ns
+from agentfs.core.inodes import Stat, is_dir, now_ns
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -395,16 +395,21 @@ class InodeFile(WorkspaceFile):
     else, and goes with the last close, as the file itself does.
     """
 
-    def __init__(self, fs: FileSystem, ino: int, writable: bool) -> None:
+    def __init__(
+        self, fs: FileSystem, ino: int, writable: bool, made: tuple[str, Stat] | None = None
+    ) -> None:
+        """``made``: the path and stat of a file the caller has just created, so neither is
+        looked up again."""
         self.ino = ino
         self._by = ByInode(fs)
-        path = self._by.path_of(ino)
+        self._made = None if made is None else made[1]
+        path = self._by.path_of(ino) if made is None else made[0]
         if path is None:
             raise fs_error(errno.ENOENT, f"inode {ino}")
         super().__init__(fs, path, "r+b" if writable else "rb")
 
     def _committed_size(self) -> int | None:
-        st = self._by.stat(self.ino)
+        st, self._made = self._made or self._by.stat(self.ino), None
         if is_dir(st.st_mode):
             raise fs_error(errno.EISDIR, self.name)
         if st.type != "file":

@@ -112,7 +112,7 @@ class HistoryHooks(Changes):
             return
         real = self.history_path(path)
         versions = self.versions
-        for latest in versions.latest_under(real) if is_dir(mode) else [versions.latest(real)]:
+        for latest in versions.holding_under(real) if is_dir(mode) else [versions.latest(real)]:
             if latest is not None and latest.has_content:
                 versions.record(latest.path, "delete", latest=latest)
 
@@ -137,9 +137,7 @@ class HistoryHooks(Changes):
         if not is_dir(mode):
             return [_Move(real_src, real_dst, ino, versions.latest(real_src))]
         moves = []
-        for latest in versions.latest_under(real_src):
-            if not latest.has_content:
-                continue
+        for latest in versions.holding_under(real_src):
             old = latest.path
             try:
                 found = self.fs.lstat(old)  # the file as it is now, under the old name

@@ -251,15 +251,19 @@ class Versions:
         ).get
         return None if row is None else Version(*row)
 
-    def latest_under(self, prefix: str) -> list[Version]:
-        """The latest version of each path with history at or below directory ``prefix``
-        (deleted ones too), by path, in one query: SQLite takes a ``max()`` aggregate's bare
-        columns from the row holding the maximum."""
-        where, args = "", ()
+    def holding_under(self, prefix: str) -> list[Version]:
+        """The latest version of each path at or below directory ``prefix`` whose latest
+        event holds content (the files history has there now), by path, in one query:
+        SQLite takes a ``max()`` aggregate's bare columns from the row holding the maximum,
+        and the paths whose last event is a delete or a move stay in SQLite."""
+        where = ""
+        args: tuple[str, ...] = ()
         if prefix != "/":
             where = " WHERE path = ? OR (path >= ? AND path < ?)"
             args = (prefix, prefix + "/", prefix + "0")  # '0' sorts right after '/'
         rows = self.conn.execute(
-            f"SELECT {_COLUMNS}, max(n) FROM ws_version{where} GROUP BY path ORDER BY path", args
+            f"SELECT * FROM (SELECT {_COLUMNS}, max(n) FROM ws_version{where} GROUP BY path)"
+            " WHERE ino IS NOT NULL OR kept IS NOT NULL ORDER BY path",
+            args,
         )
         return [Version(*row[:-1]) for row in rows]

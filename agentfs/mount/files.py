@@ -20,7 +20,7 @@ from agentfs.core.by_inode import ByInode
 from agentfs.core.errors import fs_error
 from agentfs.core.fs import FileSystem
 from agentfs.core.handle import InodeFile
-from agentfs.core.inodes import is_dir
+from agentfs.core.inodes import Stat, is_dir
 
 
 @dataclass
@@ -51,15 +51,17 @@ class OpenFiles:
         self._next = itertools.count(1)
         fs.orphans.enable_pins()
 
-    def open(self, ino: int, writable: bool, append: bool = False) -> int:
+    def open(
+        self, ino: int, writable: bool, append: bool = False, made: tuple[str, Stat] | None = None
+    ) -> int:
         """A new handle on ``ino``. The inode's buffer is made by the first writable handle
         (a read-only one made before it, if any, is dropped: it held nothing to commit);
-        readers alone get none."""
+        readers alone get none. ``made``: the path and stat of a file just created."""
         entry = self._inodes.get(ino)
         if entry is None:
             if not writable:
                 self._check_readable(ino)
-            entry = _Open(InodeFile(self.fs, ino, True) if writable else None)
+            entry = _Open(InodeFile(self.fs, ino, True, made) if writable else None)
             self._inodes[ino] = entry
             self.fs.orphans.pin(ino)
         elif writable and (entry.file is None or not entry.file.writable()):

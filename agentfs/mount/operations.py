@@ -168,16 +168,21 @@ class WorkspaceOperations(pyfuse3.Operations):
         entry.st_ctime_ns = st.st_ctime_ns
         return entry
 
-    def _entry(self, parent_inode: int, name: bytes, path: str) -> pyfuse3.EntryAttributes:
-        """The entry of a name just made at ``path`` (``name`` in ``parent_inode``)."""
-        st = self.fs.lstat(path)
+    def _entry(
+        self, parent_inode: int, name: bytes, path: str, st: Stat | None = None
+    ) -> pyfuse3.EntryAttributes:
+        """The entry of a name just made at ``path`` (``name`` in ``parent_inode``); ``st``
+        when the caller has it."""
+        st = self.fs.lstat(path) if st is None else st
         self.cache.told_entry(self._ino(parent_inode), _name(name), st)
         return self._attrs(st)
 
-    def _own(self, path: str, ctx: pyfuse3.RequestContext) -> None:
-        """New files belong to whoever made them (the core's default owner is root)."""
-        if ctx.uid or ctx.gid:
-            self.fs.chown(path, ctx.uid, ctx.gid, follow_symlinks=False)
+    def _own(self, st: Stat, ctx: pyfuse3.RequestContext) -> Stat:
+        """New files belong to whoever made them (the core's default owner is root); the
+        stat after."""
+        if not (ctx.uid or ctx.gid):
+            return st
+        return self.fs.set_attrs(st.st_ino, Attrs(uid=ctx.uid, gid=ctx.gid))
 
     # --- reading the tree ----------------------------------------------------------------------
 
@@ -265,7 +270,7 @@ class WorkspaceOperations(pyfuse3.Operations):
     async def mknod(
         self, parent_inode: int, name: bytes, mode: int, rdev: int, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
-        def make(path: str) -> object:
+        def make(path: str) -> Stat:
             if stat.S_ISREG(mode):
                 return self.fs.create(path, mode & 0o7777)
             return self.fs.mknod(path, mode, rdev)
@@ -285,14 +290,12 @@ class WorkspaceOperations(pyfuse3.Operations):
         parent_inode: int,
         name: bytes,
         ctx: pyfuse3.RequestContext,
-        make: Callable[[str], object],
+        make: Callable[[str], Stat],
     ) -> pyfuse3.EntryAttributes:
         """A new entry made by ``make(path)``, owned by the caller, in one transaction."""
         path = self._child(parent_inode, name)
         with self.fs.transaction():
-            make(path)
-            self._own(path, ctx)
-            return self._entry(parent_inode, name, path)
+            return self._entry(parent_inode, name, path, self._own(make(path), ctx))
 
     @_errors
     @_changes
@@ -441,10 +444,9 @@ class WorkspaceOperations(pyfuse3.Operations):
     ) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
         path = self._child(parent_inode, name)
         with self.fs.transaction():
-            st = self.fs.create(path, mode & 0o7777)
-            self._own(path, ctx)
-        fh = self.files.open(st.st_ino, True, append=bool(flags & os.O_APPEND))
-        return pyfuse3.FileInfo(fh=fh, keep_cache=True), self._entry(parent_inode, name, path)
+            st = self._own(self.fs.create(path, mode & 0o7777), ctx)
+        fh = self.files.open(st.st_ino, True, bool(flags & os.O_APPEND), made=(path, st))
+        return pyfuse3.FileInfo(fh=fh, keep_cache=True), self._entry(parent_inode, name, path, st)
 
     @_errors
     @_reads
