@@ -76,10 +76,10 @@ class GroupCommit:
         """Is a write group open?"""
         return self._open is not None and self._open.write
 
-    @contextmanager
-    def reading(self) -> Iterator[None]:
-        """One request that only reads: inside the open group, read or write (a read group
-        is opened if none is, or if another process committed since the open one began)."""
+    def begin_read(self) -> None:
+        """A request that only reads starts: inside the open group, read or write (a read
+        group is opened if none is, or if another process committed since the open one
+        began). Every ``begin_*`` is followed by one ``end_request``."""
         if (
             self._open is not None
             and not self._open.write
@@ -91,26 +91,41 @@ class GroupCommit:
             # needless new snapshot), never as none
             self._mark = self._watch.mark()
             self._begin(self.fs.read_transaction())
-        try:
-            yield
-        finally:
-            self._ended_request()
 
-    @contextmanager
-    def operation(self) -> Iterator[None]:
-        """One request that changes the workspace, inside the write group (opened if none
-        is; an open read group is ended first)."""
+    def begin_change(self) -> None:
+        """A request that changes the workspace starts: inside the write group (opened if
+        none is; an open read group is ended first), as an operation of its own."""
         if self._open is not None and not self._open.write:
             self.commit()
         if self._open is None:
             self._begin(self.fs.transaction())
         else:
             self.fs.next_operation()
+        self._operations += 1
+
+    def end_request(self) -> None:
+        """The request that began last is answered: the group ends if it is old or full."""
+        self._last = time.monotonic()
+        if self._last - self._started >= self.window or self._operations >= MAX_OPERATIONS:
+            self.commit()
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """``begin_read`` ... ``end_request`` around a block."""
+        self.begin_read()
         try:
             yield
         finally:
-            self._operations += 1
-            self._ended_request()
+            self.end_request()
+
+    @contextmanager
+    def operation(self) -> Iterator[None]:
+        """``begin_change`` ... ``end_request`` around a block."""
+        self.begin_change()
+        try:
+            yield
+        finally:
+            self.end_request()
 
     def _begin(self, transaction: Transaction) -> None:
         transaction.__enter__()
@@ -135,11 +150,6 @@ class GroupCommit:
         with self.reading():
             pass
         self.commit()
-
-    def _ended_request(self) -> None:
-        self._last = time.monotonic()
-        if self._last - self._started >= self.window or self._operations >= MAX_OPERATIONS:
-            self.commit()
 
     def commit(self) -> None:
         """End the open group now, committing what it wrote (nothing if none is open)."""

@@ -46,23 +46,33 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+def _fuse_error(exc: Exception, handler: str) -> pyfuse3.FUSEError:
+    """The ``FUSEError`` the kernel gets for ``exc`` (never EIO for an error that has a
+    number: ENOENT must stay ENOENT)."""
+    if isinstance(exc, pyfuse3.FUSEError):
+        return exc
+    if isinstance(exc, OSError):
+        return pyfuse3.FUSEError(exc.errno or errno.EIO)
+    if isinstance(exc, UnicodeError):
+        return pyfuse3.FUSEError(errno.EINVAL)
+    # a bug must fail one request, not end the mount for everyone
+    log.error("%s failed", handler, exc_info=exc)
+    return pyfuse3.FUSEError(errno.EIO)
+
+
+# The three wrappers below are each one coroutine around the handler, not a stack of them:
+# they sit on every request (a level of wrapping costs a few microseconds a request).
+
+
 def _errors(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[Any, Any, R]]:
-    """Turn the core's ``OSError`` into the ``FUSEError`` the kernel gets (never EIO for an
-    error that has a number: ENOENT must stay ENOENT)."""
+    """A request outside the group: the core's errors turned into ``FUSEError``s."""
 
     @functools.wraps(fn)
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return await fn(*args, **kwargs)
-        except pyfuse3.FUSEError:
-            raise
-        except OSError as exc:
-            raise pyfuse3.FUSEError(exc.errno or errno.EIO) from None
-        except UnicodeError:
-            raise pyfuse3.FUSEError(errno.EINVAL) from None
-        except Exception:  # a bug must fail one request, not end the mount for everyone
-            log.exception("%s failed", fn.__name__)
-            raise pyfuse3.FUSEError(errno.EIO) from None
+        except Exception as exc:
+            raise _fuse_error(exc, fn.__name__) from None
 
     return wrapper
 
@@ -72,9 +82,15 @@ def _reads(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[Any
 
     @functools.wraps(fn)
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        ops: WorkspaceOperations = args[0]  # type: ignore[assignment]
-        with ops.group.reading():
-            return await fn(*args, **kwargs)
+        group: GroupCommit = args[0].group  # type: ignore[attr-defined]
+        try:
+            group.begin_read()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                group.end_request()
+        except Exception as exc:
+            raise _fuse_error(exc, fn.__name__) from None
 
     return wrapper
 
@@ -86,10 +102,16 @@ def _changes(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[A
     @functools.wraps(fn)
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         ops: WorkspaceOperations = args[0]  # type: ignore[assignment]
-        if ops.readonly:
-            raise OSError(errno.EROFS, "the workspace is mounted read-only")
-        with ops.group.operation():
-            return await fn(*args, **kwargs)
+        try:
+            if ops.readonly:
+                raise OSError(errno.EROFS, "the workspace is mounted read-only")
+            ops.group.begin_change()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                ops.group.end_request()
+        except Exception as exc:
+            raise _fuse_error(exc, fn.__name__) from None
 
     return wrapper
 
@@ -186,7 +208,6 @@ class WorkspaceOperations(pyfuse3.Operations):
 
     # --- reading the tree ----------------------------------------------------------------------
 
-    @_errors
     @_reads
     async def lookup(
         self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext
@@ -201,17 +222,14 @@ class WorkspaceOperations(pyfuse3.Operations):
             return entry
         return self._attrs(st)
 
-    @_errors
     @_reads
     async def getattr(self, inode: int, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
         return self._attrs(self.by.stat(self._ino(inode)))
 
-    @_errors
     @_reads
     async def readlink(self, inode: int, ctx: pyfuse3.RequestContext) -> bytes:
         return self.by.readlink(self._ino(inode)).encode("utf-8")
 
-    @_errors
     @_reads
     async def opendir(self, inode: int, ctx: pyfuse3.RequestContext) -> int:
         st = self.by.stat(self._ino(inode))
@@ -219,7 +237,6 @@ class WorkspaceOperations(pyfuse3.Operations):
             raise OSError(errno.ENOTDIR, "not a directory")
         return inode
 
-    @_errors
     @_reads
     async def readdir(self, fh: int, start_id: int, token: pyfuse3.ReaddirToken) -> None:
         """Entries in dentry-id order from the cursor the kernel hands back: an entry keeps
@@ -238,7 +255,6 @@ class WorkspaceOperations(pyfuse3.Operations):
     async def releasedir(self, fh: int) -> None:
         return None
 
-    @_errors
     @_reads
     async def statfs(self, ctx: pyfuse3.RequestContext) -> pyfuse3.StatvfsData:
         """The space of the disk the workspace file lives on; inodes counted as used."""
@@ -258,14 +274,12 @@ class WorkspaceOperations(pyfuse3.Operations):
 
     # --- changing the tree ---------------------------------------------------------------------
 
-    @_errors
     @_changes
     async def mkdir(
         self, parent_inode: int, name: bytes, mode: int, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
         return self._make(parent_inode, name, ctx, lambda path: self.fs.mkdir(path, mode & 0o7777))
 
-    @_errors
     @_changes
     async def mknod(
         self, parent_inode: int, name: bytes, mode: int, rdev: int, ctx: pyfuse3.RequestContext
@@ -277,7 +291,6 @@ class WorkspaceOperations(pyfuse3.Operations):
 
         return self._make(parent_inode, name, ctx, make)
 
-    @_errors
     @_changes
     async def symlink(
         self, parent_inode: int, name: bytes, target: bytes, ctx: pyfuse3.RequestContext
@@ -297,7 +310,6 @@ class WorkspaceOperations(pyfuse3.Operations):
         with self.fs.transaction():
             return self._entry(parent_inode, name, path, self._own(make(path), ctx))
 
-    @_errors
     @_changes
     async def link(
         self, inode: int, new_parent_inode: int, new_name: bytes, ctx: pyfuse3.RequestContext
@@ -308,19 +320,16 @@ class WorkspaceOperations(pyfuse3.Operations):
             self.fs.link(self._path(inode), path)
             return self._entry(new_parent_inode, new_name, path)
 
-    @_errors
     @_changes
     async def unlink(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
         self.fs.remove(self._child(parent_inode, name), directory=False)
         self.cache.name_gone(self._ino(parent_inode), _name(name))
 
-    @_errors
     @_changes
     async def rmdir(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
         self.fs.remove(self._child(parent_inode, name), directory=True)
         self.cache.name_gone(self._ino(parent_inode), _name(name))
 
-    @_errors
     @_changes
     async def rename(
         self,
@@ -345,7 +354,6 @@ class WorkspaceOperations(pyfuse3.Operations):
             self.fs.rename(src, dst)
         self.cache.moved(old, new)
 
-    @_errors
     @_changes
     async def setattr(
         self,
@@ -392,12 +400,10 @@ class WorkspaceOperations(pyfuse3.Operations):
             raise pyfuse3.FUSEError(errno.ENODATA)
         return await self._getxattr(inode, name)
 
-    @_errors
     @_reads
     async def _getxattr(self, inode: int, name: bytes) -> bytes:
         return self.fs.xattrs.get(self._ino(inode), xattrs.valid_name(name, f"inode {inode}"))
 
-    @_errors
     @_reads
     async def listxattr(self, inode: int, ctx: pyfuse3.RequestContext) -> list[bytes]:
         """Every name, but trusted. ones only for root (tmpfs shows them only to a caller
@@ -409,7 +415,6 @@ class WorkspaceOperations(pyfuse3.Operations):
             if ctx.uid == 0 or not name.startswith(xattrs.TRUSTED)
         ]
 
-    @_errors
     @_changes
     async def setxattr(
         self, inode: int, name: bytes, value: bytes, ctx: pyfuse3.RequestContext
@@ -417,14 +422,12 @@ class WorkspaceOperations(pyfuse3.Operations):
         key, value = xattrs.valid_setting(name, value, 0, f"inode {inode}")
         self.fs.xattrs.set(self._ino(inode), key, value)
 
-    @_errors
     @_changes
     async def removexattr(self, inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
         self.fs.xattrs.remove(self._ino(inode), xattrs.valid_name(name, f"inode {inode}"))
 
     # --- file content --------------------------------------------------------------------------
 
-    @_errors
     @_reads
     async def open(self, inode: int, flags: int, ctx: pyfuse3.RequestContext) -> pyfuse3.FileInfo:
         writable = flags & os.O_ACCMODE != os.O_RDONLY
@@ -437,7 +440,6 @@ class WorkspaceOperations(pyfuse3.Operations):
         # pages another process's change made stale go now, not when the notice lands
         return pyfuse3.FileInfo(fh=fh, keep_cache=self.cache.pages_valid(ino))
 
-    @_errors
     @_changes
     async def create(
         self, parent_inode: int, name: bytes, mode: int, flags: int, ctx: pyfuse3.RequestContext
@@ -448,12 +450,10 @@ class WorkspaceOperations(pyfuse3.Operations):
         fh = self.files.open(st.st_ino, True, bool(flags & os.O_APPEND), made=(path, st))
         return pyfuse3.FileInfo(fh=fh, keep_cache=True), self._entry(parent_inode, name, path, st)
 
-    @_errors
     @_reads
     async def read(self, fh: int, off: int, size: int) -> bytes:
         return self.files.read(fh, off, size)
 
-    @_errors
     @_changes
     async def write(self, fh: int, off: int, buf: bytes) -> int:
         return self.files.write(fh, off, buf)
