@@ -53,21 +53,12 @@ _NAMES = (
     " ON d.parent_ino = json_extract(t.value, '$[0]') AND d.name = json_extract(t.value, '$[1]')"
 )
 
-#: What a ``Stat`` says the kernel caches: all of it but the access time, which reads move.
-Told = tuple[int, int, int, int, int, int, int, int]
 
 
-def _told(st: Stat) -> Told:
-    return (
-        st.st_mode,
-        st.st_nlink,
-        st.st_uid,
-        st.st_gid,
-        st.st_size,
-        st.st_mtime_ns,
-        st.st_ctime_ns,
-        st.st_rdev,
-    )
+def _same(told: Stat, now: Stat) -> bool:
+    """Does the kernel's copy still hold? All of a ``Stat`` counts but the access time (reads
+    move it, and nothing a program does depends on the cached one)."""
+    return told[:6] == now[:6] and told[7:] == now[7:]
 
 
 class Notifier:
@@ -127,7 +118,7 @@ class KernelCache:
         self.conn = conn
         self.notifier = notifier
         #: The attributes last reported for each inode.
-        self._attrs: dict[int, Told] = {}
+        self._attrs: dict[int, Stat] = {}
         #: Lookups the kernel holds on each inode (it forgets them with ``forget``).
         self._lookups: dict[int, int] = {}
         #: The names answered per directory: name -> inode, 0 for "no such name".
@@ -142,16 +133,16 @@ class KernelCache:
 
     def told_attrs(self, st: Stat) -> None:
         """The kernel got ``st`` (getattr, setattr, or with an entry)."""
-        self._attrs[st.st_ino] = _told(st)
+        self._attrs[st.st_ino] = st
 
     def told_entry(self, parent: int, name: str, st: Stat | None) -> None:
-        """The kernel got ``name`` in ``parent``: an inode (one lookup more) or none."""
+        """The kernel got ``name`` in ``parent``: an inode (one lookup more; its attributes
+        go through ``told_attrs``) or none."""
         if st is None:
             self._names.setdefault(parent, {})[name] = 0
             return
         self._names.setdefault(parent, {})[name] = st.st_ino
         self._lookups[st.st_ino] = self._lookups.get(st.st_ino, 0) + 1
-        self._attrs[st.st_ino] = _told(st)
 
     def name_gone(self, parent: int, name: str) -> None:
         """The mount itself removed ``name`` (the kernel dropped its entry)."""
@@ -218,12 +209,12 @@ class KernelCache:
         self._last = time.monotonic()
         if self._attrs:
             now = {
-                row[0]: _told(Stat(*row))
+                row[0]: Stat(*row)
                 for row in self.conn.execute(_STATS, (json.dumps(list(self._attrs)),))
             }
             for ino, told in list(self._attrs.items()):
                 current = now.get(ino)
-                if current != told:
+                if current is None or not _same(told, current):
                     self.notifier.inode(ino)
                     self._stale_pages.add(ino)
                     if current is None:

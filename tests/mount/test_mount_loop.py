@@ -88,6 +88,62 @@ def test_a_free_lock_is_taken_without_yielding_and_a_held_one_waits() -> None:
     trio.run(main)
 
 
+def test_a_contended_lock_goes_to_its_waiters_in_order_and_skips_a_cancelled_one() -> None:
+    order: list[str] = []
+
+    async def main() -> None:
+        lock = loop._Lock()
+        async with trio.open_nursery() as nursery:
+
+            async def waiter(name: str, scope: trio.CancelScope | None = None) -> None:
+                with scope or trio.CancelScope():
+                    async with lock:
+                        order.append(name)
+                        await trio.sleep(0.001)  # held across a yield: the others queue
+
+            cancelled = trio.CancelScope()
+            async with lock:
+                for name in ("a", "b", "c"):
+                    nursery.start_soon(waiter, name, cancelled if name == "b" else None)
+                    await trio.sleep(0.005)  # each queues in this order
+                cancelled.cancel()
+                await trio.sleep(0.005)  # b leaves the queue while the lock is still held
+                order.append("holder")
+        assert order == ["holder", "a", "c"]
+        async with lock:  # free again: nobody holds or waits
+            order.append("after")
+        assert order[-1] == "after"
+
+    trio.run(main)
+
+
+def test_a_waiter_cancelled_as_it_is_handed_the_lock_hands_it_on() -> None:
+    order: list[str] = []
+
+    async def main() -> None:
+        lock = loop._Lock()
+        async with trio.open_nursery() as nursery:
+            first = trio.CancelScope()
+
+            async def waiter(name: str, scope: trio.CancelScope) -> None:
+                with scope:
+                    async with lock:
+                        order.append(name)
+
+            await lock.__aenter__()
+            nursery.start_soon(waiter, "a", first)
+            nursery.start_soon(waiter, "b", trio.CancelScope())
+            await trio.sleep(0.005)  # both queue: a, then b
+            await lock.__aexit__(None, None, None)  # a is handed the lock ...
+            first.cancel()  # ... and cancelled before it runs: it must pass the lock to b
+        assert order == ["b"]
+        async with lock:
+            order.append("after")
+        assert order == ["b", "after"]
+
+    trio.run(main)
+
+
 def test_install_gives_pyfuse3_the_quicker_waits_once() -> None:
     loop.install()
     first = pyfuse3.trio  # type: ignore[attr-defined]
