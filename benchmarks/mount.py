@@ -9,9 +9,10 @@
 Workloads (each timed as one shell command, the median of ``--runs`` fresh runs): untar an
 npm-like tree of ``--files`` small files; ``find -type f | xargs stat``; ``grep -r`` of a
 literal; read every file (``cat``); ``git status`` on a repository of 5,000 files; ``rm -rf``
-of the tree (the repository is removed untimed); then 1 GiB (``--mib``) written and read sequentially with ``fio`` in 1 MiB
-blocks. Targets (the mount issue): every metadata workload within 3x of bindfs, sequential
-read >= 500 MB/s and write >= 200 MB/s, ``rm -rf`` of 10,000 files <= 3 s.
+of the tree (the repository is removed untimed); then 1 GiB (``--mib``) written and read
+sequentially with ``fio`` in 1 MiB blocks. Targets (the mount issue): every metadata workload
+within 3x of bindfs, sequential read >= 500 MB/s and write >= 200 MB/s, ``rm -rf`` of 10,000
+files <= 3 s.
 
     .venv/bin/python benchmarks/mount.py [--runs 3] [--files 10000] [--mib 1024]
         [--cache-timeouts 60,1] [--skip metadata,fio] [--scratch /dev/shm]
