@@ -54,7 +54,6 @@ _NAMES = (
 )
 
 
-
 def _same(told: Stat, now: Stat) -> bool:
     """Does the kernel's copy still hold? All of a ``Stat`` counts but the access time (reads
     move it, and nothing a program does depends on the cached one)."""
