@@ -9,9 +9,12 @@ untouched file's bytes are read. Otherwise a file of the same size is compared b
 digest, not trusted on its mtime (``touch -r`` and ``cp -p`` restore one).
 
 What changed is applied through the workspace's own calls (``write``, ``mkdir``, ``remove``,
-``symlink``, ``link``, ``mknod``, ``chmod``, ``utime``), so versions, search indexing and
-history see it as they see the API: deletions deepest first, then creations and changes
-parents first, then the directories' modes and times. Files the command did not change are
+``symlink``, ``link``, ``mknod``, ``chmod``, ``utime``, ``setxattr``, ``removexattr``), so
+versions, search indexing and history see it as they see the API: deletions deepest first,
+then creations and changes parents first, then the directories' modes and times, then
+extended attributes. An attribute counts as the command's change when the host holds it
+otherwise than the export gave it (set, changed or removed); one the export could not give
+(``Exported.xattrs``) is left alone. Files the command did not change are
 not written (no new version). A file changed in place keeps its workspace inode; a rename
 appears as a deletion and a creation.
 
@@ -37,6 +40,7 @@ from agentfs.mount.hosttree import (
     HostEntry,
     Tree,
     digest_of,
+    host_xattrs,
     join,
     read_blocks,
     shown,
@@ -64,6 +68,8 @@ class _Diff:
     put: list[str] = field(default_factory=list)  # created or changed, parents first
     new_content: set[str] = field(default_factory=set)  # files whose bytes are new
     dirs: set[str] = field(default_factory=set)  # directories whose mode or times to set
+    #: files and directories whose attributes changed: what the workspace had, what to set
+    xattrs: dict[str, tuple[dict[str, bytes], dict[str, bytes]]] = field(default_factory=dict)
 
 
 def _kind(mode: int) -> int:
@@ -88,6 +94,11 @@ def _diff(host: Path, exported: Exported, before: Tree, after: Tree) -> _Diff:
             old = None  # a new entry of another type
         if old is not None and _quick(old) == _quick(new):
             continue  # untouched (see the module docstring)
+        if _kind(new.mode) in (S_IFREG, S_IFDIR):  # a new entry starts with none
+            had = exported.xattrs.get(rel, {}) if old is not None else {}
+            has = host_xattrs(host / rel)
+            if has != had:
+                out.xattrs[rel] = (had, has)
         if _kind(new.mode) == S_IFDIR:
             if old is None:
                 out.put.append(rel)
@@ -143,7 +154,7 @@ class _Applier:
                 self.links.setdefault(new.ino, join(top, rel))
 
     def run(self, exported: Exported) -> CopiedBack:
-        for rel in sorted({*self.diff.deleted, *self.diff.put}):
+        for rel in sorted({*self.diff.deleted, *self.diff.put, *self.diff.xattrs}):
             path = join(self.top, rel)
             try:
                 now = self.fs.lstat(path)
@@ -157,6 +168,8 @@ class _Applier:
             self.step(rel, self.put)
         for rel in sorted(self.diff.dirs, reverse=True):  # after their contents
             self.step(rel, self.directory)
+        for rel in sorted(self.diff.xattrs):
+            self.step(rel, self.attributes)
         return self.result
 
     def step(self, rel: str, action: Callable[[str, str], None]) -> None:
@@ -233,6 +246,15 @@ class _Applier:
         self.fs.utime(path, (new.atime_ns, new.mtime_ns))
         if new.nlink > 1:
             self.links[new.ino] = path
+
+    def attributes(self, rel: str, path: str) -> None:
+        """Set and remove the attributes the command set, changed and removed."""
+        had, now = self.diff.xattrs[rel]
+        for name in had.keys() - now.keys():
+            self.fs.removexattr(path, name, follow_symlinks=False)
+        for name, value in now.items():
+            if had.get(name) != value:
+                self.fs.setxattr(path, name, value, follow_symlinks=False)
 
     def directory(self, rel: str, path: str) -> None:
         new = self.after[rel]

@@ -5,8 +5,9 @@ alone so two descriptions can be compared, and removing the copy whatever it hol
 Unlike ``agentfs.transfer`` (which exports into a directory the user owns and may share), the
 copy is a fresh private directory that only the command sees and that is deleted afterwards,
 so it keeps what transfer drops on purpose: setuid and setgid bits, hard links (names of one
-workspace inode share one host inode), FIFOs and sockets. Owners are not copied (the files
-belong to whoever runs the command), nor atimes' later changes.
+workspace inode share one host inode), FIFOs and sockets, and the extended attributes of files
+and directories (those the host directory's filesystem takes). Owners are not copied (the
+files belong to whoever runs the command), nor atimes' later changes.
 """
 
 from __future__ import annotations
@@ -61,11 +62,16 @@ class Exported:
             workspace's own numbers and times, which tell whether another process changed it).
         digests: each exported regular file's content digest, and each symlink's target's,
             by relative path.
-        skipped: one ``"path: reason"`` line per workspace entry the copy does not hold.
+        xattrs: the extended attributes each exported file or directory was given on the
+            host, by relative path (an attribute the host refused is not there, and is left
+            as it is in the workspace whatever the command does).
+        skipped: one ``"path: reason"`` line per workspace entry, or attribute, the copy does
+            not hold.
     """
 
     states: dict[str, Stat] = field(default_factory=dict)
     digests: dict[str, bytes] = field(default_factory=dict)
+    xattrs: dict[str, dict[str, bytes]] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
 
 
@@ -91,6 +97,7 @@ def export(fs: FileSystem, top: str, host: Path) -> Exported:
         if not top_st.is_dir():
             raise NotADirectoryError(errno.ENOTDIR, "not a directory", top)
         out.states[""] = top_st
+        _export_xattrs(fs, "", top, host, top_st, out)
         dirs: list[tuple[Path, Stat]] = [(host, top_st)]
         stack = [""]
         while stack:
@@ -106,6 +113,7 @@ def export(fs: FileSystem, top: str, host: Path) -> Exported:
                 out.states[child] = st
                 if digest is not None:
                     out.digests[child] = digest
+                _export_xattrs(fs, child, join(top, child), host / child, st, out)
                 if st.is_dir():
                     dirs.append((host / child, st))
                     stack.append(child)
@@ -142,6 +150,38 @@ def _export_one(
         os.chmod(host, st.st_mode & 0o7777)
     os.utime(host, ns=(st.st_atime_ns, st.st_mtime_ns), follow_symlinks=False)
     return content
+
+
+def _export_xattrs(
+    fs: FileSystem, rel: str, path: str, host: Path, st: Stat, out: Exported
+) -> None:
+    """Give a file or directory its workspace attributes on the host (a symlink or a special
+    file can hold none there that a command could use: Linux refuses ``user.`` on them)."""
+    if st.st_mode & S_IFMT not in (S_IFREG, S_IFDIR):
+        return
+    given: dict[str, bytes] = {}
+    for name in fs.xattrs.list(st.st_ino):
+        value = fs.xattrs.get(st.st_ino, name)
+        try:
+            os.setxattr(host, name, value, follow_symlinks=False)
+        except OSError as exc:  # ENOTSUP: a host filesystem without them; EPERM
+            out.skipped.append(f"{path}: attribute {name} not copied: {exc.strerror or exc}")
+            continue
+        given[name] = value
+    if given:
+        out.xattrs[rel] = given
+
+
+def host_xattrs(host: Path) -> dict[str, bytes]:
+    """The extended attributes of a host file or directory (none where the filesystem has
+    none)."""
+    try:
+        names = os.listxattr(host, follow_symlinks=False)
+        return {name: os.getxattr(host, name, follow_symlinks=False) for name in names}
+    except OSError as exc:
+        if exc.errno in (errno.ENOTSUP, errno.ENODATA):
+            return {}
+        raise
 
 
 def _write_file(fs: FileSystem, path: str, host: Path, st: Stat) -> bytes:

@@ -119,6 +119,55 @@ def test_modes_times_and_read_only_directories(ws: agentfs.Workspace) -> None:
     assert ws.lstat("/locked").st_mode & 0o7777 == 0o555
 
 
+def test_extended_attributes_travel_both_ways(ws: agentfs.Workspace) -> None:
+    ws.setxattr("/notes.txt", "user.keep", b"1")
+    ws.setxattr("/notes.txt", "user.gone", b"x")
+    ws.setxattr("/same.txt", "user.change", b"old")
+    ws.setxattr("/src", "user.dir", b"d")
+    ws.setxattr("/", "user.top", b"t")
+    ws.setxattr("/src/app.py", "trusted.root-only", b"r")
+    before = versions(ws, "/same.txt")
+    r = ws.run(
+        "getfattr --absolute-names --only-values -n user.keep notes.txt; echo;"
+        " getfattr --absolute-names --only-values -n user.top .; echo;"
+        " setfattr -x user.gone notes.txt && setfattr -n user.change -v new same.txt"
+        " && echo made > made.txt && setfattr -n user.made -v m made.txt"
+        " && setfattr -n user.dir -v changed src && mkdir d && setfattr -n user.new -v n d"
+        " && setfattr -x user.top .",
+        mode="copy",
+    )
+    assert (r.exit_code, r.stdout, r.stderr, r.skipped, r.conflicts) == (0, "1\nt\n", "", (), ())
+    assert ws.listxattr("/notes.txt") == ["user.keep"]
+    assert ws.getxattr("/same.txt", "user.change") == b"new"
+    assert versions(ws, "/same.txt") == before  # an attribute is not new content
+    assert ws.getxattr("/made.txt", "user.made") == b"m"
+    assert ws.getxattr("/src", "user.dir") == b"changed"
+    assert ws.getxattr("/d", "user.new") == b"n"
+    assert ws.listxattr("/") == []
+    assert ws.getxattr("/src/app.py", "trusted.root-only") == b"r"  # untouched, kept
+
+
+def test_an_attribute_the_copy_could_not_hold_is_reported_and_kept(
+    ws: agentfs.Workspace, scratch: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A host filesystem that refuses an attribute: the copy says so, and the workspace's
+    value stays (the command never saw it, so it cannot have removed it)."""
+    ws.setxattr("/notes.txt", "user.kept", b"v")
+    refuse = os.setxattr
+
+    def setxattr(path: object, name: str, *args: object, **kwargs: object) -> None:
+        if name == "user.kept":
+            raise OSError(95, "Operation not supported")
+        refuse(path, name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "setxattr", setxattr)
+    r = ws.run("echo more >> notes.txt", mode="copy")
+    assert r.exit_code == 0 and r.conflicts == ()
+    assert r.skipped == ("/notes.txt: attribute user.kept not copied: Operation not supported",)
+    assert ws.getxattr("/notes.txt", "user.kept") == b"v"
+    assert ws.read_text("/notes.txt") == "keep me\nmore\n"
+
+
 def test_a_large_file_travels_in_blocks(ws: agentfs.Workspace) -> None:
     r = ws.run("head -c 9000000 /dev/urandom > big && cp big big2", mode="copy")
     assert r.exit_code == 0

@@ -2,7 +2,8 @@
 workspace and in a plain directory under /dev/shm, the same random shell script runs in each
 (``ws.run(mode="copy")`` and ``sh -c`` in the directory), and the workspace must then hold
 the directory's tree: types, bytes, permissions, symlink targets, hard links, the times the
-script set; and files the script did not touch have no new version and keep their inode."""
+script set, the user. attributes of files and directories; and files the script did not
+touch have no new version and keep their inode."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import shlex
 import stat
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -60,6 +62,10 @@ def shell_ops() -> st.SearchStrategy[str]:
         p.map(lambda f: f"cp {f} .n && printf Z >> .n && mv .n {f}"),
         st.tuples(p, p).map(lambda a: f"mv -f {a[0]} {a[1]}"),
         st.tuples(PAST, p).map(lambda a: f"touch -h -d @{a[0]} {a[1]}"),
+        st.tuples(st.sampled_from("kl"), TEXT, p).map(
+            lambda a: f"setfattr -n user.{a[0]} -v v{a[1]} {a[2]}"
+        ),
+        st.tuples(st.sampled_from("kl"), p).map(lambda a: f"setfattr -x user.{a[0]} {a[1]}"),
     )  # no mkfifo: a later write to it would wait for a reader (FIFOs have their own test)
     return st.lists(ops, min_size=1, max_size=10).map(
         lambda lines: "".join(f"{line} 2>/dev/null;\n" for line in lines) + "true"
@@ -104,6 +110,10 @@ def host_tree(host: Path) -> dict[str, os.stat_result]:
     return out
 
 
+def user_xattrs(names: list[str], get: Callable[[str], bytes]) -> dict[str, bytes]:
+    return {name: get(name) for name in names if name.startswith("user.")}
+
+
 def assert_same(ws: agentfs.Workspace, host: Path, started_ns: int) -> None:
     ref = host_tree(host)
     mine = {}
@@ -119,6 +129,14 @@ def assert_same(ws: agentfs.Workspace, host: Path, started_ns: int) -> None:
         assert stat.S_IFMT(got.st_mode) == stat.S_IFMT(want.st_mode), path
         if not stat.S_ISLNK(want.st_mode):
             assert got.st_mode & 0o7777 == want.st_mode & 0o7777, path
+            on_host = host / path[1:]
+            assert user_xattrs(
+                ws.listxattr(path, follow_symlinks=False),
+                lambda n: ws.getxattr(path, n, follow_symlinks=False),  # noqa: B023
+            ) == user_xattrs(
+                os.listxattr(on_host, follow_symlinks=False),
+                lambda n: os.getxattr(on_host, n, follow_symlinks=False),  # noqa: B023
+            ), path
         if stat.S_ISREG(want.st_mode):
             assert ws.read(path) == (host / path[1:]).read_bytes(), path
             groups_ref.setdefault(want.st_ino, set()).add(path)
