@@ -50,11 +50,13 @@ def serve(
     readonly: bool = False,
     allow_other: bool = False,
     timeout: float = 1.0,
+    xattrs: bool = True,
     ready: Callable[[], None] | None = None,
 ) -> None:
     """Mount ``fs`` (its directory ``root``) on ``mountpoint`` and answer requests until
-    unmounted or signalled; ``ready`` is called once the mount is in place."""
-    ops = WorkspaceOperations(fs, root=root, timeout=timeout)
+    unmounted or signalled; ``ready`` is called once the mount is in place. ``xattrs=False``
+    answers extended-attribute requests ENOSYS, after which the kernel sends none."""
+    ops = WorkspaceOperations(fs, root=root, timeout=timeout, xattrs=xattrs)
     options = set(pyfuse3.default_options)
     options |= {f"fsname={os.path.abspath(fs.conn.filename)}", "subtype=agentfs"}
     if readonly:

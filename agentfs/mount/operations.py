@@ -133,13 +133,19 @@ class WorkspaceOperations(pyfuse3.Operations):
         fs: the workspace (a ``FileSystem``) every request goes through.
         root: the workspace inode shown as the mount's root.
         timeout: how long the kernel may cache entries and attributes (seconds).
+        xattrs: are extended attributes served? Without, every xattr request is answered
+            ENOSYS, which the kernel takes as "never ask again" (and tells programs
+            EOPNOTSUPP): its ``getxattr("security.capability")`` before each ``write(2)``
+            stops with it.
     """
 
     supports_dot_lookup = False
     enable_writeback_cache = False
     enable_acl = False
 
-    def __init__(self, fs: FileSystem, root: int = ROOT_INO, timeout: float = 1.0) -> None:
+    def __init__(
+        self, fs: FileSystem, root: int = ROOT_INO, timeout: float = 1.0, xattrs: bool = True
+    ) -> None:
         super().__init__()
         self.fs = fs
         self.by = ByInode(fs)
@@ -149,6 +155,7 @@ class WorkspaceOperations(pyfuse3.Operations):
         self.group = GroupCommit(fs, others_committed=self.cache.others_committed)
         self.root = root
         self.timeout = timeout
+        self.xattrs = xattrs
         self.readonly = fs._readonly
 
     # --- numbers, paths and attributes ---------------------------------------------------------
@@ -395,7 +402,12 @@ class WorkspaceOperations(pyfuse3.Operations):
     # (user. needs the file's read or write permission, trusted. CAP_SYS_ADMIN); pyfuse3 turns
     # XATTR_CREATE/XATTR_REPLACE into a getxattr first and answers a size probe itself.
 
+    def _check_xattrs(self) -> None:
+        if not self.xattrs:
+            raise pyfuse3.FUSEError(errno.ENOSYS)  # the kernel asks no more (--no-xattr)
+
     async def getxattr(self, inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> bytes:
+        self._check_xattrs()
         if name == _CAPABILITY:  # asked before every write(2): never stored, no query
             raise pyfuse3.FUSEError(errno.ENODATA)
         return await self._getxattr(inode, name)
@@ -408,6 +420,7 @@ class WorkspaceOperations(pyfuse3.Operations):
     async def listxattr(self, inode: int, ctx: pyfuse3.RequestContext) -> list[bytes]:
         """Every name, but trusted. ones only for root (tmpfs shows them only to a caller
         with CAP_SYS_ADMIN; the request carries a uid, not capabilities)."""
+        self._check_xattrs()
         names = self.fs.xattrs.list(self._ino(inode))
         return [
             name.encode("utf-8")
@@ -419,11 +432,13 @@ class WorkspaceOperations(pyfuse3.Operations):
     async def setxattr(
         self, inode: int, name: bytes, value: bytes, ctx: pyfuse3.RequestContext
     ) -> None:
+        self._check_xattrs()
         key, value = xattrs.valid_setting(name, value, 0, f"inode {inode}")
         self.fs.xattrs.set(self._ino(inode), key, value)
 
     @_changes
     async def removexattr(self, inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
+        self._check_xattrs()
         self.fs.xattrs.remove(self._ino(inode), xattrs.valid_name(name, f"inode {inode}"))
 
     # --- file content --------------------------------------------------------------------------

@@ -164,6 +164,34 @@ def test_a_read_only_mount_shows_them_and_refuses_changes(tmp_path: Path) -> Non
         m.unmount()
 
 
+def test_no_xattr_turns_them_off_and_changes_nothing(tmp_path: Path) -> None:
+    """``--no-xattr``: every attribute call fails as on a filesystem without them, writes
+    work, and the workspace's attributes stay (the API still has them)."""
+    db = tmp_path / "ws.db"
+    with agentfs.open(db) as ws:
+        ws.write("/f", b"x")
+        ws.setxattr("/f", "user.a", b"1")
+    m = start_mount(db, tmp_path / "mnt", "--no-xattr")
+    try:
+        path = m.dir / "f"
+        for call in (
+            lambda: os.getxattr(path, "user.a"),
+            lambda: os.listxattr(path),
+            lambda: os.setxattr(path, "user.b", b"2"),
+            lambda: os.removexattr(path, "user.a"),
+        ):
+            assert _outcome(call) == "EOPNOTSUPP"
+            assert _outcome(call) == "EOPNOTSUPP"  # the kernel's answer from then on
+        with open(path, "ab") as f:
+            f.write(b"y")
+        assert path.read_bytes() == b"xy"
+    finally:
+        m.unmount()
+    with agentfs.open(db) as ws:
+        assert ws.listxattr("/f") == ["user.a"]
+        assert ws.read("/f") == b"xy"
+
+
 def test_trusted_names_are_listed_for_root_only(tmp_path: Path, shm: Path) -> None:
     """tmpfs lists trusted. names only to a caller with CAP_SYS_ADMIN; the mount, which sees
     a uid, to root. (Mounted with --allow-other under /dev/shm, so nobody can reach it.)"""
