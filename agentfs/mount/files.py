@@ -20,7 +20,7 @@ from agentfs.core.by_inode import ByInode
 from agentfs.core.errors import fs_error
 from agentfs.core.fs import FileSystem
 from agentfs.core.handle import InodeFile
-from agentfs.core.inodes import Stat, is_dir
+from agentfs.core.inodes import Stat, is_dir, now_ns
 
 
 @dataclass
@@ -29,6 +29,10 @@ class _Open:
 
     file: InodeFile | None
     handles: set[int] = field(default_factory=set)
+    #: When a handle last wrote or truncated the buffer (ns): the mtime and ctime ``stat``
+    #: shows until the buffer is committed, as a disk's would move at each ``write(2)``;
+    #: 0 once times were set after that (the workspace's are shown).
+    changed_ns: int = 0
 
 
 @dataclass(frozen=True)
@@ -105,11 +109,41 @@ class OpenFiles:
     def truncate(self, fh: int, size: int) -> None:
         """``O_TRUNC`` or ``ftruncate`` through a writable handle: the buffer is cut."""
         self.writable_file(fh).truncate(size)
+        self._inodes[self._handles[fh].ino].changed_ns = now_ns()
 
     def write(self, fh: int, offset: int, data: bytes) -> int:
         f = self.writable_file(fh)
         f.seek(f.size if self._handles[fh].append else offset)
-        return f.write(data)
+        written = f.write(data)
+        self._inodes[self._handles[fh].ino].changed_ns = now_ns()
+        return written
+
+    def cut(self, ino: int, size: int) -> bool:
+        """``truncate(2)`` of an inode a writable handle holds: its buffer is cut and committed
+        (an unlinked file's stays with its handles). False when no such buffer exists."""
+        entry = self._inodes.get(ino)
+        if entry is None or entry.file is None or not entry.file.writable():
+            return False
+        entry.file.truncate(size)
+        entry.file.flush()
+        entry.changed_ns = now_ns()
+        return True
+
+    def times_set(self, ino: int) -> None:
+        """``ino``'s times were just set: ``stat`` shows the workspace's from now on, until the
+        next write."""
+        entry = self._inodes.get(ino)
+        if entry is not None:
+            entry.changed_ns = 0
+
+    def pending(self, ino: int) -> tuple[int, int] | None:
+        """The size of what ``ino``'s buffer holds uncommitted, if it holds any, and when it
+        last changed (0: times were set since); ``stat`` shows them, as a disk's would move at
+        each ``write(2)``, though the bytes are committed at close."""
+        entry = self._inodes.get(ino)
+        if entry is None or entry.file is None or not entry.file.dirty:
+            return None
+        return entry.file.size, entry.changed_ns
 
     def writable_file(self, fh: int) -> InodeFile:
         """The buffer a writable handle writes to; EBADF for a read-only handle."""

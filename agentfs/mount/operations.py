@@ -177,8 +177,12 @@ class WorkspaceOperations(pyfuse3.Operations):
 
     def _attrs(self, st: Stat) -> pyfuse3.EntryAttributes:
         self.cache.told_attrs(st)
-        open_file = self.files.buffered(st.st_ino)
-        size = open_file.size if open_file is not None else st.st_size
+        size, mtime, ctime = st.st_size, st.st_mtime_ns, st.st_ctime_ns
+        pending = self.files.pending(st.st_ino)
+        if pending is not None:
+            size, changed = pending
+            if changed:
+                mtime = ctime = changed
         entry = pyfuse3.EntryAttributes()
         entry.st_ino = self._kernel_ino(st.st_ino)
         entry.generation = 0
@@ -193,8 +197,8 @@ class WorkspaceOperations(pyfuse3.Operations):
         entry.st_blksize = BLOCK_SIZE
         entry.st_blocks = -(-size // 512)
         entry.st_atime_ns = st.st_atime_ns
-        entry.st_mtime_ns = st.st_mtime_ns
-        entry.st_ctime_ns = st.st_ctime_ns
+        entry.st_mtime_ns = mtime
+        entry.st_ctime_ns = ctime
         return entry
 
     def _entry(
@@ -375,13 +379,9 @@ class WorkspaceOperations(pyfuse3.Operations):
             # the bytes written so far, and their version, go first: committed after these
             # times they would move the mtime again (tar, cp -p and rsync set times last)
             self.files.settle(ino)
-        if fields.update_size:
-            open_file = self.files.buffered(ino)
-            if open_file is not None and open_file.writable():
-                open_file.truncate(attr.st_size)
-                open_file.flush()  # an unlinked file's bytes stay with its handles
-            else:
-                self.fs.truncate(self._path(inode), attr.st_size)
+            self.files.times_set(ino)
+        if fields.update_size and not self.files.cut(ino, attr.st_size):
+            self.fs.truncate(self._path(inode), attr.st_size)
         # the rest by number: fchmod, fchown and futimens work on an unlinked open file too
         attrs = Attrs(
             mode=attr.st_mode & 0o7777 if fields.update_mode else None,

@@ -136,3 +136,26 @@ def test_an_open_descriptor_follows_its_file_through_an_exchange(mounted: Mounte
     assert (d / "x" / "file" / "inside").read_bytes() == b"inside"
     with agentfs.open(mounted.db, readonly=True) as ws:
         assert ws.read("/dir") == b"the file grew" and ws.read("/x/file/inside") == b"inside"
+
+
+def test_a_write_moves_mtime_before_the_close_unlinked_or_not(mounted: Mounted) -> None:
+    """Bytes are committed at close, but ``fstat`` after a ``write(2)`` shows the new size and
+    a new mtime and ctime at once, as on a disk; also once the file has lost its name (its
+    bytes then never reach the workspace, so nothing else would move its times)."""
+    path = mounted.dir / "log"
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o644)
+    try:
+        os.write(fd, b"a")
+        os.utime(fd, ns=(10**9, 10**9))  # settles the file: its mtime is the one set
+        assert os.fstat(fd).st_mtime_ns == 10**9
+        os.write(fd, b"one")
+        first = os.fstat(fd)
+        assert (first.st_size, first.st_mtime_ns > 10**9) == (4, True)
+        assert first.st_ctime_ns == first.st_mtime_ns
+        os.unlink(path)
+        os.write(fd, b"two")
+        second = os.fstat(fd)
+        assert second.st_size == 7
+        assert second.st_mtime_ns > first.st_mtime_ns
+    finally:
+        os.close(fd)
