@@ -25,7 +25,7 @@ from agentfs.history.api import HistoryMixin
 from agentfs.history.snapshots import Snapshots
 from agentfs.kv import KVStore
 from agentfs.mount.copyexec import run_in_copy
-from agentfs.mount.exec import CommandResult, Mode, fuse_available, run_command
+from agentfs.mount.exec import CommandResult, Mode, RunOptions, fuse_available, run_command
 from agentfs.mount.exec import describe as describe_command
 from agentfs.search.api import SearchMixin
 from agentfs.search.background import BackgroundEmbedder
@@ -256,17 +256,8 @@ class Workspace(HistoryMixin, SearchMixin):
             if mode == "copy"
             else partial(run_command, self.conn.filename)
         )
-        result = runner(
-            command,
-            root=root,
-            cwd=cwd,
-            sandbox=sandbox,
-            network=network,
-            timeout=timeout,
-            env=env,
-            max_output=max_output,
-            capture=capture,
-        )
+        options = RunOptions(cwd, sandbox, network, timeout, env, max_output, capture)
+        result = runner(command, root=root, options=options)
         return replace(result, snapshot=snapshot.name)
 
     # --- finding: the search functions, as methods (``ws.glob(...)``, ``ws.grep(...)``) ----

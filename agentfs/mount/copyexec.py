@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,7 +22,7 @@ from agentfs.core.fs import FileSystem
 from agentfs.core.inodes import S_IFMT, S_IFREG
 from agentfs.mount import hosttree
 from agentfs.mount.copyback import copy_back
-from agentfs.mount.exec import CommandResult, run_in_directory
+from agentfs.mount.exec import CommandResult, RunOptions, run_in_directory
 
 #: Where the copy goes by preference: a memory filesystem, where making a file costs a few
 #: microseconds against up to a millisecond on a disk's /tmp (thousands are made per run).
@@ -34,13 +34,7 @@ def run_in_copy(
     command: str | Sequence[str],
     *,
     root: str = "/",
-    cwd: str | None = None,
-    sandbox: bool = False,
-    network: bool = False,
-    timeout: float | None = None,
-    env: Mapping[str, str] | None = None,
-    max_output: int | None = None,
-    capture: bool = True,
+    options: RunOptions,
 ) -> CommandResult:
     """Run ``command`` in a copy of the workspace directory ``root`` and carry its changes
     back (the arguments are ``run_command``'s). The result's ``mode`` is ``"copy"``; it lists
@@ -54,17 +48,7 @@ def run_in_copy(
         exported = hosttree.export(fs, top, tree)
         before = hosttree.scan(tree)
         hosttree.wait_for_clock(scratch / "clock", before)
-        result = run_in_directory(
-            tree,
-            command,
-            cwd=cwd,
-            sandbox=sandbox,
-            network=network,
-            timeout=timeout,
-            env=env,
-            max_output=max_output,
-            capture=capture,
-        )
+        result = run_in_directory(tree, command, options)
         back = copy_back(fs, top, tree, exported, before, hosttree.scan(tree))
     finally:
         hosttree.remove(scratch)

@@ -82,6 +82,20 @@ class MountError(OSError):
     """The workspace could not be mounted for the command."""
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """How a command runs, whether the workspace is mounted for it or copied (``ws.run`` has
+    the meaning of each)."""
+
+    cwd: str | None = None
+    sandbox: bool = False
+    network: bool = False
+    timeout: float | None = None
+    env: Mapping[str, str] | None = None
+    max_output: int | None = None
+    capture: bool = True
+
+
 def fuse_available() -> str | None:
     """Why a mount cannot be made here (None: it can)."""
     if not os.path.exists("/dev/fuse"):
@@ -98,18 +112,12 @@ def run_command(
     command: str | Sequence[str],
     *,
     root: str = "/",
-    cwd: str | None = None,
-    sandbox: bool = False,
-    network: bool = False,
-    timeout: float | None = None,
-    env: Mapping[str, str] | None = None,
-    max_output: int | None = None,
-    capture: bool = True,
+    options: RunOptions,
 ) -> CommandResult:
     """Run ``command`` (a shell string, or an argument list) in the workspace mounted on a
-    temporary directory; ``cwd`` is relative to the mounted ``root``. ``capture`` False lets
-    the command use this process's terminal (``agentfs exec``); the result's output is then
-    empty. Raises ``MountError`` when the mount cannot be made."""
+    temporary directory; ``options.cwd`` is relative to the mounted ``root``. ``capture``
+    False lets the command use this process's terminal (``agentfs exec``); the result's
+    output is then empty. Raises ``MountError`` when the mount cannot be made."""
     reason = fuse_available()
     if reason is not None:
         raise MountError(f"cannot mount the workspace: {reason}")
@@ -118,44 +126,26 @@ def run_command(
         mountpoint.mkdir()
         daemon = _mount(workspace, mountpoint, root)
         try:
-            return run_in_directory(
-                mountpoint,
-                command,
-                cwd=cwd,
-                sandbox=sandbox,
-                network=network,
-                timeout=timeout,
-                env=env,
-                max_output=max_output,
-                capture=capture,
-            )
+            return run_in_directory(mountpoint, command, options)
         finally:
             _unmount(mountpoint, daemon)
 
 
 def run_in_directory(
-    directory: Path,
-    command: str | Sequence[str],
-    *,
-    cwd: str | None,
-    sandbox: bool,
-    network: bool,
-    timeout: float | None,
-    env: Mapping[str, str] | None,
-    max_output: int | None,
-    capture: bool,
+    directory: Path, command: str | Sequence[str], options: RunOptions
 ) -> CommandResult:
     """Run ``command`` with ``directory`` as the workspace (a mount, or a copy): ``cwd``
     relative to it, under bubblewrap with it at ``/workspace`` when ``sandbox``. Both ways of
     running a command share this, so they behave the same."""
+    o = options
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
-    inside = Path(directory, (cwd or "").lstrip("/"))
-    if sandbox:
-        argv = _bwrap(directory, cwd, network, env) + argv
+    inside = Path(directory, (o.cwd or "").lstrip("/"))
+    if o.sandbox:
+        argv = _bwrap(directory, o.cwd, o.network, o.env) + argv
         child_env = None
     else:
-        child_env = {**os.environ, **(env or {})}
-    return _run(argv, inside, child_env, timeout, max_output, capture)
+        child_env = {**os.environ, **(o.env or {})}
+    return _run(argv, inside, child_env, o.timeout, o.max_output, o.capture)
 
 
 def _mount(workspace: str | os.PathLike[str], mountpoint: Path, root: str) -> subprocess.Popen:

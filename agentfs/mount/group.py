@@ -110,18 +110,13 @@ class GroupCommit:
             self.commit()
 
     @contextmanager
-    def reading(self) -> Iterator[None]:
-        """``begin_read`` ... ``end_request`` around a block."""
-        self.begin_read()
-        try:
-            yield
-        finally:
-            self.end_request()
-
-    @contextmanager
-    def operation(self) -> Iterator[None]:
-        """``begin_change`` ... ``end_request`` around a block."""
-        self.begin_change()
+    def request(self, *, changes: bool) -> Iterator[None]:
+        """A block run as one request: ``begin_change`` (or ``begin_read``) before it,
+        ``end_request`` after."""
+        if changes:
+            self.begin_change()
+        else:
+            self.begin_read()
         try:
             yield
         finally:
@@ -147,7 +142,7 @@ class GroupCommit:
         if mark is not None and mark == self._looked:
             return
         self._looked = mark
-        with self.reading():
+        with self.request(changes=False):
             pass
         self.commit()
 

@@ -504,7 +504,7 @@ class WorkspaceOperations(pyfuse3.Operations):
 
     def _committing(self) -> contextlib.AbstractContextManager[None]:
         """Where a handle's buffer commits: the open group (nothing to commit read-only)."""
-        return contextlib.nullcontext() if self.readonly else self.group.operation()
+        return contextlib.nullcontext() if self.readonly else self.group.request(changes=True)
 
     def close(self) -> None:
         """Unmounting: commit every open file and the open group; send the last notices."""
@@ -527,7 +527,7 @@ class WorkspaceOperations(pyfuse3.Operations):
             self.fs.orphans.purge_due()
         self.group.look()
         if self.cache.due():
-            with self.group.reading():
+            with self.group.request(changes=False):
                 if self.cache.due():  # not done already as the group began
                     self.cache.reconcile()
 

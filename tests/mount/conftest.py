@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,12 +93,17 @@ def start_mount(db: Path, mountpoint: Path, *args: str) -> Mounted:
 
 
 @contextmanager
-def fresh_mount(base: Path) -> Iterator[Mounted]:
-    """A new workspace in ``base`` mounted on ``base/mnt``; after the unmount the mount must
-    have logged no traceback and the workspace must be fsck-clean."""
+def fresh_mount(
+    base: Path, *options: str, populate: Callable[[agentfs.Workspace], object] | None = None
+) -> Iterator[Mounted]:
+    """A new workspace in ``base`` (given its first files by ``populate``) mounted on
+    ``base/mnt`` with ``options``; after the unmount the mount must have logged no traceback
+    and the workspace must be fsck-clean."""
     db = base / "ws.db"
-    agentfs.open(db).close()
-    m = start_mount(db, base / "mnt")
+    with agentfs.open(db) as ws:
+        if populate is not None:
+            populate(ws)
+    m = start_mount(db, base / "mnt", *options)
     try:
         yield m
     finally:

@@ -12,28 +12,22 @@ from pathlib import Path
 import pytest
 
 import agentfs
-from agentfs import fsck
-from tests.mount.conftest import Mounted, start_mount
+from tests.mount.conftest import Mounted, fresh_mount
 
 DEADLINE = 3.0
+
+
+def _files(ws: agentfs.Workspace) -> None:
+    ws.write("/a.txt", "first")
+    ws.mkdir("/dir")
+    ws.write("/dir/b.txt", "bee")
 
 
 @pytest.fixture
 def cached(tmp_path: Path) -> Iterator[Mounted]:
     """A mount whose kernel cache lives 60 s."""
-    db = tmp_path / "ws.db"
-    with agentfs.open(db) as ws:
-        ws.write("/a.txt", "first")
-        ws.mkdir("/dir")
-        ws.write("/dir/b.txt", "bee")
-    m = start_mount(db, tmp_path / "mnt", "--cache-timeout", "60")
-    try:
+    with fresh_mount(tmp_path, "--cache-timeout", "60", populate=_files) as m:
         yield m
-    finally:
-        m.unmount()
-    assert "Traceback" not in m.log.read_text(), m.log.read_text()
-    with agentfs.open(db) as ws:
-        assert fsck.check(ws).clean
 
 
 def eventually(check: Callable[[], bool]) -> bool:

@@ -122,6 +122,13 @@ def test_a_waiter_cancelled_as_it_is_handed_the_lock_hands_it_on() -> None:
 
     async def main() -> None:
         lock = loop._Lock()
+        with trio.fail_after(5):  # a lock that is never handed on fails, not hangs
+            await handed_on(lock)
+        async with lock:
+            order.append("after")
+        assert order == ["b", "after"]
+
+    async def handed_on(lock: loop._Lock) -> None:
         async with trio.open_nursery() as nursery:
             first = trio.CancelScope()
 
@@ -133,13 +140,11 @@ def test_a_waiter_cancelled_as_it_is_handed_the_lock_hands_it_on() -> None:
             await lock.__aenter__()
             nursery.start_soon(waiter, "a", first)
             nursery.start_soon(waiter, "b", trio.CancelScope())
-            await trio.sleep(0.005)  # both queue: a, then b
-            await lock.__aexit__(None, None, None)  # a is handed the lock ...
-            first.cancel()  # ... and cancelled before it runs: it must pass the lock to b
+            await trio.sleep(0.005)  # both queue (in either order: trio may run b first)
+            first.cancel()  # a's wait is cancelled at once, but a has not run yet ...
+            await lock.__aexit__(None, None, None)  # ... when the lock is handed to a (if
+            # first in line): a must pass it on to b
         assert order == ["b"]
-        async with lock:
-            order.append("after")
-        assert order == ["b", "after"]
 
     trio.run(main)
 

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -148,32 +149,33 @@ def test_cp_a_and_rsync_x_carry_them_in_and_out(mounted: Mounted, shm: Path) -> 
         assert os.getxattr(mounted.dir / "rsynced" / "f", "user.tag") == b"keep me"
 
 
-def test_a_read_only_mount_shows_them_and_refuses_changes(tmp_path: Path) -> None:
+@contextmanager
+def _tagged_file_mounted(tmp_path: Path, *options: str) -> Iterator[Path]:
+    """A workspace whose ``/f`` holds ``x`` and ``user.a = 1``, mounted with ``options``;
+    yields the file's path in the mount."""
     db = tmp_path / "ws.db"
     with agentfs.open(db) as ws:
         ws.write("/f", b"x")
         ws.setxattr("/f", "user.a", b"1")
-    m = start_mount(db, tmp_path / "mnt", "--read-only")
+    m = start_mount(db, tmp_path / "mnt", *options)
     try:
-        path = m.dir / "f"
+        yield m.dir / "f"
+    finally:
+        m.unmount()
+
+
+def test_a_read_only_mount_shows_them_and_refuses_changes(tmp_path: Path) -> None:
+    with _tagged_file_mounted(tmp_path, "--read-only") as path:
         assert os.getxattr(path, "user.a") == b"1"
         assert os.listxattr(path) == ["user.a"]
         assert _outcome(lambda: os.setxattr(path, "user.b", b"")) == "EROFS"
         assert _outcome(lambda: os.removexattr(path, "user.a")) == "EROFS"
-    finally:
-        m.unmount()
 
 
 def test_no_xattr_turns_them_off_and_changes_nothing(tmp_path: Path) -> None:
     """``--no-xattr``: every attribute call fails as on a filesystem without them, writes
     work, and the workspace's attributes stay (the API still has them)."""
-    db = tmp_path / "ws.db"
-    with agentfs.open(db) as ws:
-        ws.write("/f", b"x")
-        ws.setxattr("/f", "user.a", b"1")
-    m = start_mount(db, tmp_path / "mnt", "--no-xattr")
-    try:
-        path = m.dir / "f"
+    with _tagged_file_mounted(tmp_path, "--no-xattr") as path:
         for call in (
             lambda: os.getxattr(path, "user.a"),
             lambda: os.listxattr(path),
@@ -185,9 +187,7 @@ def test_no_xattr_turns_them_off_and_changes_nothing(tmp_path: Path) -> None:
         with open(path, "ab") as f:
             f.write(b"y")
         assert path.read_bytes() == b"xy"
-    finally:
-        m.unmount()
-    with agentfs.open(db) as ws:
+    with agentfs.open(tmp_path / "ws.db") as ws:
         assert ws.listxattr("/f") == ["user.a"]
         assert ws.read("/f") == b"xy"
 
