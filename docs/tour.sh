@@ -83,21 +83,18 @@ $AGENTFS timeline "$WS" --limit 4
 echo "serve them to any MCP client: agentfs serve mcp $WS   (docs/mcp.md)"
 
 step "the mount: real programs see the workspace as a directory, and every command can be undone"
-if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
-  $AGENTFS exec "$WS" --cwd /tour -- sh -c 'git init -q -b main repo && cp -r notes repo/ &&
-    cd repo && git add -A && git -c user.email=tour@example.com -c user.name=tour commit -qm notes &&
-    git log --oneline --stat'
-  $AGENTFS exec "$WS" --sandbox --cwd /tour -- sh -c 'rm -rf notes repo; ls; ls ~ /root 2>&1 | head -2' \
-    2> "$scratch/exec.err"
-  cat "$scratch/exec.err"
-  $AGENTFS snapshot restore "$WS" "$(sed -n 's/.*snapshot restore [^ ]* //p' "$scratch/exec.err")" \
-    > "$scratch/restored"
-  echo "restored $(wc -l < "$scratch/restored") paths the command removed, e.g.:"
-  head -3 "$scratch/restored"
-  $AGENTFS cat "$WS" /tour/notes/plan.md
-else
-  echo "(no /dev/fuse here: agentfs exec needs FUSE; docs/mount.md)"
-fi
+# mounted with FUSE; where /dev/fuse is missing, run in a copy carried back (exec says which)
+$AGENTFS exec "$WS" --cwd /tour -- sh -c 'git init -q -b main repo && cp -r notes repo/ &&
+  cd repo && git add -A && git -c user.email=tour@example.com -c user.name=tour commit -qm notes &&
+  git log --oneline --stat'
+$AGENTFS exec "$WS" --sandbox --cwd /tour -- sh -c 'rm -rf notes repo; ls; ls ~ /root 2>&1 | head -2' \
+  2> "$scratch/exec.err"
+cat "$scratch/exec.err"
+$AGENTFS snapshot restore "$WS" "$(sed -n 's/.*snapshot restore [^ ]* //p' "$scratch/exec.err")" \
+  > "$scratch/restored"
+echo "restored $(wc -l < "$scratch/restored") paths the command removed, e.g.:"
+head -3 "$scratch/restored"
+$AGENTFS cat "$WS" /tour/notes/plan.md
 
 step "export back to the host, byte for byte"
 $AGENTFS export "$WS" /tour/src "$scratch/src"
