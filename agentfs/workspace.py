@@ -256,7 +256,15 @@ class Workspace(HistoryMixin, SearchMixin):
             if mode == "copy"
             else partial(run_command, self.conn.filename)
         )
-        options = RunOptions(cwd, sandbox, network, timeout, env, max_output, capture)
+        options = RunOptions(
+            cwd=cwd,
+            sandbox=sandbox,
+            network=network,
+            timeout=timeout,
+            env=env,
+            max_output=max_output,
+            capture=capture,
+        )
         result = runner(command, root=root, options=options)
         return replace(result, snapshot=snapshot.name)
 

@@ -211,15 +211,14 @@ class WorkspaceFile(io.RawIOBase):
 
     def settle(self) -> None:
         """Commit and record a version now, as ``close`` would, and stay open: what is
-        written after is the next version, and history keeps this one's bytes from it as
-        from a new handle's. The mount settles a file whose times a program sets while it is
-        open, which ``tar``, ``cp -p`` and ``rsync`` do last: its bytes committed later
-        would move the mtime it was given."""
+        written after is the next version (the version row names the inode, so history keeps
+        its bytes before they change, as for any version). The mount settles a file whose
+        times a program sets while it is open, which ``tar``, ``cp -p`` and ``rsync`` do
+        last: its bytes committed later would move the mtime it was given."""
         if self.closed or not (self._wrote or self._pending):
             return
         self._commit(version=True)
         self._wrote = False
-        self._flushed = 0
 
     def close(self) -> None:
         """Flush, record one version of what the handle wrote, and close."""

@@ -253,9 +253,9 @@ class Versions:
 
     def holding_under(self, prefix: str) -> list[Version]:
         """The latest version of each path at or below directory ``prefix`` whose latest
-        event holds content (the files history has there now), by path, in one query:
-        SQLite takes a ``max()`` aggregate's bare columns from the row holding the maximum,
-        and the paths whose last event is a delete or a move stay in SQLite."""
+        event holds content (the files history has there now), by path. One query: SQLite
+        takes a ``max()`` aggregate's bare columns from the row holding the maximum, and the
+        paths whose last event is a delete or a move are left out there, not in Python."""
         where = ""
         args: tuple[str, ...] = ()
         if prefix != "/":

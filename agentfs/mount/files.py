@@ -129,13 +129,6 @@ class OpenFiles:
         entry.changed_ns = now_ns()
         return True
 
-    def times_set(self, ino: int) -> None:
-        """``ino``'s times were just set: ``stat`` shows the workspace's from now on, until the
-        next write."""
-        entry = self._inodes.get(ino)
-        if entry is not None:
-            entry.changed_ns = 0
-
     def pending(self, ino: int) -> tuple[int, int] | None:
         """The size of what ``ino``'s buffer holds uncommitted, if it holds any, and when it
         last changed (0: times were set since); ``stat`` shows them, as a disk's would move at
@@ -160,10 +153,13 @@ class OpenFiles:
             f.flush()
 
     def settle(self, ino: int) -> None:
-        """Commit ``ino``'s buffer and record its version now (``WorkspaceFile.settle``)."""
-        f = self.buffered(ino)
-        if f is not None:
-            f.settle()
+        """``ino``'s times are about to be set: its buffer is committed and its version
+        recorded now (``WorkspaceFile.settle``), and ``stat`` shows the workspace's times from
+        now on, until the next write (an unlinked file's bytes stay in its buffer)."""
+        entry = self._inodes.get(ino)
+        if entry is not None and entry.file is not None:
+            entry.file.settle()
+            entry.changed_ns = 0
 
     def release(self, fh: int) -> None:
         """Drop a handle; the last one on an inode commits and records its version."""

@@ -52,7 +52,7 @@ class GroupCommit:
         fs: FileSystem,
         *,
         window: float = WINDOW,
-        others_committed: Callable[[], object] = lambda: None,
+        others_committed: Callable[[], None] = lambda: None,
     ) -> None:
         self.fs = fs
         self.window = window
@@ -76,10 +76,18 @@ class GroupCommit:
         """Is a write group open?"""
         return self._open is not None and self._open.write
 
-    def begin_read(self) -> None:
-        """A request that only reads starts: inside the open group, read or write (a read
-        group is opened if none is, or if another process committed since the open one
-        began). Every ``begin_*`` is followed by one ``end_request``."""
+    def begin(self, *, changes: bool) -> None:
+        """A request starts (``end_request`` follows it): one that ``changes`` the workspace
+        in the write group, as an operation of its own; one that only reads in the open group,
+        read or write."""
+        if changes:
+            self._begin_change()
+        else:
+            self._begin_read()
+
+    def _begin_read(self) -> None:
+        """A read group is opened if none is, or if another process committed since the open
+        one began."""
         if (
             self._open is not None
             and not self._open.write
@@ -92,9 +100,8 @@ class GroupCommit:
             self._mark = self._watch.mark()
             self._begin(self.fs.read_transaction())
 
-    def begin_change(self) -> None:
-        """A request that changes the workspace starts: inside the write group (opened if
-        none is; an open read group is ended first), as an operation of its own."""
+    def _begin_change(self) -> None:
+        """The write group is opened if none is (an open read group is ended first)."""
         if self._open is not None and not self._open.write:
             self.commit()
         if self._open is None:
@@ -111,12 +118,8 @@ class GroupCommit:
 
     @contextmanager
     def request(self, *, changes: bool) -> Iterator[None]:
-        """A block run as one request: ``begin_change`` (or ``begin_read``) before it,
-        ``end_request`` after."""
-        if changes:
-            self.begin_change()
-        else:
-            self.begin_read()
+        """A block run as one request: ``begin`` before it, ``end_request`` after."""
+        self.begin(changes=changes)
         try:
             yield
         finally:

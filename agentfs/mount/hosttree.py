@@ -97,7 +97,8 @@ def export(fs: FileSystem, top: str, host: Path) -> Exported:
         if not top_st.is_dir():
             raise NotADirectoryError(errno.ENOTDIR, "not a directory", top)
         out.states[""] = top_st
-        _export_xattrs(fs, "", top, host, top_st, out)
+        attributes = fs.xattrs.every()
+        _export_xattrs(attributes.get(top_st.st_ino), "", top, host, out)
         dirs: list[tuple[Path, Stat]] = [(host, top_st)]
         stack = [""]
         while stack:
@@ -113,7 +114,10 @@ def export(fs: FileSystem, top: str, host: Path) -> Exported:
                 out.states[child] = st
                 if digest is not None:
                     out.digests[child] = digest
-                _export_xattrs(fs, child, join(top, child), host / child, st, out)
+                if st.st_mode & S_IFMT in (S_IFREG, S_IFDIR):
+                    _export_xattrs(
+                        attributes.get(st.st_ino), child, join(top, child), host / child, out
+                    )
                 if st.is_dir():
                     dirs.append((host / child, st))
                     stack.append(child)
@@ -153,15 +157,12 @@ def _export_one(
 
 
 def _export_xattrs(
-    fs: FileSystem, rel: str, path: str, host: Path, st: Stat, out: Exported
+    attributes: dict[str, bytes] | None, rel: str, path: str, host: Path, out: Exported
 ) -> None:
-    """Give a file or directory its workspace attributes on the host (a symlink or a special
-    file can hold none there that a command could use: Linux refuses ``user.`` on them)."""
-    if st.st_mode & S_IFMT not in (S_IFREG, S_IFDIR):
-        return
+    """Give a file or directory (only those: Linux refuses ``user.`` names on a symlink or a
+    special file) its workspace ``attributes`` on the host."""
     given: dict[str, bytes] = {}
-    for name in fs.xattrs.list(st.st_ino):
-        value = fs.xattrs.get(st.st_ino, name)
+    for name, value in (attributes or {}).items():
         try:
             os.setxattr(host, name, value, follow_symlinks=False)
         except OSError as exc:  # ENOTSUP: a host filesystem without them; EPERM

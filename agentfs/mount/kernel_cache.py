@@ -187,19 +187,20 @@ class KernelCache:
 
     # --- taking back what changed ----------------------------------------------------------------
 
-    def others_committed(self) -> bool:
+    def others_committed(self) -> None:
         """Another process committed: reconcile now (the caller holds a transaction that sees
-        the commit), or at the next ``due`` when the last reconcile was under ``GAP`` ago.
-        True when it reconciled."""
+        the commit), or at the next ``due`` when the last reconcile was under ``GAP`` ago."""
         self._pending = True
-        if time.monotonic() - self._last < GAP:
-            return False
-        self.reconcile()
-        return True
+        self.reconcile_if_due()
 
     def due(self) -> bool:
         """Is a deferred reconcile waiting, its gap over?"""
         return self._pending and time.monotonic() - self._last >= GAP
+
+    def reconcile_if_due(self) -> None:
+        """``reconcile`` if one is waiting and its gap is over (inside a transaction)."""
+        if self.due():
+            self.reconcile()
 
     def reconcile(self) -> None:
         """Compare what was told with the database (inside the caller's transaction) and

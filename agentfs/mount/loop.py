@@ -16,16 +16,15 @@ attribute ``pyfuse3.trio``):
 * ``lowlevel.wait_readable`` first asks the kernel with a zero-timeout ``poll(2)`` and
   returns at once when a request is waiting; when none is, or on every ``YIELD_EVERY``-th
   call, it waits through trio as before, so the mount's timers and signal handlers run;
-* ``Lock`` is taken without yielding, or any of trio's bookkeeping, when it is free; a
-  contended one waits its turn. The mount runs one worker task (its handlers never await, so
-  more would only take turns), so it is never contended.
+* ``Lock`` takes a free lock without yielding (``acquire_nowait``); a contended one waits
+  as trio's does. The mount runs one worker task (its handlers never await, so more would
+  only take turns), so it is never contended.
 
 Everything else is trio's own.
 """
 
 from __future__ import annotations
 
-import collections
 import select
 import types
 from typing import Any
@@ -40,39 +39,19 @@ YIELD_EVERY = 64
 
 
 class _Lock:
-    """A lock for trio tasks that costs two attribute reads when it is free (see the module
-    docstring: ``trio.Lock``'s bookkeeping was a few microseconds a request even taken
-    without yielding). When it is held, a task waits on an event of its own, in arrival
-    order, and the holder hands the lock straight to the first waiter; a waiter cancelled
-    while waiting leaves the queue, or, handed the lock as it was cancelled, hands it on."""
+    """``trio.Lock`` that does not yield when it is free (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._held = False
-        self._waiters: collections.deque[trio.Event] = collections.deque()
+        self._lock = trio.Lock()
 
     async def __aenter__(self) -> None:
-        if not self._held:  # no waiters either: they exist only while it is held
-            self._held = True
-            return
-        event = trio.Event()
-        self._waiters.append(event)
-        try:
-            await event.wait()
-        except BaseException:
-            if event.is_set():
-                self._release()
-            else:
-                self._waiters.remove(event)
-            raise
+        if self._lock.locked():
+            await self._lock.acquire()
+        else:
+            self._lock.acquire_nowait()
 
     async def __aexit__(self, *exc: object) -> None:
-        self._release()
-
-    def _release(self) -> None:
-        if self._waiters:
-            self._waiters.popleft().set()  # still held: by the task that waited longest
-        else:
-            self._held = False
+        self._lock.release()
 
 
 class _Waiter:

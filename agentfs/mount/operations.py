@@ -21,7 +21,7 @@ import logging
 import os
 import stat
 from collections.abc import Callable, Coroutine
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 import pyfuse3
 
@@ -60,8 +60,8 @@ def _fuse_error(exc: Exception, handler: str) -> pyfuse3.FUSEError:
     return pyfuse3.FUSEError(errno.EIO)
 
 
-# The three wrappers below are each one coroutine around the handler, not a stack of them:
-# they sit on every request (a level of wrapping costs a few microseconds a request).
+# The wrappers below are each one coroutine around the handler, not a stack of them: they sit
+# on every request.
 
 
 def _errors(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[Any, Any, R]]:
@@ -77,43 +77,45 @@ def _errors(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[An
     return wrapper
 
 
-def _reads(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[Any, Any, R]]:
-    """A request that only reads: run inside the open group (a read one if none is open)."""
+def _in_group(
+    *, changes: bool
+) -> Callable[[Callable[P, Coroutine[Any, Any, R]]], Callable[P, Coroutine[Any, Any, R]]]:
+    """A request run inside the open group commit (``agentfs.mount.group``), its errors
+    turned into ``FUSEError``s; one that ``changes`` the workspace is refused on a read-only
+    mount."""
 
-    @functools.wraps(fn)
-    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        group: GroupCommit = args[0].group  # type: ignore[attr-defined]
-        try:
-            group.begin_read()
+    def decorate(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+        @functools.wraps(fn)
+        async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+            ops: WorkspaceOperations = args[0]  # type: ignore[assignment]
             try:
-                return await fn(*args, **kwargs)
-            finally:
-                group.end_request()
-        except Exception as exc:
-            raise _fuse_error(exc, fn.__name__) from None
+                if changes and ops.readonly:
+                    raise OSError(errno.EROFS, "the workspace is mounted read-only")
+                ops.group.begin(changes=changes)
+                try:
+                    return await fn(*args, **kwargs)
+                finally:
+                    ops.group.end_request()
+            except Exception as exc:
+                raise _fuse_error(exc, fn.__name__) from None
 
-    return wrapper
+        return wrapper
+
+    return decorate
 
 
-def _changes(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[Any, Any, R]]:
-    """A request that changes the workspace: refused on a read-only mount, else run as one
-    operation of the open group commit (``agentfs.mount.group``)."""
+#: A request that only reads (a read group is opened if none is).
+_reads = _in_group(changes=False)
+#: A request that changes the workspace: one operation of the write group.
+_changes = _in_group(changes=True)
 
-    @functools.wraps(fn)
-    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        ops: WorkspaceOperations = args[0]  # type: ignore[assignment]
-        try:
-            if ops.readonly:
-                raise OSError(errno.EROFS, "the workspace is mounted read-only")
-            ops.group.begin_change()
-            try:
-                return await fn(*args, **kwargs)
-            finally:
-                ops.group.end_request()
-        except Exception as exc:
-            raise _fuse_error(exc, fn.__name__) from None
 
-    return wrapper
+class _Child(NamedTuple):
+    """A name in a directory, as a request gives it."""
+
+    parent: int  # the directory's workspace inode
+    name: str
+    path: str  # where it is in the workspace now
 
 
 def _name(raw: bytes) -> str:
@@ -172,8 +174,10 @@ class WorkspaceOperations(pyfuse3.Operations):
             raise OSError(errno.ENOENT, "no such file", f"inode {kernel_ino}")
         return path
 
-    def _child(self, parent: int, name: bytes) -> str:
-        return paths.join(self._path(parent), _name(name))
+    def _child(self, parent_inode: int, raw: bytes) -> _Child:
+        """The name ``raw`` in the kernel's directory ``parent_inode``, decoded once."""
+        name = _name(raw)
+        return _Child(self._ino(parent_inode), name, paths.join(self._path(parent_inode), name))
 
     def _attrs(self, st: Stat) -> pyfuse3.EntryAttributes:
         self.cache.told_attrs(st)
@@ -201,13 +205,10 @@ class WorkspaceOperations(pyfuse3.Operations):
         entry.st_ctime_ns = ctime
         return entry
 
-    def _entry(
-        self, parent_inode: int, name: bytes, path: str, st: Stat | None = None
-    ) -> pyfuse3.EntryAttributes:
-        """The entry of a name just made at ``path`` (``name`` in ``parent_inode``); ``st``
-        when the caller has it."""
-        st = self.fs.lstat(path) if st is None else st
-        self.cache.told_entry(self._ino(parent_inode), _name(name), st)
+    def _entry(self, child: _Child, st: Stat | None = None) -> pyfuse3.EntryAttributes:
+        """The entry of a name just made; ``st`` when the caller has it."""
+        st = self.fs.lstat(child.path) if st is None else st
+        self.cache.told_entry(child.parent, child.name, st)
         return self._attrs(st)
 
     def _own(self, st: Stat, ctx: pyfuse3.RequestContext) -> Stat:
@@ -317,29 +318,31 @@ class WorkspaceOperations(pyfuse3.Operations):
         make: Callable[[str], Stat],
     ) -> pyfuse3.EntryAttributes:
         """A new entry made by ``make(path)``, owned by the caller, in one transaction."""
-        path = self._child(parent_inode, name)
+        child = self._child(parent_inode, name)
         with self.fs.transaction():
-            return self._entry(parent_inode, name, path, self._own(make(path), ctx))
+            return self._entry(child, self._own(make(child.path), ctx))
 
     @_changes
     async def link(
         self, inode: int, new_parent_inode: int, new_name: bytes, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
         self.files.commit(self._ino(inode))  # the new name must see what was written
-        path = self._child(new_parent_inode, new_name)
+        child = self._child(new_parent_inode, new_name)
         with self.fs.transaction():
-            self.fs.link(self._path(inode), path)
-            return self._entry(new_parent_inode, new_name, path)
+            self.fs.link(self._path(inode), child.path)
+            return self._entry(child)
 
     @_changes
     async def unlink(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
-        self.fs.remove(self._child(parent_inode, name), directory=False)
-        self.cache.name_gone(self._ino(parent_inode), _name(name))
+        child = self._child(parent_inode, name)
+        self.fs.remove(child.path, directory=False)
+        self.cache.name_gone(child.parent, child.name)
 
     @_changes
     async def rmdir(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
-        self.fs.remove(self._child(parent_inode, name), directory=True)
-        self.cache.name_gone(self._ino(parent_inode), _name(name))
+        child = self._child(parent_inode, name)
+        self.fs.remove(child.path, directory=True)
+        self.cache.name_gone(child.parent, child.name)
 
     @_changes
     async def rename(
@@ -351,19 +354,17 @@ class WorkspaceOperations(pyfuse3.Operations):
         flags: int,
         ctx: pyfuse3.RequestContext,
     ) -> None:
-        src = self._child(parent_inode_old, name_old)
-        dst = self._child(parent_inode_new, name_new)
-        old = (self._ino(parent_inode_old), _name(name_old))
-        new = (self._ino(parent_inode_new), _name(name_new))
+        old = self._child(parent_inode_old, name_old)
+        new = self._child(parent_inode_new, name_new)
         if flags & pyfuse3.RENAME_EXCHANGE:
-            self.fs.exchange(src, dst)
-            self.cache.exchanged(old, new)
+            self.fs.exchange(old.path, new.path)
+            self.cache.exchanged(old[:2], new[:2])
             return
         with self.fs.transaction():
-            if flags & pyfuse3.RENAME_NOREPLACE and self.fs.exists(dst):
-                raise OSError(errno.EEXIST, "exists", dst)
-            self.fs.rename(src, dst)
-        self.cache.moved(old, new)
+            if flags & pyfuse3.RENAME_NOREPLACE and self.fs.exists(new.path):
+                raise OSError(errno.EEXIST, "exists", new.path)
+            self.fs.rename(old.path, new.path)
+        self.cache.moved(old[:2], new[:2])
 
     @_changes
     async def setattr(
@@ -379,7 +380,6 @@ class WorkspaceOperations(pyfuse3.Operations):
             # the bytes written so far, and their version, go first: committed after these
             # times they would move the mtime again (tar, cp -p and rsync set times last)
             self.files.settle(ino)
-            self.files.times_set(ino)
         if fields.update_size and not self.files.cut(ino, attr.st_size):
             self.fs.truncate(self._path(inode), attr.st_size)
         # the rest by number: fchmod, fchown and futimens work on an unlinked open file too
@@ -459,11 +459,11 @@ class WorkspaceOperations(pyfuse3.Operations):
     async def create(
         self, parent_inode: int, name: bytes, mode: int, flags: int, ctx: pyfuse3.RequestContext
     ) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
-        path = self._child(parent_inode, name)
+        child = self._child(parent_inode, name)
         with self.fs.transaction():
-            st = self._own(self.fs.create(path, mode & 0o7777), ctx)
-        fh = self.files.open(st.st_ino, True, bool(flags & os.O_APPEND), made=(path, st))
-        return pyfuse3.FileInfo(fh=fh, keep_cache=True), self._entry(parent_inode, name, path, st)
+            st = self._own(self.fs.create(child.path, mode & 0o7777), ctx)
+        fh = self.files.open(st.st_ino, True, bool(flags & os.O_APPEND), made=(child.path, st))
+        return pyfuse3.FileInfo(fh=fh, keep_cache=True), self._entry(child, st)
 
     @_reads
     async def read(self, fh: int, off: int, size: int) -> bytes:
@@ -528,8 +528,7 @@ class WorkspaceOperations(pyfuse3.Operations):
         self.group.look()
         if self.cache.due():
             with self.group.request(changes=False):
-                if self.cache.due():  # not done already as the group began
-                    self.cache.reconcile()
+                self.cache.reconcile_if_due()  # unless done as the group began
 
     async def forget(self, inode_list: Any) -> None:
         """The kernel dropped inodes (inode numbers are never reused, AUTOINCREMENT: nothing

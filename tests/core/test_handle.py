@@ -228,6 +228,31 @@ def test_a_handle_that_writes_nothing_makes_no_version(ws: agentfs.Workspace) ->
     assert ws.read("/new") == b""  # open("w") creates the file, as the built-in does
 
 
+@pytest.mark.parametrize("size", [100, 40_000])  # bytes kept aside, or a copied-down inode
+def test_settle_records_a_version_that_later_writes_leave_alone(
+    ws: agentfs.Workspace, size: int
+) -> None:
+    """``settle`` (what the mount does when a program sets an open file's times): the bytes
+    so far become a version at once, the handle stays open, and what it writes after, in
+    place, is the next version: the settled one keeps its bytes."""
+    first = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    with ws.open("/f", "wb") as f:
+        f.write(first)
+        f.settle()
+        assert [v.size for v in ws.history("/f")] == [size]
+        f.seek(0)
+        f.write(b"REWRITTEN")
+        f.settle()
+        statements: list[str] = []
+        ws.conn.set_exec_trace(lambda _cursor, sql, _bindings: statements.append(sql) or True)
+        f.settle()  # nothing written since: nothing to do, here nor at the close
+    ws.conn.set_exec_trace(None)
+    assert statements == []
+    second = b"REWRITTEN" + first[9:]
+    assert ws.read("/f") == second
+    assert [ws.read_version("/f", v.n) for v in ws.history("/f")] == [first, second]
+
+
 def test_text_mode_and_append(ws: agentfs.Workspace) -> None:
     with ws.open("/t.txt", "w", encoding="utf-8") as f:
         f.write("héllo\n")

@@ -54,12 +54,19 @@ def test_content_size_and_mode_changed_by_the_api(cached: Mounted) -> None:
     assert eventually(lambda: a.stat().st_mode & 0o777 == 0o600)
 
 
-def test_same_size_rewrite_is_not_served_from_stale_pages(cached: Mounted) -> None:
+def test_same_size_rewrite_with_the_old_mtime_is_not_served_from_stale_pages(
+    cached: Mounted,
+) -> None:
+    """Same size, mtime put back: the kernel's own check (size and mtime) sees no change;
+    only the mount's comparison (ctime moved) takes the cached pages back."""
     a = cached.dir / "a.txt"
-    assert a.read_text() == "first"
+    assert a.read_text() == "first"  # its pages are now in the kernel's cache
     with agentfs.open(cached.db) as ws:
+        old = ws.stat("/a.txt")
         ws.write("/a.txt", "FIRST")
+        ws.utime("/a.txt", (old.st_atime_ns, old.st_mtime_ns))
     assert eventually(lambda: a.read_text() == "FIRST")
+    assert a.stat().st_mtime_ns == old.st_mtime_ns
 
 
 def test_names_made_removed_and_renamed_by_the_api(cached: Mounted) -> None:
