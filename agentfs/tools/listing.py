@@ -4,7 +4,7 @@ cut; entries the policy denies are left out."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -22,8 +22,10 @@ TREE_LIMIT = 500
 
 
 class Entry(TypedDict):
-    """One entry of ``ls``: a plain dict, not a model. A listing has up to 1,000 of them, and
-    building a pydantic model per entry was most of ``ls``'s time (500 entries: 3.9 ms)."""
+    """One entry of the directory."""
+
+    # A plain dict, not a model: a listing has up to 1,000 of them, and building a pydantic
+    # model per entry was most of ls's time (500 entries: 3.9 ms).
 
     name: str
     type: EntryType
@@ -53,6 +55,9 @@ class LsOutput(ToolOutput):
             rows.append(f"... only the first {len(self.entries):,} entries are shown")
         return "\n".join(rows)
 
+    def data(self) -> dict[str, Any]:  # built of JSON values already: no dump
+        return {"path": self.path, "entries": self.entries, "truncated": self.truncated}
+
 
 @tool(
     "ls",
@@ -67,8 +72,9 @@ def ls(ctx: Context, args: LsInput) -> LsOutput:
     cap = ctx.cap(LS_LIMIT)
     entries: list[Entry] = []
     truncated = False
+    filtered = ctx.filters_paths
     for name, st in ctx.ws.readdir_plus(path):
-        if not ctx.visible(paths.join(path, name)):
+        if filtered and not ctx.visible(paths.join(path, name)):
             continue
         if len(entries) == cap:
             truncated = True
@@ -91,7 +97,9 @@ class ListTreeInput(ToolInput):
 
 
 class TreeEntry(TypedDict):
-    """One entry of ``list_tree``: a plain dict, like ``ls``'s ``Entry``."""
+    """One entry below the directory."""
+
+    # A plain dict, like ls's Entry.
 
     path: str
     type: EntryType
@@ -107,6 +115,14 @@ class ListTreeOutput(ToolOutput):
 
     def text(self) -> str:
         return self.tree
+
+    def data(self) -> dict[str, Any]:  # built of JSON values already: no dump
+        return {
+            "path": self.path,
+            "tree": self.tree,
+            "entries": self.entries,
+            "truncated": self.truncated,
+        }
 
 
 @tool(
@@ -153,9 +169,10 @@ class _TreeWalk:
 
     def visit(self, directory: str, depth: int) -> None:
         ws = self.ctx.ws
+        filtered = self.ctx.filters_paths
         for name, st in ws.readdir_plus(directory):
             full = paths.join(directory, name)
-            if not self.ctx.visible(full):
+            if filtered and not self.ctx.visible(full):
                 continue
             if len(self.entries) == self.cap:
                 self.cut = True

@@ -33,6 +33,10 @@ class ToolOutput(BaseModel):
     def text(self) -> str:
         return self.model_dump_json(indent=1, exclude_none=True)
 
+    def data(self) -> dict[str, Any]:
+        """The structured result: JSON values only (MCP ``structuredContent``)."""
+        return self.model_dump(mode="json")
+
 
 Run = Callable[[Context, Any], ToolOutput]
 

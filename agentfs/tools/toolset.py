@@ -206,14 +206,14 @@ class Toolset:
                         output = spec.run(ctx, args)
                         self._check_workspace_size()
                         versions = list(dict.fromkeys(journal))
-                        data = output.model_dump(mode="json")
+                        data = output.data()
                         if spec.mutates:  # the change and its log row commit together
                             call_id = self.audit.record(
                                 spec.name, raw, data, None, started, versions
                             )
                 else:
                     output = spec.run(ctx, args)
-                    data = output.model_dump(mode="json")
+                    data = output.data()
                     if spec.mutates and not self.ws.readonly:  # made elsewhere: logged after
                         with self.ws.transaction():
                             call_id = self.audit.record(spec.name, raw, data, None, started, [])

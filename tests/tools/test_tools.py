@@ -32,9 +32,13 @@ def tools(ws: agentfs.Workspace) -> Toolset:
 
 
 def ok(tools: Toolset, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """Call a tool that must succeed; its result must be JSON and valid for its schema."""
-    result = tools.call(name, arguments)
+    """Call a tool that must succeed; its result must be JSON, valid for its schema, and
+    what the output model dumps (an output's own ``data()`` must not drift from its model)."""
+    called = tools.invoke(name, arguments)
+    result = called.data
     assert "error" not in result, result
+    assert called.output is not None
+    assert result == called.output.model_dump(mode="json")
     spec = catalog.find(name)
     assert spec is not None
     jsonschema.validate(json.loads(json.dumps(result)), json_schema(spec.output))
