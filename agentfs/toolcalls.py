@@ -97,12 +97,14 @@ class ToolCallLog:
         completed_at = time.time() if completed_at is None else completed_at
         call = CallRecord(name, parameters, result, error, started_at, completed_at)
         values = self._values(call)
+        links = list(writes)
         with write_transaction(self.conn):
             call_id: int = self.conn.execute(self._insert + " RETURNING id", values).get
-            self.conn.executemany(
-                "INSERT OR IGNORE INTO ws_tool_write(call_id, path, n) VALUES (?, ?, ?)",
-                [(call_id, path, n) for path, n in writes],
-            )
+            if links:
+                self.conn.executemany(
+                    "INSERT OR IGNORE INTO ws_tool_write(call_id, path, n) VALUES (?, ?, ?)",
+                    [(call_id, path, n) for path, n in links],
+                )
             return call_id
 
     def record_many(self, calls: Iterable[CallRecord]) -> None:
@@ -192,11 +194,15 @@ class ToolCallLog:
         return [ToolStats(*row) for row in rows]
 
 
+#: One encoder for every row: ``json.dumps`` with options builds a new one per call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+
+
 def _dumps(value: Any) -> str | None:
     if value is None:
         return None
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        return _ENCODER.encode(value)
     except (TypeError, ValueError) as exc:
         raise InvalidValueError(f"tool-call value is not JSON-serialisable: {exc}") from None
 
