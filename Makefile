@@ -20,7 +20,7 @@ APT_PACKAGES := rsync ripgrep fuse3 libfuse3-dev pkg-config bubblewrap bindfs fi
 $(VENV)/.installed: pyproject.toml | system-deps
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,embed,mount]'
+	$(PY) -m pip install --quiet -e '.[test,embed,mount,sync]'
 	touch $@
 
 $(PEER)/.installed: tests/peer/requirements.txt
@@ -28,9 +28,10 @@ $(PEER)/.installed: tests/peer/requirements.txt
 	$(PEER)/bin/python -m pip install --quiet -r tests/peer/requirements.txt
 	touch $@
 
-# npm packages the tests and benchmarks run: the MCP Inspector's CLI (a second real MCP client)
-# and the official MCP filesystem server (the peer benchmarks/tools.py measures against).
-NPM_PACKAGES := @modelcontextprotocol/inspector@2.12.0 @modelcontextprotocol/server-filesystem@2026.8.31
+# npm packages the tests and benchmarks run: the MCP Inspector's CLI (a second real MCP client),
+# the official MCP filesystem server (the peer benchmarks/tools.py measures against) and Turso's
+# CLI, whose `tursodb --sync-server` is the real sync server the sync tests push to.
+NPM_PACKAGES := @modelcontextprotocol/inspector@2.12.0 @modelcontextprotocol/server-filesystem@2026.8.31 turso@0.6.0
 
 $(NPM)/.installed: Makefile
 	mkdir -p $(NPM)

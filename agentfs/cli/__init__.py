@@ -15,7 +15,7 @@ nothing of each other.
 
 from __future__ import annotations
 
-from agentfs.cli import files, history, mount, search, serve, tools  # noqa: F401  (registration)
+from agentfs.cli import files, history, mount, search, serve, sync, tools  # noqa: F401
 from agentfs.cli.base import cli
 
 __all__ = ["cli", "main"]

@@ -1,0 +1,294 @@
+"""The replica: the pyturso database beside a workspace that carries what travels, as
+insert-only objects under keys no other machine writes (docs/sync.md, "What the replica holds").
+
+Only the sync worker process opens it (pyturso holds the GIL during network work and locks
+the file against other processes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentfs.core.digests import digest
+from agentfs.core.errors import AgentFSError
+from agentfs.sync.tree import Entry, Tree, apply_changes
+
+#: Most bytes of a file in one blob object.
+CHUNK = 1 << 20
+#: Bytes of objects written in one replica transaction (a killed push resumes after the last).
+BATCH_BYTES = 32 << 20
+_RAW, _ZLIB = b"\x00", b"\x01"
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS objects ("
+    "key TEXT PRIMARY KEY, kind TEXT NOT NULL, data BLOB NOT NULL)"
+)
+
+
+class SyncError(AgentFSError):
+    """A sync operation could not be done; the message is one line for the user."""
+
+
+def replica_path(workspace: str | os.PathLike[str]) -> Path:
+    """Where the replica of ``workspace`` lives: a directory beside it, never the file itself."""
+    return Path(f"{os.fspath(workspace)}.sync") / "replica.db"
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    key: str
+    parents: tuple[str, ...]
+    changes: dict[str, Entry | None]
+    origin: str
+    at: int
+    message: str
+
+
+class Replica:
+    """One open replica, written as ``origin`` (see the module docstring)."""
+
+    def __init__(self, path: Path, url: str, token: str | None, origin: str) -> None:
+        if path.exists() and not Path(f"{path}-info").exists():
+            raise SyncError(
+                f"{path} exists but is not a sync replica (no {path.name}-info beside it);"
+                " it is left alone: move it away to sync again"
+            )
+        try:
+            import turso.sync  # the optional `sync` extra
+        except ImportError:
+            raise SyncError("sync needs pyturso: pip install 'agentfs-workspace[sync]'") from None
+        self._failure: type[Exception] = turso.DatabaseError
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.origin = origin
+        try:
+            self.conn = turso.sync.connect(
+                str(path), remote_url=url, auth_token=token, client_name=origin
+            )
+            self.conn.execute(_SCHEMA)
+            self.conn.commit()
+        except turso.DatabaseError as exc:
+            raise SyncError(describe(exc, url)) from None
+        self.url = url
+        self._seq = self._last_seq()
+        self._commits: dict[str, Commit] | None = None
+        self._trees: dict[str, Tree] = {}
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # --- the network -------------------------------------------------------------------------
+
+    def push(self) -> None:
+        try:
+            self.conn.push()
+        except self._failure as exc:
+            raise SyncError(describe(exc, self.url)) from None
+
+    def pull(self) -> bool:
+        """Fetch what the remote has; True when something arrived."""
+        try:
+            changed = bool(self.conn.pull())
+        except self._failure as exc:
+            raise SyncError(describe(exc, self.url)) from None
+        if changed:
+            self._commits = None
+        return changed
+
+    def stats(self) -> dict[str, Any]:
+        s = self.conn.stats()
+        return {
+            "sent_bytes": s.network_sent_bytes,
+            "received_bytes": s.network_received_bytes,
+            "pending_operations": s.cdc_operations,
+        }
+
+    def checkpoint(self) -> None:
+        self.conn.checkpoint()
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def _last_seq(self) -> int:
+        """This origin's highest sequence number in the replica: keys are never reused, even
+        after a crash that left the workspace's own record of them behind."""
+        row = self.conn.execute(
+            "SELECT max(key) FROM objects WHERE key > ? AND key < ?",
+            (f"{self.origin}/", f"{self.origin}0"),
+        ).fetchone()
+        return int(row[0].rsplit("/", 1)[1]) if row and row[0] else 0
+
+    def _key(self) -> str:
+        self._seq += 1
+        return f"{self.origin}/{self._seq:012d}"
+
+    def write_blobs(self, contents: Iterable[bytes]) -> list[list[str]]:
+        """Store each content as chunks; the chunk keys of each, in order. Written in
+        transactions of about ``BATCH_BYTES``, so a killed push keeps what it wrote."""
+        out: list[list[str]] = []
+        pending = 0
+        for data in contents:
+            keys = []
+            for start in range(0, max(len(data), 1), CHUNK):
+                key = self._key()
+                packed = _pack(data[start : start + CHUNK])
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO objects(key, kind, data) VALUES (?, 'blob', ?)",
+                    (key, packed),
+                )
+                keys.append(key)
+                pending += len(packed)
+                if pending >= BATCH_BYTES:
+                    self.conn.commit()
+                    pending = 0
+            out.append(keys)
+        self.conn.commit()
+        return out
+
+    def write_commit(
+        self, parents: list[str], changes: dict[str, Entry | None], at: int, message: str
+    ) -> str:
+        key = self._key()
+        body = {
+            "parents": parents,
+            "changes": changes,
+            "origin": self.origin,
+            "at": at,
+            "message": message,
+        }
+        text = json.dumps(body, ensure_ascii=False, sort_keys=True).encode("utf-8")
+        self.conn.execute(
+            "INSERT OR IGNORE INTO objects(key, kind, data) VALUES (?, 'commit', ?)",
+            (key, _pack(text)),
+        )
+        self.conn.commit()
+        if self._commits is not None:
+            self._commits[key] = Commit(key, tuple(parents), changes, self.origin, at, message)
+        return key
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def content(self, entry: Entry) -> bytes:
+        """A file entry's bytes, checked against its hash."""
+        parts = []
+        for key in entry["chunks"]:
+            row = self.conn.execute("SELECT data FROM objects WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                raise SyncError(f"the replica lacks object {key}: pull again")
+            parts.append(_unpack(row[0]))
+        data = b"".join(parts)
+        if digest(data).hex() != entry["hash"]:
+            raise SyncError(f"object {entry['chunks']} does not hold the bytes its commit names")
+        return data
+
+    def commits(self) -> dict[str, Commit]:
+        if self._commits is None:
+            self._commits = {}
+            for key, data in self.conn.execute(
+                "SELECT key, data FROM objects WHERE kind = 'commit'"
+            ).fetchall():
+                body = json.loads(_unpack(data))
+                self._commits[key] = Commit(
+                    key,
+                    tuple(body["parents"]),
+                    body["changes"],
+                    body["origin"],
+                    body["at"],
+                    body["message"],
+                )
+        return self._commits
+
+    def heads(self) -> list[str]:
+        """The commits no commit names as a parent, in key order."""
+        commits = self.commits()
+        named = {p for c in commits.values() for p in c.parents}
+        return sorted(k for k in commits if k not in named)
+
+    def ancestors(self, keys: Iterable[str]) -> set[str]:
+        """``keys`` and every commit they descend from."""
+        commits = self.commits()
+        seen: set[str] = set()
+        stack = list(keys)
+        while stack:
+            key = stack.pop()
+            if key in seen:
+                continue
+            seen.add(key)
+            commit = commits.get(key)
+            if commit is not None:
+                stack.extend(commit.parents)
+        return seen
+
+    def merge_base(self, ours: Iterable[str], head: str) -> str | None:
+        """The newest common ancestor of ``ours`` and ``head`` (the largest key among the
+        common ancestors no other common ancestor descends from); None for unrelated ones."""
+        common = self.ancestors(ours) & self.ancestors([head])
+        if not common:
+            return None
+        commits = self.commits()
+        below = self.ancestors(p for key in common if key in commits for p in commits[key].parents)
+        best = sorted(common - below)
+        return best[-1] if best else None
+
+    def tree(self, key: str | None) -> Tree:
+        """The tree of commit ``key`` (None: the empty tree): its first-parent chain replayed."""
+        if key is None:
+            return {}
+        if key in self._trees:
+            return dict(self._trees[key])
+        commits = self.commits()
+        chain = []
+        at: str | None = key
+        while at is not None and at not in self._trees:
+            commit = commits.get(at)
+            if commit is None:
+                raise SyncError(f"the replica lacks commit {at}: pull again")
+            chain.append(commit)
+            at = commit.parents[0] if commit.parents else None
+        tree: Tree = dict(self._trees[at]) if at is not None else {}
+        for commit in reversed(chain):
+            apply_changes(tree, commit.changes)
+        self._trees[key] = tree
+        return dict(tree)
+
+    def blob_keys(self) -> dict[str, list[str]]:
+        """Which chunks hold each content hash the replica's commits name."""
+        found: dict[str, list[str]] = {}
+        for commit in self.commits().values():
+            for entry in commit.changes.values():
+                if entry is not None and entry["type"] == "file":
+                    found.setdefault(entry["hash"], entry["chunks"])
+        return found
+
+
+def _pack(data: bytes) -> bytes:
+    """A flag byte, then the bytes zlib-compressed when that saves at least a tenth."""
+    squeezed = zlib.compress(data, 6)
+    if len(squeezed) < len(data) * 0.9:
+        return _ZLIB + squeezed
+    return _RAW + data
+
+
+def _unpack(data: bytes) -> bytes:
+    flag, body = data[:1], data[1:]
+    return zlib.decompress(body) if flag == _ZLIB else bytes(body)
+
+
+def describe(exc: BaseException, url: str) -> str:
+    """One line for a pyturso failure: what went wrong talking to ``url``."""
+    text = " ".join(str(exc).split())
+    lowered = text.lower()
+    if "connection refused" in lowered:
+        return f"cannot reach {url}: connection refused (is the server running?)"
+    if "timed out" in lowered:
+        return f"{url} did not answer in time"
+    if "status=401" in lowered or "status=403" in lowered:
+        return f"{url} refused the token (set TURSO_AUTH_TOKEN or pass --token)"
+    if "status=404" in lowered:
+        return f"{url} has no such database (404)"
+    if "name or service not known" in lowered or "failed to lookup" in lowered:
+        return f"cannot resolve the host of {url}"
+    return f"sync with {url} failed: {text}"

@@ -1,0 +1,171 @@
+"""What a workspace remembers about its sync, in tables of its own file (docs/sync.md, "The
+local sync state"): the settings and counters, the base tree, the file hashes last computed,
+and the conflicts a pull resolved. Made by ``setup``; the core knows nothing of them."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from typing import Any
+
+import apsw
+
+from agentfs.db import write_transaction
+from agentfs.sync.tree import Conflict, Entry, Known, Tree
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS ws_sync (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS ws_sync_tree (key TEXT PRIMARY KEY, entry TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS ws_sync_hash (
+  path TEXT PRIMARY KEY, ino INTEGER NOT NULL, ctime_ns INTEGER NOT NULL,
+  size INTEGER NOT NULL, hash TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ws_sync_conflict (
+  id INTEGER PRIMARY KEY, key TEXT NOT NULL, kept TEXT, lost TEXT, reason TEXT NOT NULL,
+  at INTEGER NOT NULL
+);
+"""
+
+
+def is_set_up(conn: apsw.Connection) -> bool:
+    table = "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'ws_sync'"
+    if conn.execute(table).get is None:
+        return False
+    return conn.execute("SELECT 1 FROM ws_sync WHERE key = 'remote'").get is not None
+
+
+class SyncState:
+    """The sync tables of one workspace connection."""
+
+    def __init__(self, conn: apsw.Connection) -> None:
+        self.conn = conn
+
+    def create(self, remote: str, origin: str, token: str | None) -> None:
+        """Remember ``remote`` and this copy's ``origin`` (and ``token`` when given)."""
+        with write_transaction(self.conn):
+            for _ in self.conn.execute(_SCHEMA):
+                pass
+            self._set("remote", remote)
+            self._set("origin", origin)
+            if token is not None:
+                self._set("token", token)
+            else:
+                self.conn.execute("DELETE FROM ws_sync WHERE key = 'token'")
+
+    # --- settings and counters ---------------------------------------------------------------
+
+    def get(self, key: str, default: Any = None) -> Any:
+        text = self.conn.execute("SELECT value FROM ws_sync WHERE key = ?", (key,)).get
+        return default if text is None else json.loads(text)
+
+    def _set(self, key: str, value: Any) -> None:
+        self.conn.execute(
+            "INSERT INTO ws_sync(key, value) VALUES (?, ?)"
+            " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, json.dumps(value)),
+        )
+
+    def record(self, **values: Any) -> None:
+        """Set several values in one transaction."""
+        with write_transaction(self.conn):
+            for key, value in values.items():
+                self._set(key, value)
+
+    def count(self, sent: int, received: int) -> None:
+        """Add one operation's bytes on the wire to the totals."""
+        self.record(
+            sent_bytes=self.get("sent_bytes", 0) + sent,
+            received_bytes=self.get("received_bytes", 0) + received,
+        )
+
+    @property
+    def heads(self) -> list[str]:
+        return list(self.get("heads", []))
+
+    # --- the base tree -----------------------------------------------------------------------
+
+    def base(self) -> Tree:
+        return {
+            key: json.loads(entry)
+            for key, entry in self.conn.execute("SELECT key, entry FROM ws_sync_tree")
+        }
+
+    def set_base(self, tree: Tree, changes: dict[str, Entry | None], heads: list[str]) -> None:
+        """The base is now ``tree`` (the old base with ``changes``), reconciled with ``heads``;
+        call inside a write transaction."""
+        for key, entry in changes.items():
+            if entry is None:
+                self.conn.execute("DELETE FROM ws_sync_tree WHERE key = ?", (key,))
+            else:
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO ws_sync_tree(key, entry) VALUES (?, ?)",
+                    (key, json.dumps(tree[key], sort_keys=True)),
+                )
+        self._set("heads", heads)
+
+    # --- file hashes -------------------------------------------------------------------------
+
+    def known(self) -> dict[str, Known]:
+        rows = self.conn.execute("SELECT path, ino, ctime_ns, size, hash FROM ws_sync_hash")
+        return {path: Known(ino, ctime, size, h) for path, ino, ctime, size, h in rows}
+
+    def remember(self, hashes: dict[str, Known], previous: dict[str, Known]) -> None:
+        """Keep ``hashes`` (what the files are now) where they differ from ``previous``."""
+        for path in previous.keys() - hashes.keys():
+            self.conn.execute("DELETE FROM ws_sync_hash WHERE path = ?", (path,))
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO ws_sync_hash(path, ino, ctime_ns, size, hash)"
+            " VALUES (?, ?, ?, ?, ?)",
+            [
+                (path, k.ino, k.ctime_ns, k.size, k.hash)
+                for path, k in hashes.items()
+                if previous.get(path) != k
+            ],
+        )
+
+    # --- conflicts ---------------------------------------------------------------------------
+
+    def add_conflicts(self, conflicts: Iterable[Conflict]) -> None:
+        now = int(time.time())
+        self.conn.executemany(
+            "INSERT INTO ws_sync_conflict(key, kept, lost, reason, at) VALUES (?, ?, ?, ?, ?)",
+            [(c.key, _text(c.kept), _text(c.lost), c.reason, now) for c in conflicts],
+        )
+
+    def conflicts(self) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "SELECT id, key, kept, lost, reason, at FROM ws_sync_conflict ORDER BY id"
+        )
+        return [
+            {
+                "id": id_,
+                "path": key,
+                "kept": _entry(kept),
+                "lost": _entry(lost),
+                "reason": reason,
+                "at": at,
+            }
+            for id_, key, kept, lost, reason, at in rows
+        ]
+
+    def resolve(self, keys: Iterable[str] = ()) -> int:
+        """Clear the conflicts of ``keys`` (none given: all); how many were cleared."""
+        wanted = list(keys)
+        cleared = 0
+        with write_transaction(self.conn):
+            if not wanted:
+                self.conn.execute("DELETE FROM ws_sync_conflict")
+                return self.conn.changes()
+            for key in wanted:
+                self.conn.execute("DELETE FROM ws_sync_conflict WHERE key = ?", (key,))
+                cleared += self.conn.changes()
+        return cleared
+
+
+def _text(entry: Entry | None) -> str | None:
+    return None if entry is None else json.dumps(entry, sort_keys=True)
+
+
+def _entry(text: str | None) -> Entry | None:
+    return None if text is None else json.loads(text)

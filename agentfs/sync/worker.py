@@ -1,0 +1,126 @@
+"""The sync worker: one sync operation in a process of its own (docs/sync.md, "The worker
+process"). ``python -m agentfs.sync.worker '{"op": "push", "workspace": "w.db"}'`` prints one
+JSON line, the operation's report or ``{"error": "..."}`` (exit status 1).
+
+Its own process because pyturso holds the GIL for up to 0.7 s during network work and, with a
+hung server, blocks in ``urlopen`` with no timeout: here a socket timeout bounds every request,
+and the caller bounds the whole operation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import agentfs
+from agentfs.sync import engine
+from agentfs.sync.replica import Replica, SyncError, replica_path
+from agentfs.sync.state import SyncState, is_set_up
+
+#: Seconds any one network read or write may wait (AGENTFS_SYNC_SOCKET_TIMEOUT overrides).
+SOCKET_TIMEOUT = 30.0
+
+
+def run(request: dict[str, Any]) -> dict[str, Any]:
+    op = request["op"]
+    if op == "clone":
+        return clone(request["remote"], Path(request["out"]), request.get("token"))
+    if op == "setup":
+        with agentfs.Workspace(request["workspace"], create=False) as ws:
+            return setup(ws, request["remote"], request.get("token"), request.get("save_token"))
+    with agentfs.Workspace(request["workspace"], create=False) as ws:
+        state = engine.require_set_up(ws)
+        if op == "status" and request.get("offline"):
+            return engine.status(ws, None, state)
+        replica = _open(ws, state, request.get("token"))
+        try:
+            if op == "push":
+                return engine.push(ws, replica, state, request.get("message", ""))
+            if op == "pull":
+                return engine.pull(ws, replica, state)
+            if op == "status":
+                return engine.status(ws, replica, state)
+        finally:
+            replica.close()
+    raise SyncError(f"unknown sync operation {op!r}")
+
+
+def _open(ws: agentfs.Workspace, state: SyncState, token: str | None) -> Replica:
+    token = token or os.environ.get("TURSO_AUTH_TOKEN") or state.get("token")
+    return Replica(replica_path(ws.path), state.get("remote"), token, state.get("origin"))
+
+
+def setup(
+    ws: agentfs.Workspace, remote: str, token: str | None, save_token: bool | None
+) -> dict[str, Any]:
+    """Connect to ``remote`` (fetching what it holds into a new replica) and remember it; a
+    failure leaves no trace."""
+    connect(ws, remote, token, save_token).close()
+    state = SyncState(ws.conn)
+    return {"remote": remote, "origin": state.get("origin"), "replica": str(replica_path(ws.path))}
+
+
+def connect(
+    ws: agentfs.Workspace, remote: str, token: str | None, save_token: bool | None
+) -> Replica:
+    """The replica of ``ws`` connected to ``remote``, which ``ws`` now remembers. One replica
+    is open per process at a time: pyturso keeps a file's lock until it is collected."""
+    if is_set_up(ws.conn):
+        state = SyncState(ws.conn)
+        known = state.get("remote")
+        if known != remote:
+            raise SyncError(f"{ws.path} already syncs with {known}; clone {remote} instead")
+        origin = state.get("origin")
+    else:
+        origin = secrets.token_hex(8)
+    path = replica_path(ws.path)
+    fresh = not path.parent.exists()
+    try:
+        replica = Replica(path, remote, token or os.environ.get("TURSO_AUTH_TOKEN"), origin)
+    except SyncError:
+        if fresh:
+            shutil.rmtree(path.parent, ignore_errors=True)
+        raise
+    SyncState(ws.conn).create(remote, origin, token if save_token else None)
+    return replica
+
+
+def clone(remote: str, out: Path, token: str | None) -> dict[str, Any]:
+    """A new workspace at ``out`` holding what ``remote`` holds; nothing is left behind if
+    that fails."""
+    if out.exists() or replica_path(out).parent.exists():
+        raise SyncError(f"{out} already exists; clone into a new path")
+    try:
+        with agentfs.Workspace(out) as ws:
+            replica = connect(ws, remote, token, False)
+            try:
+                report = engine.integrate(ws, replica, SyncState(ws.conn))
+            finally:
+                replica.close()
+    except BaseException:
+        for leftover in (out, Path(f"{out}-wal"), Path(f"{out}-shm")):
+            leftover.unlink(missing_ok=True)
+        shutil.rmtree(replica_path(out).parent, ignore_errors=True)
+        raise
+    return {"workspace": str(out), "remote": remote, **report}
+
+
+def main() -> int:
+    socket.setdefaulttimeout(float(os.environ.get("AGENTFS_SYNC_SOCKET_TIMEOUT", SOCKET_TIMEOUT)))
+    try:
+        report = run(json.loads(sys.argv[1]))
+    except (SyncError, OSError, agentfs.AgentFSError) as exc:
+        print(json.dumps({"error": " ".join(str(exc).split())}), flush=True)
+        return 1
+    print(json.dumps(report), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
