@@ -61,15 +61,9 @@ def push(workspace: Path, message: str, as_json: bool) -> None:
 
 
 def _pushed(r: dict[str, Any]) -> list[str]:
-    lines = _merged(r)
-    if r["commit"] is None:
-        lines.append("nothing to push")
-    else:
-        lines.append(f"pushed {count_of(r['changed'], 'change')} as {r['commit']}")
-    return [
-        *lines,
-        f"sent {human_size(r['sent_bytes'])}, received {human_size(r['received_bytes'])}",
-    ]
+    lines = _exchanged(r)
+    lines.append(f"sent {human_size(r['sent_bytes'])}, received {human_size(r['received_bytes'])}")
+    return lines
 
 
 @sync.command()
@@ -78,17 +72,19 @@ def _pushed(r: dict[str, Any]) -> list[str]:
 def pull(workspace: Path, as_json: bool) -> None:
     """Merge what others pushed into WS (the later of two edits of one file wins; the other
     is kept as a version and listed by `sync status`)."""
-    report = syncing.pull(workspace)
-    render(report, as_json, lambda r: _merged(r) or ["already up to date"])
+    render(syncing.pull(workspace), as_json, lambda r: _exchanged(r) or ["already up to date"])
 
 
-def _merged(r: dict[str, Any]) -> list[str]:
-    if not r["merged"]:
-        return []
-    line = f"merged {count_of(len(r['merged']), 'commit')}: {count_of(r['changed'], 'change')}"
-    if r["conflicts"]:
-        line += f", {count_of(r['conflicts'], 'conflict')} (see: agentfs sync status)"
-    return [line]
+def _exchanged(r: dict[str, Any]) -> list[str]:
+    lines = []
+    if r["commit"] is not None:
+        lines.append(f"committed {count_of(r['committed'], 'change')} as {r['commit']}")
+    if r["merged"]:
+        line = f"merged {count_of(len(r['merged']), 'commit')}: {count_of(r['changed'], 'change')}"
+        if r["conflicts"]:
+            line += f", {count_of(r['conflicts'], 'conflict')} (see: agentfs sync status)"
+        lines.append(line)
+    return lines
 
 
 @sync.command()
@@ -104,7 +100,8 @@ def _status(r: dict[str, Any]) -> list[str]:
     behind = "unknown (offline)" if r["behind"] is None else count_of(r["behind"], "commit")
     lines = [
         f"remote:   {r['remote']}",
-        f"ahead:    {count_of(r['ahead'], 'change')} not pushed",
+        f"changed:  {count_of(r['changed'], 'path')} since the last sync",
+        f"unpushed: {count_of(len(r['unpushed']), 'commit')}",
         f"behind:   {behind} not merged",
         f"pushed:   {when_text(r['last_push']) if r['last_push'] else 'never'}",
         f"pulled:   {when_text(r['last_pull']) if r['last_pull'] else 'never'}",

@@ -36,17 +36,33 @@ def require_set_up(ws: agentfs.Workspace) -> SyncState:
 # --- pull --------------------------------------------------------------------------------------
 
 
-def pull(ws: agentfs.Workspace, replica: Replica, state: SyncState) -> dict[str, Any]:
-    """Fetch the remote's commits and merge them into the live tree."""
+def exchange(
+    ws: agentfs.Workspace, replica: Replica, state: SyncState, *, send: bool, message: str = ""
+) -> dict[str, Any]:
+    """A pull (``send`` false) or a push: fetch, commit what changed here since the base
+    (locally: a losing edit must travel too, so every machine keeps it), merge the heads the
+    base lacks into the live tree, and with ``send`` publish."""
     before = replica.stats()
     replica.pull()
+    commit, committed = commit_live(ws, replica, state, message)
     report = integrate(ws, replica, state)
+    if send:
+        replica.push()
     replica.checkpoint()
     after = replica.stats()
+    sent = after["sent_bytes"] - before["sent_bytes"]
     received = after["received_bytes"] - before["received_bytes"]
-    state.count(after["sent_bytes"] - before["sent_bytes"], received)
-    state.record(last_pull=int(time.time()))
-    return {**report, "received_bytes": received}
+    state.count(sent, received)
+    now = int(time.time())
+    unpushed = [] if send else state.get("unpushed", []) + ([commit] if commit else [])
+    state.record(last_pull=now, unpushed=unpushed, **({"last_push": now} if send else {}))
+    return {
+        "commit": commit,
+        "committed": committed,
+        **report,
+        "sent_bytes": sent,
+        "received_bytes": received,
+    }
 
 
 def integrate(ws: agentfs.Workspace, replica: Replica, state: SyncState) -> dict[str, Any]:
@@ -107,38 +123,41 @@ class _Applier:
         saved = ws.actor, ws.thread
         ws.actor, ws.thread = ACTOR, None
         try:
-            rewrite = self._keep_losers(live, conflicts)
+            ours = self._keep_losers(live, merged, conflicts)
             changes = diff(live, merged)
-            for key in rewrite:
-                changes.setdefault(key, merged.get(key))
             self._remove(live, merged, changes)
-            for key in sorted(k for k in changes if k.startswith("/")):
+            for key in sorted(k for k in changes if k.startswith("/") and k not in ours):
                 entry = changes[key]
                 if entry is not None:
                     self._make(key, entry, live.get(key))
+            for key, data in ours.items():  # a live file that won: back over the loser
+                self._file(key, merged[key], data)
             self._kv(changes)
-            self._directory_times(live, merged)
+            self._directory_times(merged)
         finally:
             ws.actor, ws.thread = saved
         return self.written
 
-    def _keep_losers(self, live: Tree, conflicts: list[Conflict]) -> list[str]:
-        """Write each losing file's bytes first, so they stay as a version of the path; the
-        paths whose winner must then be written again."""
-        rewrite = []
+    def _keep_losers(self, live: Tree, merged: Tree, conflicts: list[Conflict]) -> dict[str, bytes]:
+        """Write each losing file's bytes first, so they stay as a version of the path (a
+        losing live file is kept by the write that replaces it). Where the live file won, its
+        bytes are returned, to be written back over the loser's."""
+        ours: dict[str, bytes] = {}
         for conflict in conflicts:
             lost, key = conflict.lost, conflict.key
-            if lost is None or lost["type"] != "file" or "chunks" not in lost:
-                continue  # a losing live file is kept by the write that replaces it
+            if lost is None or lost["type"] != "file":
+                continue
             here = live.get(key)
             if here is not None and here["type"] == "directory":
                 continue  # no file can be written there; its bytes stay in the replica
             if same(here, lost):
-                continue
+                continue  # the live file lost: replacing it keeps it
+            if here is not None and here["type"] == "file" and same(here, merged.get(key)):
+                ours[key] = self.ws.read(key, track=False)
             self._file(key, lost)
             live[key] = lost
-            rewrite.append(key)
-        return rewrite
+        self.ws.next_operation()  # a path's next write is a version of its own
+        return ours
 
     def _remove(self, live: Tree, merged: Tree, changes: dict[str, Entry | None]) -> None:
         gone: list[str] = []
@@ -167,8 +186,9 @@ class _Applier:
         else:
             self._file(key, entry)
 
-    def _file(self, key: str, entry: Entry) -> None:
-        data = self.replica.content(entry)
+    def _file(self, key: str, entry: Entry, data: bytes | None = None) -> None:
+        if data is None:
+            data = self.replica.content(entry)
         ws = self.ws
         ws.write(key, data, parents=True, mode=entry["mode"])
         ws.chmod(key, entry["mode"])
@@ -184,7 +204,7 @@ class _Applier:
             else:
                 self.ws.kv.set(key[len(KV) :], json.loads(entry["value"]))
 
-    def _directory_times(self, live: Tree, merged: Tree) -> None:
+    def _directory_times(self, merged: Tree) -> None:
         """Directory times last (every name made inside one moved it), deepest first."""
         for key in sorted((k for k in merged if k.startswith("/")), reverse=True):
             entry = merged[key]
@@ -196,31 +216,6 @@ class _Applier:
 
 
 # --- push --------------------------------------------------------------------------------------
-
-
-def push(
-    ws: agentfs.Workspace, replica: Replica, state: SyncState, message: str = ""
-) -> dict[str, Any]:
-    """Pull and merge first, then publish what changed since the base as one commit."""
-    before = replica.stats()
-    replica.pull()
-    merged = integrate(ws, replica, state)
-    commit, changed = commit_live(ws, replica, state, message)
-    replica.push()
-    replica.checkpoint()
-    after = replica.stats()
-    sent = after["sent_bytes"] - before["sent_bytes"]
-    received = after["received_bytes"] - before["received_bytes"]
-    state.count(sent, received)
-    state.record(last_push=int(time.time()))
-    return {
-        "commit": commit,
-        "changed": changed,
-        "merged": merged["merged"],
-        "conflicts": merged["conflicts"],
-        "sent_bytes": sent,
-        "received_bytes": received,
-    }
 
 
 def commit_live(
@@ -271,24 +266,22 @@ def _attach_chunks(ws: agentfs.Workspace, replica: Replica, entries: Tree) -> No
 
 
 def status(ws: agentfs.Workspace, replica: Replica | None, state: SyncState) -> dict[str, Any]:
-    """Ahead (local changes not pushed), behind (remote commits not merged), the last push and
-    pull, the conflicts and the byte totals. ``replica`` None: offline, behind unknown."""
+    """What is not pushed (paths changed since the last sync, commits made by pulls), what is
+    not merged (remote heads; None offline), the last push and pull, the byte totals and the
+    conflicts. ``replica`` None: offline."""
     with ws.read_transaction():
         live, _ = read_live(ws, state.known())
-    ahead = len(diff(state.base(), live))
     behind = None
-    pending = None
     if replica is not None:
         replica.pull()
         covered = replica.ancestors(state.heads)
         behind = len([h for h in replica.heads() if h not in covered])
-        pending = replica.stats()["pending_operations"]
     return {
         "remote": state.get("remote"),
         "origin": state.get("origin"),
-        "ahead": ahead,
+        "changed": len(diff(state.base(), live)),
+        "unpushed": state.get("unpushed", []),
         "behind": behind,
-        "unpushed_operations": pending,
         "last_push": state.get("last_push"),
         "last_pull": state.get("last_pull"),
         "sent_bytes": state.get("sent_bytes", 0),

@@ -40,10 +40,9 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
             return engine.status(ws, None, state)
         replica = _open(ws, state, request.get("token"))
         try:
-            if op == "push":
-                return engine.push(ws, replica, state, request.get("message", ""))
-            if op == "pull":
-                return engine.pull(ws, replica, state)
+            if op in ("push", "pull"):
+                message = request.get("message", "")
+                return engine.exchange(ws, replica, state, send=op == "push", message=message)
             if op == "status":
                 return engine.status(ws, replica, state)
         finally:
