@@ -151,9 +151,11 @@ def merge3(base: Tree, ours: Tree, theirs: Tree) -> tuple[Tree, list[Conflict]]:
     conflicts: list[Conflict] = []
     for key in sorted(base.keys() | ours.keys() | theirs.keys()):
         b, o, t = base.get(key), ours.get(key), theirs.get(key)
-        if same(o, b):
+        if same(o, t):
+            chosen = _either(o, t)
+        elif same(o, b):
             chosen = t
-        elif same(t, b) or same(o, t):
+        elif same(t, b):
             chosen = o
         else:
             chosen, lost, reason = _settle(o, t)
@@ -162,6 +164,14 @@ def merge3(base: Tree, ours: Tree, theirs: Tree) -> tuple[Tree, list[Conflict]]:
             result[key] = chosen
     _keep_parents(result, conflicts, ours, theirs)
     return result, conflicts
+
+
+def _either(a: Entry | None, b: Entry | None) -> Entry | None:
+    """One of two entries that are the same change (they may differ in a directory's time or
+    in which keys hold a file's bytes): the same one whichever side each is on."""
+    if a is None or b is None:
+        return a
+    return max(a, b, key=lambda e: json.dumps(e, sort_keys=True))
 
 
 def _settle(a: Entry | None, b: Entry | None) -> tuple[Entry | None, Entry | None, str]:
