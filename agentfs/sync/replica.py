@@ -21,8 +21,10 @@ from agentfs.sync.tree import Entry, Tree, apply_changes
 
 #: Most bytes of a file in one blob object.
 CHUNK = 1 << 20
-#: Bytes of objects written in one replica transaction (a killed push resumes after the last).
-BATCH_BYTES = 32 << 20
+#: Bytes of objects written in one replica transaction. Each transaction is pushed as its own
+#: request (``push_operations_threshold``), so a killed push resumes after the last one the
+#: server took, and no request holds more than this in memory on either side.
+BATCH_BYTES = 8 << 20
 _RAW, _ZLIB = b"\x00", b"\x01"
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS objects ("
@@ -67,7 +69,11 @@ class Replica:
         self.origin = origin
         try:
             self.conn = turso.sync.connect(
-                str(path), remote_url=url, auth_token=token, client_name=origin
+                str(path),
+                remote_url=url,
+                auth_token=token,
+                client_name=origin,
+                push_operations_threshold=1,
             )
             self.conn.execute(_SCHEMA)
             self.conn.commit()

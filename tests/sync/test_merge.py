@@ -26,7 +26,9 @@ dirs = st.builds(
     lambda mode: {"type": "directory", "mode": mode, "mtime_ns": 0}, st.sampled_from([0o755, 0o700])
 )
 kvs = st.builds(
-    lambda v, at: {"type": "kv", "value": v, "at": at}, st.sampled_from(["1", "2"]), st.integers(0, 2)
+    lambda v, at: {"type": "kv", "value": v, "at": at},
+    st.sampled_from(["1", "2"]),
+    st.integers(0, 2),
 )
 paths = st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map(lambda p: "/" + "/".join(p))
 
