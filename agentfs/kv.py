@@ -33,7 +33,9 @@ class KVStore:
     def __init__(self, conn: apsw.Connection) -> None:
         self.conn = conn
 
-    def set(self, key: str, value: Any) -> None:
+    def set(self, key: str, value: Any, *, updated_at: int | None = None) -> None:
+        """Store ``value`` under ``key``; ``updated_at`` (epoch seconds, default now) is for
+        a copy of an entry made elsewhere (sync keeps its time)."""
         if not isinstance(key, str):
             raise TypeError(f"kv keys are text, not {type(key).__name__}")
         try:
@@ -42,9 +44,11 @@ class KVStore:
             raise InvalidValueError(f"kv value for {key!r} is not JSON: {exc}") from None
         with write_transaction(self.conn):
             self.conn.execute(
-                "INSERT INTO kv_store(key, value, updated_at) VALUES (?, ?, unixepoch())"
-                " ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = unixepoch()",
-                (key, text),
+                "INSERT INTO kv_store(key, value, updated_at)"
+                " VALUES (?, ?, coalesce(?, unixepoch()))"
+                " ON CONFLICT(key) DO UPDATE SET value = excluded.value,"
+                " updated_at = excluded.updated_at",
+                (key, text, updated_at),
             )
 
     def get(self, key: str, default: Any = _MISSING) -> Any:

@@ -114,6 +114,34 @@ class ToolCallLog:
         with write_transaction(self.conn):
             self.conn.executemany(self._insert, rows)
 
+    def rows_after(self, after_id: int) -> builtins.list[tuple[Any, ...]]:
+        """The stored rows with an id above ``after_id``, oldest first, as ``insert_rows``
+        takes them: (id, name, parameters, result, error, started_at, completed_at,
+        duration_ms) with the JSON columns as stored text (what sync carries)."""
+        return self.conn.execute(
+            f"SELECT {_COLUMNS} FROM tool_calls WHERE id > ? ORDER BY id", (after_id,)
+        ).fetchall()
+
+    def insert_rows(self, rows: Iterable[tuple[Any, ...]]) -> builtins.list[int]:
+        """Store rows another copy of the workspace logged (as ``rows_after`` gives them,
+        their ids ignored), unchanged; the new ids, in order."""
+        ids = []
+        with write_transaction(self.conn):
+            for _id, name, params, result, error, started, completed, duration in rows:
+                values: tuple[object, ...] = (
+                    name,
+                    params,
+                    result,
+                    error,
+                    started,
+                    completed,
+                    duration,
+                )
+                if self._status_column:
+                    values += ("error" if error is not None else "success",)
+                ids.append(self.conn.execute(self._insert + " RETURNING id", values).get)
+        return ids
+
     @property
     def _insert(self) -> str:
         columns = "name, parameters, result, error, started_at, completed_at, duration_ms"

@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 import agentfs
+from agentfs.sync import calls
 from agentfs.sync.replica import Replica, SyncError, replica_path
 from agentfs.sync.state import SyncState, is_set_up
 from agentfs.sync.tree import KV, Conflict, Entry, Known, Tree, diff, merge3, read_live, same
@@ -45,7 +46,9 @@ def exchange(
     before = replica.stats()
     replica.pull()
     commit, committed = commit_live(ws, replica, state, message)
+    calls.send(ws, replica, state)
     report = integrate(ws, replica, state)
+    report["calls_received"] = calls.receive(ws, replica, state)
     if send:
         replica.push()
     replica.checkpoint()
@@ -202,7 +205,7 @@ class _Applier:
             if entry is None:
                 self.ws.kv.delete(key[len(KV) :])
             else:
-                self.ws.kv.set(key[len(KV) :], json.loads(entry["value"]))
+                self.ws.kv.set(key[len(KV) :], json.loads(entry["value"]), updated_at=entry["at"])
 
     def _directory_times(self, merged: Tree) -> None:
         """Directory times last (every name made inside one moved it), deepest first."""

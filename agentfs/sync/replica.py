@@ -157,7 +157,6 @@ class Replica:
     def write_commit(
         self, parents: list[str], changes: dict[str, Entry | None], at: int, message: str
     ) -> str:
-        key = self._key()
         body = {
             "parents": parents,
             "changes": changes,
@@ -165,15 +164,30 @@ class Replica:
             "at": at,
             "message": message,
         }
-        text = json.dumps(body, ensure_ascii=False, sort_keys=True).encode("utf-8")
-        self.conn.execute(
-            "INSERT OR IGNORE INTO objects(key, kind, data) VALUES (?, 'commit', ?)",
-            (key, _pack(text)),
-        )
-        self.conn.commit()
+        key = self.write_object("commit", body)
         if self._commits is not None:
             self._commits[key] = Commit(key, tuple(parents), changes, self.origin, at, message)
         return key
+
+    def write_object(self, kind: str, body: Any) -> str:
+        """Store ``body`` (JSON) as an object of ``kind`` in a transaction of its own."""
+        key = self._key()
+        text = json.dumps(body, ensure_ascii=False, sort_keys=True).encode("utf-8")
+        self.conn.execute(
+            "INSERT OR IGNORE INTO objects(key, kind, data) VALUES (?, ?, ?)",
+            (key, kind, _pack(text)),
+        )
+        self.conn.commit()
+        return key
+
+    def objects(self, kind: str) -> list[tuple[str, Any]]:
+        """Every object of ``kind`` other origins wrote, in key order, decoded."""
+        rows = self.conn.execute(
+            "SELECT key, data FROM objects WHERE kind = ? AND NOT (key > ? AND key < ?)"
+            " ORDER BY key",
+            (kind, f"{self.origin}/", f"{self.origin}0"),
+        ).fetchall()
+        return [(key, json.loads(_unpack(data))) for key, data in rows]
 
     # --- reading -----------------------------------------------------------------------------
 

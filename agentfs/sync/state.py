@@ -21,6 +21,10 @@ CREATE TABLE IF NOT EXISTS ws_sync_hash (
   path TEXT PRIMARY KEY, ino INTEGER NOT NULL, ctime_ns INTEGER NOT NULL,
   size INTEGER NOT NULL, hash TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS ws_sync_call (
+  origin TEXT NOT NULL, remote_id INTEGER NOT NULL, local_id INTEGER NOT NULL,
+  PRIMARY KEY (origin, remote_id)
+);
 CREATE TABLE IF NOT EXISTS ws_sync_conflict (
   id INTEGER PRIMARY KEY, key TEXT NOT NULL, kept TEXT, lost TEXT, reason TEXT NOT NULL,
   at INTEGER NOT NULL
@@ -122,6 +126,27 @@ class SyncState:
                 for path, k in hashes.items()
                 if previous.get(path) != k
             ],
+        )
+
+    # --- tool calls from other copies --------------------------------------------------------
+
+    def arrived_calls(self, from_id: int) -> set[int]:
+        """The local ids, from ``from_id`` on, of calls stored from other copies."""
+        rows = self.conn.execute(
+            "SELECT local_id FROM ws_sync_call WHERE local_id >= ?", (from_id,)
+        )
+        return {row[0] for row in rows}
+
+    def has_call(self, origin: str, remote_id: int) -> bool:
+        row = self.conn.execute(
+            "SELECT 1 FROM ws_sync_call WHERE origin = ? AND remote_id = ?", (origin, remote_id)
+        ).get
+        return row is not None
+
+    def add_calls(self, origin: str, remote_ids: list[int], local_ids: list[int]) -> None:
+        self.conn.executemany(
+            "INSERT INTO ws_sync_call(origin, remote_id, local_id) VALUES (?, ?, ?)",
+            [(origin, r, local) for r, local in zip(remote_ids, local_ids, strict=True)],
         )
 
     # --- conflicts ---------------------------------------------------------------------------

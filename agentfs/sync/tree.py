@@ -46,14 +46,22 @@ def same(a: Entry | None, b: Entry | None) -> bool:
 
 
 def diff(old: Tree, new: Tree) -> dict[str, Entry | None]:
-    """The changes that turn ``old`` into ``new``: each changed key's new entry, or None."""
+    """The changes that turn ``old`` into ``new``: each changed key's new entry, or None. A
+    directory's new time is a change to carry, though never a conflict (``identity``)."""
     changes: dict[str, Entry | None] = {}
     for key, entry in new.items():
-        if not same(old.get(key), entry):
+        if _carried(old.get(key)) != _carried(entry):
             changes[key] = entry
     for key in old.keys() - new.keys():
         changes[key] = None
     return changes
+
+
+def _carried(entry: Entry | None) -> Entry | None:
+    """An entry without what depends on who sent it (the keys that hold a file's bytes)."""
+    if entry is None or "chunks" not in entry:
+        return entry
+    return {k: v for k, v in entry.items() if k != "chunks"}
 
 
 def apply_changes(tree: Tree, changes: dict[str, Entry | None]) -> None:
@@ -171,7 +179,7 @@ def _either(a: Entry | None, b: Entry | None) -> Entry | None:
     in which keys hold a file's bytes): the same one whichever side each is on."""
     if a is None or b is None:
         return a
-    return max(a, b, key=lambda e: json.dumps(e, sort_keys=True))
+    return max(a, b, key=lambda e: (_when(e), json.dumps(e, sort_keys=True)))
 
 
 def _settle(a: Entry | None, b: Entry | None) -> tuple[Entry | None, Entry | None, str]:
@@ -192,8 +200,11 @@ _DIR_WINS = "a directory on one side, something else on the other: the directory
 
 def _rank(entry: Entry) -> tuple[int, str]:
     """Later wins; at the same time, the larger identity (a total order on entries)."""
-    when = entry["mtime_ns"] if "mtime_ns" in entry else entry.get("at", 0)
-    return int(when), json.dumps(identity(entry))
+    return _when(entry), json.dumps(identity(entry))
+
+
+def _when(entry: Entry) -> int:
+    return int(entry["mtime_ns"] if "mtime_ns" in entry else entry.get("at", 0))
 
 
 def _keep_parents(result: Tree, conflicts: list[Conflict], ours: Tree, theirs: Tree) -> None:

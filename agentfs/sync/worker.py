@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import agentfs
-from agentfs.sync import engine
+from agentfs.sync import calls, engine
 from agentfs.sync.replica import Replica, SyncError, replica_path
 from agentfs.sync.state import SyncState, is_set_up
 
@@ -99,7 +99,9 @@ def clone(remote: str, out: Path, token: str | None) -> dict[str, Any]:
         with agentfs.Workspace(out) as ws:
             replica = connect(ws, remote, token, False)
             try:
-                report = engine.integrate(ws, replica, SyncState(ws.conn))
+                state = SyncState(ws.conn)
+                report = engine.integrate(ws, replica, state)
+                report["calls_received"] = calls.receive(ws, replica, state)
             finally:
                 replica.close()
     except BaseException:

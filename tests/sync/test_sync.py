@@ -13,6 +13,7 @@ import pytest
 import agentfs
 from agentfs import fsck, sync
 from agentfs.sync import SyncError
+from agentfs.tools import Toolset
 from tests.sync.conftest import SyncServer
 
 
@@ -38,7 +39,7 @@ def picture(path: Path) -> dict[str, Any]:
                     out[p] = ("link", ws.readlink(p), st.st_mtime_ns)
                 else:
                     out[p] = ("file", st.st_mode, st.st_mtime_ns, ws.read(p, track=False))
-        out["kv"] = {e.key: e.value for e in ws.kv.list()}
+        out["kv"] = {e.key: (e.value, e.updated_at) for e in ws.kv.list()}
     return out
 
 
@@ -107,7 +108,10 @@ def test_edits_of_different_files_merge_in_either_order(tmp_path: Path, server: 
     assert got["/src/d0/d0/d0/mod_0.py"][3] == b"a changed this\n"
     assert got["/src/d2/d0/d0/mod_2.py"][3] == b"b changed this\n"
     assert "/src/d1/d0/d0/mod_1.py" not in got and "/new/from_b.txt" in got
-    assert got["kv"] == {"model": {"name": "small", "layers": 6}, "from_a": 1}
+    assert {k: v for k, (v, _) in got["kv"].items()} == {
+        "model": {"name": "small", "layers": 6},
+        "from_a": 1,
+    }
     assert sync.status(a)["conflicts"] == [] and sync.status(b)["conflicts"] == []
     clean(a)
     clean(b)
@@ -246,3 +250,28 @@ def test_status_offline_and_ahead(tmp_path: Path, server: SyncServer) -> None:
     assert (state["changed"], state["unpushed"], state["behind"]) == (0, [pulled["commit"]], 0)
     sync.push(a)
     assert sync.status(a)["unpushed"] == []
+
+
+def calls_of(path: Path) -> list[tuple[Any, ...]]:
+    with agentfs.Workspace(path, create=False) as ws:
+        return sorted(row[1:] for row in ws.tool_calls.rows_after(0))
+
+
+def test_the_tool_call_log_travels_once(tmp_path: Path, server: SyncServer) -> None:
+    a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
+    with agentfs.Workspace(a) as ws, Toolset(ws, thread="t") as tools:
+        tools.call("write_file", {"path": "/x.txt", "content": "x"})
+        tools.call("read_file", {"path": "/x.txt"})
+        tools.call("read_file", {"path": "/missing"})  # an error is logged too
+    sync.setup(a, server.url)
+    sync.push(a)
+    sync.clone(server.url, b)
+    assert len(calls_of(b)) == 3 and calls_of(b) == calls_of(a)
+    with agentfs.Workspace(b, create=False) as ws, Toolset(ws, thread="t") as tools:
+        tools.call("ls", {"path": "/"})
+    sync.push(b)
+    sync.pull(a)
+    for _ in range(2):  # nothing is sent back or stored twice
+        sync.push(a)
+        sync.pull(b)
+    assert len(calls_of(a)) == 4 and calls_of(a) == calls_of(b)

@@ -1,0 +1,39 @@
+"""The tool-call log travels (docs/sync.md): each copy sends the calls it logged itself as
+insert-only objects, and stores the calls other copies sent, unchanged, once each."""
+
+from __future__ import annotations
+
+import agentfs
+from agentfs.sync.replica import Replica
+from agentfs.sync.state import SyncState
+
+
+def send(ws: agentfs.Workspace, replica: Replica, state: SyncState) -> int:
+    """Put the calls logged here since the last send into the replica; how many."""
+    rows = ws.tool_calls.rows_after(state.get("calls_sent", 0))
+    if not rows:
+        return 0
+    arrived = state.arrived_calls(rows[0][0])
+    own = [list(row) for row in rows if row[0] not in arrived]
+    if own:
+        replica.write_object("calls", own)
+    state.record(calls_sent=rows[-1][0])
+    return len(own)
+
+
+def receive(ws: agentfs.Workspace, replica: Replica, state: SyncState) -> int:
+    """Store the calls other copies sent that are not here yet; how many."""
+    seen: dict[str, str] = state.get("calls_seen", {})
+    stored = 0
+    for key, rows in replica.objects("calls"):
+        origin = key.split("/", 1)[0]
+        if key <= seen.get(origin, ""):
+            continue
+        with ws.transaction():
+            new = [row for row in rows if not state.has_call(origin, row[0])]
+            ids = ws.tool_calls.insert_rows(new)
+            state.add_calls(origin, [row[0] for row in new], ids)
+            seen[origin] = key
+            state.record(calls_seen=seen)
+        stored += len(new)
+    return stored
