@@ -8,24 +8,33 @@ before that leaves the workspace as it was.
 from __future__ import annotations
 
 import json
-import os
 import posixpath
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import agentfs
 from agentfs.sync import calls
-from agentfs.sync.replica import Replica, SyncError, replica_path
+from agentfs.sync.replica import Replica, SyncError
 from agentfs.sync.state import SyncState, is_set_up
-from agentfs.sync.tree import KV, Conflict, Entry, Known, Tree, diff, merge3, read_live, same
+from agentfs.sync.tree import (
+    KV,
+    Conflict,
+    Entry,
+    Known,
+    Tree,
+    apply_changes,
+    diff,
+    merge3,
+    read_live,
+    same,
+)
 
 #: Who the versions a pull writes are by.
 ACTOR = "sync"
-
-
-def open_replica(ws: agentfs.Workspace, state: SyncState) -> Replica:
-    token = os.environ.get("TURSO_AUTH_TOKEN") or state.get("token")
-    return Replica(replica_path(ws.path), state.get("remote"), token, state.get("origin"))
+#: Files up to this size travel inside their commit, up to ``INLINE_BYTES`` per commit.
+INLINE_FILE = 64 << 10
+INLINE_BYTES = 1 << 20
 
 
 def require_set_up(ws: agentfs.Workspace) -> SyncState:
@@ -34,7 +43,27 @@ def require_set_up(ws: agentfs.Workspace) -> SyncState:
     return SyncState(ws.conn)
 
 
-# --- pull --------------------------------------------------------------------------------------
+# --- the local side, read once per operation ---------------------------------------------------
+
+
+@dataclass
+class Local:
+    """The workspace's side of one operation, read once inside its write transaction: the
+    base tree, the live tree, and the file hashes before (``known``) and now (``hashes``)."""
+
+    base: Tree
+    live: Tree
+    known: dict[str, Known]
+    hashes: dict[str, Known]
+
+    @classmethod
+    def read(cls, ws: agentfs.Workspace, state: SyncState) -> Local:
+        known = state.known()
+        live, hashes = read_live(ws, known)
+        return cls(state.base(), live, known, hashes)
+
+
+# --- push and pull -----------------------------------------------------------------------------
 
 
 def exchange(
@@ -45,9 +74,11 @@ def exchange(
     base lacks into the live tree, and with ``send`` publish."""
     before = replica.stats()
     replica.pull()
-    commit, committed = commit_live(ws, replica, state, message)
+    with ws.transaction():
+        local = Local.read(ws, state)
+        commit, committed = _commit(ws, replica, state, local, message)
+        report = _merge(ws, replica, state, local)
     calls.send(ws, replica, state)
-    report = integrate(ws, replica, state)
     report["calls_received"] = calls.receive(ws, replica, state)
     if send:
         replica.push()
@@ -69,27 +100,31 @@ def exchange(
 
 
 def integrate(ws: agentfs.Workspace, replica: Replica, state: SyncState) -> dict[str, Any]:
-    """Merge every head the base does not hold yet into the live tree (without the network)."""
+    """Merge every head the base does not hold yet into the live tree (no network, no
+    commit: what a clone does after fetching)."""
+    with ws.transaction():
+        return _merge(ws, replica, state, Local.read(ws, state))
+
+
+def _merge(
+    ws: agentfs.Workspace, replica: Replica, state: SyncState, local: Local
+) -> dict[str, Any]:
     heads = state.heads
     covered = replica.ancestors(heads)
     new = [h for h in replica.heads() if h not in covered]
     if not new:
         return {"merged": [], "changed": 0, "conflicts": 0}
-    old_base = state.base()
-    remote, heads, remote_conflicts = _remote_state(replica, old_base, heads, new)
-    with ws.transaction():
-        known = state.known()
-        live, hashes = read_live(ws, known)
-        merged, conflicts = merge3(old_base, live, remote)
-        conflicts = remote_conflicts + conflicts
-        written = _Applier(ws, replica).run(live, merged, conflicts)
-        hashes.update(written)
-        for key in [k for k in hashes if k not in merged or merged[k]["type"] != "file"]:
-            del hashes[key]
-        state.remember(hashes, known)
-        state.set_base(remote, diff(old_base, remote), heads)
-        state.add_conflicts(conflicts)
-    return {"merged": new, "changed": len(diff(live, merged)), "conflicts": len(conflicts)}
+    remote, heads, remote_conflicts = _remote_state(replica, local.base, heads, new)
+    merged, conflicts = merge3(local.base, local.live, remote)
+    conflicts = remote_conflicts + conflicts
+    hashes = dict(local.hashes)
+    hashes.update(_Applier(ws, replica).run(dict(local.live), merged, conflicts))
+    for key in [k for k in hashes if k not in merged or merged[k]["type"] != "file"]:
+        del hashes[key]
+    state.remember(hashes, local.hashes)
+    state.set_base(remote, diff(local.base, remote), heads)
+    state.add_conflicts(conflicts)
+    return {"merged": new, "changed": len(diff(local.live, merged)), "conflicts": len(conflicts)}
 
 
 def _remote_state(
@@ -221,33 +256,33 @@ class _Applier:
 # --- push --------------------------------------------------------------------------------------
 
 
-def commit_live(
-    ws: agentfs.Workspace, replica: Replica, state: SyncState, message: str
+def _commit(
+    ws: agentfs.Workspace, replica: Replica, state: SyncState, local: Local, message: str
 ) -> tuple[str | None, int]:
     """Record the live tree's changes since the base as a commit in the replica (not yet
-    pushed); (its key, how many keys changed), or (None, 0) when nothing changed."""
+    pushed), and make it the base; (its key, how many keys changed), or (None, 0)."""
+    changed = diff(local.base, local.live)
+    if not changed:
+        return None, 0
     heads = state.heads
-    base = state.base()
-    with ws.read_transaction():
-        known = state.known()
-        live, hashes = read_live(ws, known)
-        changed = diff(base, live)
-        if not changed:
-            return None, 0
-        parent = replica.tree(heads[0]) if heads else {}
-        changes = diff(parent, live)
-        wanted = (changes.keys() | changed.keys()) & live.keys()
-        _attach_chunks(ws, replica, {key: live[key] for key in wanted})
-    key = replica.write_commit(heads, changes, int(time.time()), message)
-    with ws.transaction():
-        state.remember(hashes, known)
-        state.set_base(live, changed, [key])
+    parent = replica.tree(heads[0]) if heads else {}
+    changes = diff(parent, local.live)
+    wanted = (changes.keys() | changed.keys()) & local.live.keys()
+    inline = _attach_chunks(ws, replica, {key: local.live[key] for key in wanted})
+    key = replica.write_commit(heads, changes, int(time.time()), message, inline)
+    state.remember(local.hashes, local.known)
+    state.set_base(local.live, changed, [key])
+    base = dict(local.base)
+    apply_changes(base, changed)
+    local.base, local.known = base, local.hashes
     return key, len(changed)
 
 
-def _attach_chunks(ws: agentfs.Workspace, replica: Replica, entries: Tree) -> None:
-    """Give each file entry the chunk keys of its bytes, writing the chunks the replica lacks
-    (read in the caller's read transaction, so they are the bytes that were hashed)."""
+def _attach_chunks(ws: agentfs.Workspace, replica: Replica, entries: Tree) -> dict[str, bytes]:
+    """Give each file entry the references of its bytes: chunks the replica has, new chunk
+    objects, or (small files, up to ``INLINE_BYTES`` in all) ``#``, the bytes to go inside
+    the commit itself, which are returned by hash. Read in the caller's transaction,
+    so they are the bytes that were hashed."""
     stored = replica.blob_keys()
     missing: dict[str, list[str]] = {}
     for path, entry in entries.items():
@@ -258,11 +293,21 @@ def _attach_chunks(ws: agentfs.Workspace, replica: Replica, entries: Tree) -> No
             missing.setdefault(entry["hash"], []).append(path)
         else:
             entry["chunks"] = chunks
-    order = list(missing)
-    contents = (ws.read(missing[h][0], track=False) for h in order)
-    for content_hash, chunks in zip(order, replica.write_blobs(contents), strict=True):
+    inline: dict[str, bytes] = {}
+    room = INLINE_BYTES
+    for content_hash, holders in missing.items():
+        size = entries[holders[0]]["size"]
+        if size <= INLINE_FILE and size <= room:
+            inline[content_hash] = ws.read(holders[0], track=False)
+            room -= size
+            for path in holders:
+                entries[path]["chunks"] = ["#"]
+    rest = [h for h in missing if h not in inline]
+    contents = (ws.read(missing[h][0], track=False) for h in rest)
+    for content_hash, chunks in zip(rest, replica.write_blobs(contents), strict=True):
         for path in missing[content_hash]:
             entries[path]["chunks"] = chunks
+    return inline
 
 
 # --- status ------------------------------------------------------------------------------------

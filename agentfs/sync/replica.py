@@ -155,18 +155,40 @@ class Replica:
         return out
 
     def write_commit(
-        self, parents: list[str], changes: dict[str, Entry | None], at: int, message: str
+        self,
+        parents: list[str],
+        changes: dict[str, Entry | None],
+        at: int,
+        message: str,
+        inline: dict[str, bytes],
     ) -> str:
+        """Store a commit, with the bytes of small files (``inline``, by content hash) in the
+        same object: a push of a few small files is then one row, so a pull downloads a page
+        or two rather than one per file. Their entries name those bytes ``#``, made
+        ``<key>#<hash>`` in place once the commit has its key."""
+        key = self._key()
+        offsets: dict[str, list[int]] = {}
+        blobs = bytearray()
+        for content_hash, data in inline.items():
+            offsets[content_hash] = [len(blobs), len(data)]
+            blobs += data
         body = {
             "parents": parents,
             "changes": changes,
             "origin": self.origin,
             "at": at,
             "message": message,
+            "inline": offsets,
         }
-        key = self.write_object("commit", body)
+        head = json.dumps(body, ensure_ascii=False, sort_keys=True).encode("utf-8")
+        self.conn.execute(
+            "INSERT OR IGNORE INTO objects(key, kind, data) VALUES (?, 'commit', ?)",
+            (key, _two_parts(head, bytes(blobs))),
+        )
+        self.conn.commit()
+        commit = _commit(key, body)
         if self._commits is not None:
-            self._commits[key] = Commit(key, tuple(parents), changes, self.origin, at, message)
+            self._commits[key] = commit
         return key
 
     def write_object(self, kind: str, body: Any) -> str:
@@ -194,11 +216,17 @@ class Replica:
     def content(self, entry: Entry) -> bytes:
         """A file entry's bytes, checked against its hash."""
         parts = []
-        for key in entry["chunks"]:
+        for ref in entry["chunks"]:
+            key, _, content_hash = ref.partition("#")
             row = self.conn.execute("SELECT data FROM objects WHERE key = ?", (key,)).fetchone()
             if row is None:
                 raise SyncError(f"the replica lacks object {key}: pull again")
-            parts.append(_unpack(row[0]))
+            if content_hash:
+                head, blobs = _split(row[0], with_blobs=True)
+                start, length = json.loads(head)["inline"][content_hash]
+                parts.append(blobs[start : start + length])
+            else:
+                parts.append(_unpack(row[0]))
         data = b"".join(parts)
         if digest(data).hex() != entry["hash"]:
             raise SyncError(f"object {entry['chunks']} does not hold the bytes its commit names")
@@ -210,15 +238,7 @@ class Replica:
             for key, data in self.conn.execute(
                 "SELECT key, data FROM objects WHERE kind = 'commit'"
             ).fetchall():
-                body = json.loads(_unpack(data))
-                self._commits[key] = Commit(
-                    key,
-                    tuple(body["parents"]),
-                    body["changes"],
-                    body["origin"],
-                    body["at"],
-                    body["message"],
-                )
+                self._commits[key] = _commit(key, json.loads(_split(data, with_blobs=False)[0]))
         return self._commits
 
     def heads(self) -> list[str]:
@@ -282,6 +302,30 @@ class Replica:
                 if entry is not None and entry["type"] == "file":
                     found.setdefault(entry["hash"], entry["chunks"])
         return found
+
+
+def _commit(key: str, body: dict[str, Any]) -> Commit:
+    """A commit as stored, its inline references (``#``) made absolute in place."""
+    changes = body["changes"]
+    for entry in changes.values():
+        if entry is not None and entry["type"] == "file":
+            entry["chunks"] = [
+                f"{key}#{entry['hash']}" if ref == "#" else ref for ref in entry["chunks"]
+            ]
+    return Commit(key, tuple(body["parents"]), changes, body["origin"], body["at"], body["message"])
+
+
+def _two_parts(head: bytes, blobs: bytes) -> bytes:
+    """A commit object: the compressed header's length, the header, the compressed blobs (so
+    reading a commit never decompresses its files)."""
+    squeezed = zlib.compress(head, 6)
+    return len(squeezed).to_bytes(4, "big") + squeezed + zlib.compress(blobs, 6)
+
+
+def _split(data: bytes, *, with_blobs: bool) -> tuple[bytes, bytes]:
+    size = int.from_bytes(data[:4], "big")
+    head = zlib.decompress(data[4 : 4 + size])
+    return head, zlib.decompress(data[4 + size :]) if with_blobs else b""
 
 
 def _pack(data: bytes) -> bytes:

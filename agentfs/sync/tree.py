@@ -177,8 +177,10 @@ def merge3(base: Tree, ours: Tree, theirs: Tree) -> tuple[Tree, list[Conflict]]:
 def _either(a: Entry | None, b: Entry | None) -> Entry | None:
     """One of two entries that are the same change (they may differ in a directory's time or
     in which keys hold a file's bytes): the same one whichever side each is on."""
-    if a is None or b is None:
+    if a is None or b is None or a == b:
         return a
+    if _carried(a) == _carried(b):  # one side has not sent its bytes: take the one that did
+        return max(a, b, key=lambda e: e.get("chunks", []))
     return max(a, b, key=lambda e: (_when(e), json.dumps(e, sort_keys=True)))
 
 
