@@ -83,6 +83,7 @@ class Replica:
         self._seq = self._last_seq()
         self._commits: dict[str, Commit] | None = None
         self._trees: dict[str, Tree] = {}
+        self._packs: dict[str, tuple[dict[str, list[int]], bytes]] = {}
 
     def close(self) -> None:
         self.conn.close()
@@ -222,8 +223,8 @@ class Replica:
             if row is None:
                 raise SyncError(f"the replica lacks object {key}: pull again")
             if content_hash:
-                head, blobs = _split(row[0], with_blobs=True)
-                start, length = json.loads(head)["inline"][content_hash]
+                offsets, blobs = self._inline(key, row[0])
+                start, length = offsets[content_hash]
                 parts.append(blobs[start : start + length])
             else:
                 parts.append(_unpack(row[0]))
@@ -231,6 +232,18 @@ class Replica:
         if digest(data).hex() != entry["hash"]:
             raise SyncError(f"object {entry['chunks']} does not hold the bytes its commit names")
         return data
+
+    def _inline(self, key: str, data: bytes) -> tuple[dict[str, list[int]], bytes]:
+        """The files inside commit ``key``: decompressed once per run (a clone reads many
+        files of each), the last few kept."""
+        found = self._packs.get(key)
+        if found is None:
+            head, blobs = _split(data, with_blobs=True)
+            found = (json.loads(head)["inline"], blobs)
+            if len(self._packs) >= 4:
+                self._packs.pop(next(iter(self._packs)))
+            self._packs[key] = found
+        return found
 
     def commits(self) -> dict[str, Commit]:
         if self._commits is None:
