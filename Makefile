@@ -45,7 +45,7 @@ system-deps:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
-demo: system-deps $(VENV)/.installed
+demo: system-deps $(VENV)/.installed $(NPM)/.installed
 	WORKSPACE=$(WORKSPACE) bash docs/tour.sh
 
 test: system-deps $(VENV)/.installed $(PEER)/.installed $(NPM)/.installed

@@ -96,6 +96,35 @@ echo "restored $(wc -l < "$scratch/restored") paths the command removed, e.g.:"
 head -3 "$scratch/restored"
 $AGENTFS cat "$WS" /tour/notes/plan.md
 
+step "sync: the same workspace on two machines, through a Turso sync server"
+# the real server from npm turso (make installs it), on a free port; two scratch workspaces
+# play two machines, so the tour's own workspace keeps no remote
+tursodb=$(ls "$PWD"/.npm/node_modules/@tursodatabase/cli-*/tursodb 2>/dev/null | head -1 || true)
+if [ -n "$tursodb" ]; then
+  port=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  (cd "$scratch" && exec "$tursodb" --sync-server "127.0.0.1:$port" remote.db >/dev/null 2>&1) &
+  server=$!
+  trap 'kill $server 2>/dev/null; rm -rf "$scratch"' EXIT
+  "$PYTHON" -c 'import socket, sys, time
+for _ in range(500):
+    if socket.socket().connect_ex(("127.0.0.1", int(sys.argv[1]))) == 0: break
+    time.sleep(0.02)' "$port"
+  mkdir "$scratch/laptop" "$scratch/sandbox"
+  $AGENTFS export "$WS" /tour/notes "$scratch/notes" >/dev/null
+  $AGENTFS init "$scratch/laptop/ws.db" >/dev/null
+  $AGENTFS import "$scratch/laptop/ws.db" "$scratch/notes" /notes >/dev/null
+  $AGENTFS sync setup "$scratch/laptop/ws.db" --remote "http://127.0.0.1:$port"
+  $AGENTFS sync push "$scratch/laptop/ws.db" -m "the notes"
+  $AGENTFS clone "http://127.0.0.1:$port" "$scratch/sandbox/ws.db"
+  echo "- sync the workspace" | $AGENTFS write "$scratch/sandbox/ws.db" /notes/plan.md --append
+  $AGENTFS sync push "$scratch/sandbox/ws.db"
+  $AGENTFS sync pull "$scratch/laptop/ws.db"
+  $AGENTFS cat "$scratch/laptop/ws.db" /notes/plan.md
+  $AGENTFS sync status "$scratch/laptop/ws.db"
+else
+  echo "(no tursodb here: run make demo or make test, which install npm turso)"
+fi
+
 step "export back to the host, byte for byte"
 $AGENTFS export "$WS" /tour/src "$scratch/src"
 diff -r agentfs "$scratch/src" --exclude=__pycache__ && echo "identical to ./agentfs"
