@@ -17,7 +17,7 @@ import agentfs
 from agentfs import sync
 from agentfs.sync import SyncError
 from tests.sync.conftest import SyncServer
-from tests.sync.test_sync import build, clean, machine, picture
+from tests.sync.test_sync import build, clean, machine, picture, two_machines
 
 
 def start_worker(op: str, workspace: Path) -> subprocess.Popen[str]:
@@ -66,12 +66,7 @@ def test_a_push_killed_midway_completes_when_run_again(
 def test_a_pull_killed_midway_completes_when_run_again(
     tmp_path: Path, server: SyncServer, after: float
 ) -> None:
-    a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
-    with agentfs.Workspace(a) as ws:
-        ws.write("/seed.txt", "x")
-    sync.setup(a, server.url)
-    sync.push(a)
-    sync.clone(server.url, b)
+    a, b = two_machines(tmp_path, server, "/seed.txt", "x")
     with agentfs.Workspace(b, create=False) as ws:  # a local change the pull must keep
         ws.write("/mine.txt", "kept\n")
     heavy(a)

@@ -81,7 +81,7 @@ def test_merge3_rules(data: st.DataObject) -> None:
     assert _well_formed(result)
     if ours == base:
         assert _changes(result) == _changes(theirs) and conflicts == []
-    if theirs == base or theirs == ours:
+    if theirs in (base, ours):
         assert _changes(result) == _changes(ours) and conflicts == []
     lost = {(c.key, str(c.lost)) for c in conflicts}
     for side in (ours, theirs):

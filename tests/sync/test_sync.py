@@ -117,14 +117,20 @@ def test_edits_of_different_files_merge_in_either_order(tmp_path: Path, server: 
     clean(b)
 
 
-def both_edit(tmp_path: Path, server: SyncServer) -> tuple[Path, Path]:
-    """a and b share a tree, then each changes /doc.txt (b later)."""
+def two_machines(tmp_path: Path, server: SyncServer, path: str, text: str) -> tuple[Path, Path]:
+    """a writes one file and pushes it, b clones."""
     a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
     with agentfs.Workspace(a) as ws:
-        ws.write("/doc.txt", "base\n")
+        ws.write(path, text)
     sync.setup(a, server.url)
     sync.push(a)
     sync.clone(server.url, b)
+    return a, b
+
+
+def both_edit(tmp_path: Path, server: SyncServer) -> tuple[Path, Path]:
+    """a and b share a tree, then each changes /doc.txt (b later)."""
+    a, b = two_machines(tmp_path, server, "/doc.txt", "base\n")
     for path, text, when in ((a, "from a\n", 2_000_000_000), (b, "from b\n", 2_000_000_001)):
         with agentfs.Workspace(path, create=False) as ws:
             ws.write("/doc.txt", text)
