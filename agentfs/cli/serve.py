@@ -38,6 +38,11 @@ def serve() -> None:
     type=WORKSPACE_FILE,
     help="A lower layer, opened read-only (repeat; most specific first; docs/layers.md).",
 )
+@click.option(
+    "--sync-on-snapshot",
+    is_flag=True,
+    help="Push to the workspace's sync server after each snapshot (docs/sync.md).",
+)
 def serve_mcp(
     workspace: Path,
     names: str | None,
@@ -46,6 +51,7 @@ def serve_mcp(
     thread: str,
     actor: str | None,
     layers: tuple[Path, ...],
+    sync_on_snapshot: bool,
 ) -> None:
     """Serve the workspace's agent tools over MCP on stdin/stdout.
 
@@ -73,4 +79,4 @@ def serve_mcp(
         raise CLIError(str(exc)) from None
     from agentfs.tools.mcp_server import serve_stdio  # the MCP SDK takes 1.2 s to import
 
-    serve_stdio(toolset)
+    serve_stdio(toolset, sync_on_snapshot=sync_on_snapshot)

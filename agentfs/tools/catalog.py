@@ -13,13 +13,26 @@ from agentfs.tools import (
     patching,
     reading,
     skills,
+    syncing,
     timeline,
 )
 from agentfs.tools.spec import REGISTRY, Tool
 
 #: The order clients list the tools in: look, read, write, edit, find, run, history, memory,
-#: skills.
-_MODULES = (listing, reading, files, editing, patching, finding, commands, timeline, kv, skills)
+#: skills, sync.
+_MODULES = (
+    listing,
+    reading,
+    files,
+    editing,
+    patching,
+    finding,
+    commands,
+    timeline,
+    kv,
+    skills,
+    syncing,
+)
 _RANK = {module.__name__: rank for rank, module in enumerate(_MODULES)}
 _ORDERED = sorted(REGISTRY.values(), key=lambda spec: _RANK[spec.run.__module__])
 _ALIASES = {alias: spec.name for spec in REGISTRY.values() for alias in spec.aliases}

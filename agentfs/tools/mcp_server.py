@@ -23,6 +23,9 @@ Design choices:
   shutdown), so a search after a burst of edits rarely waits for indexing.
 * **Vectors stay fresh.** When the workspace has an embedder, a background embedder (its own
   connection, ``ws.embed_in_background``) embeds new passages for the server's lifetime.
+* **Snapshots travel** with ``--sync-on-snapshot``: after each successful snapshot (taken by
+  ``snapshot_create``, or before ``execute_command``) the workspace is pushed to its sync
+  server in the background (``agentfs.tools.pusher``).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from mcp.server.lowlevel.server import Server
 from agentfs.tools import catalog
 from agentfs.tools.export import json_schema
 from agentfs.tools.mcp_stdio import serve_streams
+from agentfs.tools.pusher import Pusher, took_snapshot
 from agentfs.tools.spec import Tool
 from agentfs.tools.toolset import Toolset
 
@@ -80,8 +84,11 @@ def mcp_tool(spec: Tool) -> types.Tool:
 class McpServer:
     """``toolset`` served over MCP (see the module docstring)."""
 
-    def __init__(self, toolset: Toolset, name: str = "agentfs") -> None:
+    def __init__(
+        self, toolset: Toolset, name: str = "agentfs", *, pusher: Pusher | None = None
+    ) -> None:
         self.toolset = toolset
+        self.pusher = pusher
         self._last_call = time.monotonic()
         self.server: Server[Any] = Server(
             name,
@@ -111,6 +118,9 @@ class McpServer:
             granted = await self._ask(ctx, spec.name, arguments)
         result = self.toolset.invoke(params.name, arguments, approve=lambda _request: granted)
         self._last_call = time.monotonic()
+        if self.pusher is not None and took_snapshot(result.tool, result.data):
+            self.toolset.flush()  # the calls' log rows travel with the push
+            self.pusher.request()
         if result.is_error:
             return types.CallToolResult(
                 content=[types.TextContent(text=result.text)], is_error=True
@@ -163,14 +173,18 @@ class McpServer:
         return time.monotonic() - self._last_call >= IDLE_FLUSH
 
 
-def serve_stdio(toolset: Toolset) -> None:
+def serve_stdio(toolset: Toolset, *, sync_on_snapshot: bool = False) -> None:
     """Run the MCP server on stdio (blocking), with the background embedder when the
-    workspace has vectors."""
+    workspace has vectors, and with ``sync_on_snapshot`` a push after each snapshot (the
+    last one is waited for before returning)."""
+    pusher = Pusher(toolset.ws.path) if sync_on_snapshot else None
     with ExitStack() as stack:
         ws = toolset.ws
         if not ws.readonly and ws.embedder() is not None:
             stack.enter_context(ws.embed_in_background())
-        anyio.run(McpServer(toolset).run_stdio)
+        anyio.run(McpServer(toolset, pusher=pusher).run_stdio)
+    if pusher is not None:
+        pusher.wait()
 
 
 def _version() -> str:

@@ -1,0 +1,74 @@
+"""``sync_status``: where this workspace stands against its sync server (docs/sync.md), so an
+agent resuming a thread can tell whether another machine's work has arrived."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from agentfs import sync
+from agentfs.tools.common import iso
+from agentfs.tools.context import Context
+from agentfs.tools.errors import ToolError
+from agentfs.tools.spec import ToolInput, ToolOutput, tool
+
+
+class SyncStatusInput(ToolInput):
+    offline: bool = Field(False, description="do not ask the server (behind is then unknown)")
+
+
+class SyncConflict(TypedDict):
+    """A path both sides changed: the later change is live, the other a version of it."""
+
+    path: str
+    reason: str
+
+
+class SyncStatusOutput(ToolOutput):
+    remote: str
+    changed: int = Field(description="paths changed here since the last sync")
+    unpushed: int = Field(description="commits made here that the server does not have yet")
+    behind: int | None = Field(description="commits others pushed not merged here (offline: null)")
+    last_push: str | None = Field(description="ISO 8601 UTC, or null: never")
+    last_pull: str | None = Field(description="ISO 8601 UTC, or null: never")
+    conflicts: list[SyncConflict]
+
+    def text(self) -> str:
+        behind = "unknown (offline)" if self.behind is None else f"{self.behind} commits"
+        lines = [
+            f"Syncs with {self.remote}: {self.changed} paths changed here since the last sync,"
+            f" {self.unpushed} commits not pushed, behind by {behind}.",
+            f"Last push {self.last_push or 'never'}, last pull {self.last_pull or 'never'}.",
+        ]
+        lines += [f"Conflict: {c['path']}: {c['reason']}" for c in self.conflicts]
+        return "\n".join(lines)
+
+
+@tool(
+    "sync_status",
+    title="Sync status",
+    idempotent=True,
+    description="""Where this workspace stands against its sync server: paths changed here
+    since the last sync, commits not pushed, commits other machines pushed that are not merged
+    here yet, the last push and pull, and conflicts (a path both sides changed: the later
+    change is live, the other is a version of the file, see file_history). Errors:
+    unsupported (this workspace does not sync, or the server cannot be reached).""",
+)
+def sync_status(ctx: Context, args: SyncStatusInput) -> SyncStatusOutput:
+    try:
+        state = sync.status(ctx.ws.path, offline=args.offline)
+    except sync.SyncError as exc:
+        raise ToolError("unsupported", str(exc)) from None
+    return SyncStatusOutput(
+        remote=state["remote"],
+        changed=state["changed"],
+        unpushed=len(state["unpushed"]),
+        behind=state["behind"],
+        last_push=_when(state["last_push"]),
+        last_pull=_when(state["last_pull"]),
+        conflicts=[{"path": c["path"], "reason": c["reason"]} for c in state["conflicts"]],
+    )
+
+
+def _when(seconds: int | None) -> str | None:
+    return None if seconds is None else iso(seconds * 1_000_000_000)
