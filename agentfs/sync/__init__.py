@@ -30,6 +30,7 @@ __all__ = [
     "conflicts",
     "pull",
     "push",
+    "remote",
     "replica_path",
     "resolve",
     "setup",
@@ -83,6 +84,12 @@ def clone(
     """A new workspace at ``out`` with what ``remote`` holds, set up to sync with it."""
     request = {"op": "clone", "remote": remote, "out": os.fspath(out), "token": token}
     return _work(request, timeout)
+
+
+def remote(workspace: Pathish) -> str | None:
+    """The server ``workspace`` syncs with; None when it does not (no network)."""
+    with agentfs.Workspace(workspace, create=False, readonly=True) as ws:
+        return SyncState(ws.conn).get("remote") if is_set_up(ws.conn) else None
 
 
 def conflicts(workspace: Pathish) -> list[dict[str, Any]]:

@@ -25,7 +25,7 @@ class SyncConflict(TypedDict):
 
 
 class SyncStatusOutput(ToolOutput):
-    remote: str
+    remote: str = Field(description="the sync server's URL")
     changed: int = Field(description="paths changed here since the last sync")
     unpushed: int = Field(description="commits made here that the server does not have yet")
     behind: int | None = Field(description="commits others pushed not merged here (offline: null)")
@@ -55,6 +55,12 @@ class SyncStatusOutput(ToolOutput):
     unsupported (this workspace does not sync, or the server cannot be reached).""",
 )
 def sync_status(ctx: Context, args: SyncStatusInput) -> SyncStatusOutput:
+    if sync.remote(ctx.ws.path) is None:
+        raise ToolError(
+            "unsupported",
+            "this workspace does not sync with a server; `agentfs sync setup WS --remote URL`"
+            " sets that up (docs/sync.md)",
+        )
     try:
         state = sync.status(ctx.ws.path, offline=args.offline)
     except sync.SyncError as exc:

@@ -34,7 +34,7 @@ def test_sync_status_tool(tmp_path: Path, server: SyncServer) -> None:
         assert "Conflict: /doc.txt" in result.text and result.data["last_push"].endswith("Z")
     with agentfs.Workspace(machine(tmp_path, "c")) as ws:
         error = Toolset(ws).call("sync_status", {})["error"]
-        assert error["code"] == "unsupported" and "has no remote" in error["message"]
+        assert error["code"] == "unsupported" and "does not sync" in error["message"]
 
 
 @pytest.mark.anyio
