@@ -16,14 +16,18 @@ from __future__ import annotations
 
 import builtins
 import errno
+import functools
 import json
 import time
 from collections import Counter
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
 from agentfs.core import paths
 from agentfs.core.errors import HistoryNotFoundError, fs_error
-from agentfs.core.inodes import ROOT_INO, S_IFDIR, S_IFMT, S_IFREG, is_dir, split_ns
+from agentfs.core.inodes import ROOT_INO, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, is_dir, split_ns
+from agentfs.history import imported
+from agentfs.history.imported import ImportedEntry
 from agentfs.history.trees import ENTRY_MTIME, Entry, Tree, TreeDiff, changed_dirs, diff
 
 if TYPE_CHECKING:
@@ -59,6 +63,12 @@ _IS_FILE = f"(mode & {S_IFMT}) = {S_IFREG}"
 _SIZES = "SELECT count(*), coalesce(sum(size), 0) FROM fs_inode WHERE ino IN"
 #: Files of generation :gen (its rows are the open ones right after it is made).
 _TOTALS = f"{_SIZES} (SELECT ino FROM ws_entry WHERE died IS NULL AND {_IS_FILE})"
+_JSON_LIST = "(SELECT value FROM json_each(?))"
+#: Files of any generation :gen.
+_TOTALS_AT = (
+    f"{_SIZES} (SELECT ino FROM ws_entry WHERE born <= :gen AND (died IS NULL OR died > :gen)"
+    f" AND {_IS_FILE})"
+)
 #: Files generation :gen holds that :gen - 1 did not (no row of theirs alive then).
 _TOTALS_ADDED = (
     f"{_SIZES} (SELECT ino FROM ws_entry e WHERE born = :gen AND {_IS_FILE}"
@@ -166,6 +176,55 @@ class Snapshots:
         self.hooks.cow.snapshot_taken()
         return self._get_id(gen)
 
+    def import_tree(
+        self,
+        name: str,
+        entries: Iterable[ImportedEntry],
+        *,
+        thread: str | None,
+        label: str | None,
+        meta: object,
+        created_ns: int,
+        actor: str | None,
+    ) -> SnapshotInfo:
+        """Record a snapshot another copy of the workspace took (sync brings them): its tree
+        (every entry, directories included) under ``name``, with its thread, label, meta,
+        time and actor, without touching the live tree (``agentfs.history.imported``)."""
+        if not name or "\0" in name or len(name) > 255:
+            raise fs_error(errno.EINVAL, str(name), "a snapshot name is 1..255 chars, no NUL")
+        with self.fs._write():
+            if self._find(name) is not None:
+                raise fs_error(errno.EEXIST, name, "a snapshot of this name exists")
+            fresh = self.hooks.cow.settings.watermark < 0  # no baseline yet: the live tree
+            gen = self.conn.execute(
+                "INSERT INTO ws_snapshot(name, thread, label, meta, created_ns, actor, files,"
+                " bytes) VALUES (?, ?, ?, ?, ?, ?, 0, 0) RETURNING id",
+                (
+                    name,
+                    thread,
+                    label,
+                    json.dumps(meta) if meta is not None else None,
+                    created_ns,
+                    actor,
+                ),
+            ).get
+            imported.record(self.fs, gen, entries)
+            if fresh:
+                self.conn.execute(
+                    f"INSERT INTO ws_entry(parent, name, born, ino, mode, mtime_ns) {_OPEN_ROW}",
+                    {"gen": gen + 1},
+                )
+            files, size = self.conn.execute(_TOTALS_AT, {"gen": gen}).get
+            self.conn.execute(
+                "UPDATE ws_snapshot SET files = ?, bytes = ? WHERE id = ?", (files, size, gen)
+            )
+            self.conn.execute(
+                "UPDATE ws_config SET value = (SELECT coalesce(max(seq), 0) FROM sqlite_sequence"
+                " WHERE name = 'fs_inode') WHERE key = 'snapshot.watermark'"
+            )
+            self.hooks.cow.snapshot_taken()
+            return self._get_id(gen)
+
     def _totals(self, gen: int) -> tuple[int, int]:
         """(files, bytes) of generation ``gen``, just made: a hard-linked file counts once.
         From the previous generation's totals and the rows this one opened and closed when
@@ -259,6 +318,42 @@ class Snapshots:
                 raise fs_error(errno.EINVAL, path, f"not a regular file in snapshot {name!r}")
             size = self.conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (entry.ino,)).get
             return self.fs.chunks.read(entry.ino, size)
+
+    def entries(self, name: str) -> builtins.list[ImportedEntry]:
+        """Every entry of snapshot ``name``, directories included, as ``import_tree`` takes
+        them: what sync sends. A file's bytes are read when its ``content`` is called."""
+        with self.fs._read():
+            found = self.show(name)
+            files = [e.ino for _, e in found if e.mode & S_IFMT == S_IFREG]
+            links = [e.ino for _, e in found if e.mode & S_IFMT == S_IFLNK]
+            sizes: dict[int, int] = {
+                ino: size
+                for ino, size in self.conn.execute(
+                    f"SELECT ino, size FROM fs_inode WHERE ino IN {_JSON_LIST}",
+                    (json.dumps(files),),
+                )
+            }
+            targets: dict[int, str] = {
+                ino: target
+                for ino, target in self.conn.execute(
+                    f"SELECT ino, target FROM fs_symlink WHERE ino IN {_JSON_LIST}",
+                    (json.dumps(links),),
+                )
+            }
+        out = []
+        for path, entry in found:
+            kind = entry.mode & S_IFMT
+            content = None
+            if kind == S_IFREG:
+                content = functools.partial(self._content, entry.ino, sizes[entry.ino])
+            out.append(
+                ImportedEntry(path, entry.mode, entry.mtime_ns, targets.get(entry.ino), content)
+            )
+        return out
+
+    def _content(self, ino: int, size: int) -> bytes:
+        with self.fs._read():
+            return self.fs.chunks.read(ino, size)
 
     @staticmethod
     def _dir_in(tree: Tree, path: str) -> int:
