@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import agentfs
-from agentfs.sync import calls
+from agentfs.sync import calls, snapshots
 from agentfs.sync.replica import Replica, SyncError
 from agentfs.sync.state import SyncState, is_set_up
 from agentfs.sync.tree import (
@@ -32,9 +32,6 @@ from agentfs.sync.tree import (
 
 #: Who the versions a pull writes are by.
 ACTOR = "sync"
-#: Files up to this size travel inside their commit, up to ``INLINE_BYTES`` per commit.
-INLINE_FILE = 64 << 10
-INLINE_BYTES = 1 << 20
 
 
 def require_set_up(ws: agentfs.Workspace) -> SyncState:
@@ -79,7 +76,9 @@ def exchange(
         commit, committed = _commit(ws, replica, state, local, message)
         report = _merge(ws, replica, state, local)
     calls.send(ws, replica, state)
+    snapshots.send(ws, replica, state)
     report["calls_received"] = calls.receive(ws, replica, state)
+    report["snapshots_received"] = snapshots.receive(ws, replica, state)
     if send:
         replica.push()
     replica.checkpoint()
@@ -268,7 +267,9 @@ def _commit(
     parent = replica.tree(heads[0]) if heads else {}
     changes = diff(parent, local.live)
     wanted = (changes.keys() | changed.keys()) & local.live.keys()
-    inline = _attach_chunks(ws, replica, {key: local.live[key] for key in wanted})
+    inline = replica.refer(
+        {key: local.live[key] for key in wanted}, lambda path: ws.read(path, track=False)
+    )
     key = replica.write_commit(heads, changes, int(time.time()), message, inline)
     state.remember(local.hashes, local.known)
     state.set_base(local.live, changed, [key])
@@ -276,38 +277,6 @@ def _commit(
     apply_changes(base, changed)
     local.base, local.known = base, local.hashes
     return key, len(changed)
-
-
-def _attach_chunks(ws: agentfs.Workspace, replica: Replica, entries: Tree) -> dict[str, bytes]:
-    """Give each file entry the references of its bytes: chunks the replica has, new chunk
-    objects, or (small files, up to ``INLINE_BYTES`` in all) ``#``, the bytes to go inside
-    the commit itself, which are returned by hash. Read in the caller's transaction,
-    so they are the bytes that were hashed."""
-    stored = replica.blob_keys()
-    missing: dict[str, list[str]] = {}
-    for path, entry in entries.items():
-        if entry["type"] != "file":
-            continue
-        chunks = stored.get(entry["hash"])
-        if chunks is None:
-            missing.setdefault(entry["hash"], []).append(path)
-        else:
-            entry["chunks"] = chunks
-    inline: dict[str, bytes] = {}
-    room = INLINE_BYTES
-    for content_hash, holders in missing.items():
-        size = entries[holders[0]]["size"]
-        if size <= INLINE_FILE and size <= room:
-            inline[content_hash] = ws.read(holders[0], track=False)
-            room -= size
-            for path in holders:
-                entries[path]["chunks"] = ["#"]
-    rest = [h for h in missing if h not in inline]
-    contents = (ws.read(missing[h][0], track=False) for h in rest)
-    for content_hash, chunks in zip(rest, replica.write_blobs(contents), strict=True):
-        for path in missing[content_hash]:
-            entries[path]["chunks"] = chunks
-    return inline
 
 
 # --- status ------------------------------------------------------------------------------------

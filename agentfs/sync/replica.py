@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,10 @@ from agentfs.sync.tree import Entry, Tree, apply_changes
 
 #: Most bytes of a file in one blob object.
 CHUNK = 1 << 20
+#: Files up to this size travel inside the object that names them (a commit, a snapshot),
+#: up to ``INLINE_BYTES`` per object.
+INLINE_FILE = 64 << 10
+INLINE_BYTES = 1 << 20
 #: Bytes of objects written in one replica transaction. Each transaction is pushed as its own
 #: request (``push_operations_threshold``), so a killed push resumes after the last one the
 #: server took, and no request holds more than this in memory on either side.
@@ -163,34 +167,81 @@ class Replica:
         message: str,
         inline: dict[str, bytes],
     ) -> str:
-        """Store a commit, with the bytes of small files (``inline``, by content hash) in the
-        same object: a push of a few small files is then one row, so a pull downloads a page
-        or two rather than one per file. Their entries name those bytes ``#``, made
-        ``<key>#<hash>`` in place once the commit has its key."""
+        """Store a commit (see ``write_changes``)."""
+        body = {"parents": parents, "at": at, "message": message}
+        key, stored = self.write_changes("commit", body, changes, inline)
+        if self._commits is not None:
+            self._commits[key] = _commit(key, stored)
+        return key
+
+    def write_changes(
+        self,
+        kind: str,
+        body: dict[str, Any],
+        changes: dict[str, Entry | None],
+        inline: dict[str, bytes],
+    ) -> tuple[str, dict[str, Any]]:
+        """Store ``body`` with its ``changes`` to a tree (a commit's, a snapshot's) and the
+        bytes of small files (``inline``, by content hash) in one object: a push of a few
+        small files is then one row, so a pull downloads a page or two rather than one per
+        file. Their entries name those bytes ``#``, made ``<key>#<hash>`` in place once the
+        object has its key. (The key, and the body as stored.)"""
         key = self._key()
         offsets: dict[str, list[int]] = {}
         blobs = bytearray()
         for content_hash, data in inline.items():
             offsets[content_hash] = [len(blobs), len(data)]
             blobs += data
-        body = {
-            "parents": parents,
-            "changes": changes,
-            "origin": self.origin,
-            "at": at,
-            "message": message,
-            "inline": offsets,
-        }
-        head = json.dumps(body, ensure_ascii=False, sort_keys=True).encode("utf-8")
+        stored = {**body, "changes": changes, "origin": self.origin, "inline": offsets}
+        head = json.dumps(stored, ensure_ascii=False, sort_keys=True).encode("utf-8")
         self.conn.execute(
-            "INSERT OR IGNORE INTO objects(key, kind, data) VALUES (?, 'commit', ?)",
-            (key, _two_parts(head, bytes(blobs))),
+            "INSERT OR IGNORE INTO objects(key, kind, data) VALUES (?, ?, ?)",
+            (key, kind, _two_parts(head, bytes(blobs))),
         )
         self.conn.commit()
-        commit = _commit(key, body)
-        if self._commits is not None:
-            self._commits[key] = commit
-        return key
+        _resolve_inline(key, changes)
+        return key, stored
+
+    def changes_objects(self, kind: str) -> list[tuple[str, dict[str, Any]]]:
+        """Every object of ``kind`` (snapshots) other origins wrote, in key order: its body,
+        inline references resolved (files are not decompressed)."""
+        out = []
+        for key, data in self._others(kind):
+            body = json.loads(_split(data, with_blobs=False)[0])
+            _resolve_inline(key, body["changes"])
+            out.append((key, body))
+        return out
+
+    def refer(self, entries: Tree, read: Callable[[str], bytes]) -> dict[str, bytes]:
+        """Give each file entry the references of its bytes: chunks this replica has, new
+        chunk objects, or (small files, up to ``INLINE_BYTES`` in all) ``#``, the bytes to go
+        inside the object about to be written, which are returned by hash. ``read(path)``
+        gives a file's bytes (in the caller's transaction: the bytes that were hashed)."""
+        stored = self.blob_keys()
+        missing: dict[str, list[str]] = {}
+        for path, entry in entries.items():
+            if entry["type"] != "file":
+                continue
+            chunks = stored.get(entry["hash"])
+            if chunks is None:
+                missing.setdefault(entry["hash"], []).append(path)
+            else:
+                entry["chunks"] = chunks
+        inline: dict[str, bytes] = {}
+        room = INLINE_BYTES
+        for content_hash, holders in missing.items():
+            size = entries[holders[0]]["size"]
+            if size <= INLINE_FILE and size <= room:
+                inline[content_hash] = read(holders[0])
+                room -= size
+                for path in holders:
+                    entries[path]["chunks"] = ["#"]
+        rest = [h for h in missing if h not in inline]
+        contents = (read(missing[h][0]) for h in rest)
+        for content_hash, chunks in zip(rest, self.write_blobs(contents), strict=True):
+            for path in missing[content_hash]:
+                entries[path]["chunks"] = chunks
+        return inline
 
     def write_object(self, kind: str, body: Any) -> str:
         """Store ``body`` (JSON) as an object of ``kind`` in a transaction of its own."""
@@ -205,12 +256,14 @@ class Replica:
 
     def objects(self, kind: str) -> list[tuple[str, Any]]:
         """Every object of ``kind`` other origins wrote, in key order, decoded."""
-        rows = self.conn.execute(
+        return [(key, json.loads(_unpack(data))) for key, data in self._others(kind)]
+
+    def _others(self, kind: str) -> list[tuple[str, bytes]]:
+        return self.conn.execute(
             "SELECT key, data FROM objects WHERE kind = ? AND NOT (key > ? AND key < ?)"
             " ORDER BY key",
             (kind, f"{self.origin}/", f"{self.origin}0"),
         ).fetchall()
-        return [(key, json.loads(_unpack(data))) for key, data in rows]
 
     # --- reading -----------------------------------------------------------------------------
 
@@ -319,13 +372,19 @@ class Replica:
 
 def _commit(key: str, body: dict[str, Any]) -> Commit:
     """A commit as stored, its inline references (``#``) made absolute in place."""
-    changes = body["changes"]
+    _resolve_inline(key, body["changes"])
+    return Commit(
+        key, tuple(body["parents"]), body["changes"], body["origin"], body["at"], body["message"]
+    )
+
+
+def _resolve_inline(key: str, changes: dict[str, Entry | None]) -> None:
+    """``#`` (the bytes inside object ``key``) made ``<key>#<hash>``, in place."""
     for entry in changes.values():
         if entry is not None and entry["type"] == "file":
             entry["chunks"] = [
                 f"{key}#{entry['hash']}" if ref == "#" else ref for ref in entry["chunks"]
             ]
-    return Commit(key, tuple(body["parents"]), changes, body["origin"], body["at"], body["message"])
 
 
 def _two_parts(head: bytes, blobs: bytes) -> bytes:

@@ -25,6 +25,9 @@ CREATE TABLE IF NOT EXISTS ws_sync_call (
   origin TEXT NOT NULL, remote_id INTEGER NOT NULL, local_id INTEGER NOT NULL,
   PRIMARY KEY (origin, remote_id)
 );
+CREATE TABLE IF NOT EXISTS ws_sync_snapshot (
+  snapshot_id INTEGER PRIMARY KEY, key TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS ws_sync_conflict (
   id INTEGER PRIMARY KEY, key TEXT NOT NULL, kept TEXT, lost TEXT, reason TEXT NOT NULL,
   at INTEGER NOT NULL
@@ -147,6 +150,21 @@ class SyncState:
         self.conn.executemany(
             "INSERT INTO ws_sync_call(origin, remote_id, local_id) VALUES (?, ?, ?)",
             [(origin, r, local) for r, local in zip(remote_ids, local_ids, strict=True)],
+        )
+
+    # --- snapshots sent and received ----------------------------------------------------------
+
+    def snapshot_ids(self) -> set[int]:
+        """Local snapshots that travelled (sent from here, or received)."""
+        return {row[0] for row in self.conn.execute("SELECT snapshot_id FROM ws_sync_snapshot")}
+
+    def snapshot_keys(self) -> set[str]:
+        return {row[0] for row in self.conn.execute("SELECT key FROM ws_sync_snapshot")}
+
+    def add_snapshot(self, snapshot_id: int, key: str) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO ws_sync_snapshot(snapshot_id, key) VALUES (?, ?)",
+            (snapshot_id, key),
         )
 
     # --- conflicts ---------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import agentfs
-from agentfs.sync import calls, engine
+from agentfs.sync import calls, engine, snapshots
 from agentfs.sync.replica import Replica, SyncError, replica_path
 from agentfs.sync.state import SyncState, is_set_up
 
@@ -102,6 +102,7 @@ def clone(remote: str, out: Path, token: str | None) -> dict[str, Any]:
                 state = SyncState(ws.conn)
                 report = engine.integrate(ws, replica, state)
                 report["calls_received"] = calls.receive(ws, replica, state)
+                report["snapshots_received"] = snapshots.receive(ws, replica, state)
             finally:
                 replica.close()
     except BaseException:

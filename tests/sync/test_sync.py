@@ -14,6 +14,7 @@ import agentfs
 from agentfs import fsck, sync
 from agentfs.sync import SyncError
 from agentfs.tools import Toolset
+from tests.core.test_imported_snapshots import snapshot_picture
 from tests.sync.conftest import SyncServer
 
 
@@ -43,6 +44,25 @@ def picture(path: Path) -> dict[str, Any]:
     return out
 
 
+def snapshots_of(path: Path) -> list[tuple[Any, ...]]:
+    """Each snapshot's name, thread, label, meta, time and tree (as the history tests see
+    one: type, mode, mtime and bytes or target)."""
+    with agentfs.Workspace(path, create=False) as ws:
+        return [
+            (
+                s.name,
+                s.thread,
+                s.label,
+                s.meta,
+                s.created_ns,
+                s.files,
+                s.bytes,
+                snapshot_picture(ws, s.name),
+            )
+            for s in ws.snapshots.list()
+        ]
+
+
 def clean(path: Path) -> None:
     with agentfs.Workspace(path, create=False) as ws:
         report = fsck.check(ws)
@@ -64,6 +84,13 @@ def build(path: Path, files: int) -> None:
         ws.write("/bin.dat", bytes(range(256)) * 4096)  # 1 MiB: two chunks once compressed apart
         ws.kv.set("model", {"name": "small", "layers": 6})
         ws.kv.set("turn", 3)
+    with agentfs.Workspace(path, create=False) as ws:  # three snapshots, the tree moving on
+        ws.snapshots.create("first", thread="t1", label="the start", meta={"turn": 1})
+        ws.write("/src/d0/d0/d0/mod_0.py", "changed after the first snapshot\n")
+        ws.remove("/src/link.py")
+        ws.snapshots.create("second", thread="t1")
+        ws.write("/later.txt", "after the second snapshot\n")
+        ws.snapshots.create("third", thread="t2", label="the end")
 
 
 def test_a_clone_holds_everything_that_travels(tmp_path: Path, server: SyncServer) -> None:
@@ -75,7 +102,15 @@ def test_a_clone_holds_everything_that_travels(tmp_path: Path, server: SyncServe
     cloned = sync.clone(server.url, b)
     assert cloned["merged"] == [pushed["commit"]]
     assert picture(b) == picture(a)
+    assert snapshots_of(b) == snapshots_of(a) and len(snapshots_of(a)) == 3
     clean(b)
+    with agentfs.Workspace(b, create=False) as ws:  # a travelled snapshot restores
+        ws.snapshots.restore("first")
+        assert ws.read("/src/d0/d0/d0/mod_0.py") == b"def f_0():\n    return 0  # marker0\n"
+        assert ws.readlink("/src/link.py") == "../src/d0/d0/d0/mod_0.py"
+        assert not ws.exists("/later.txt")
+        ws.snapshots.restore("third")
+    assert picture(b) == picture(a)
     with agentfs.Workspace(b, create=False) as ws:  # indexed like any write
         assert ws.grep("marker417", output="files").files == ["/src/d1/d0/d2/mod_417.py"]
         assert ws.search("marker417").hits[0].path == "/src/d1/d0/d2/mod_417.py"
@@ -281,3 +316,30 @@ def test_the_tool_call_log_travels_once(tmp_path: Path, server: SyncServer) -> N
         sync.push(a)
         sync.pull(b)
     assert len(calls_of(a)) == 4 and calls_of(a) == calls_of(b)
+
+
+def test_snapshots_taken_later_travel_and_a_taken_name_gets_the_origin(
+    tmp_path: Path, server: SyncServer
+) -> None:
+    a, b = two_machines(tmp_path, server, "/doc.txt", "v1\n")
+    with agentfs.Workspace(a, create=False) as ws:
+        ws.write("/doc.txt", "v2\n")
+        ws.snapshots.create("turn-2", thread="chat")
+    with agentfs.Workspace(b, create=False) as ws:
+        ws.snapshots.create("turn-2", thread="other chat")  # the same name, another state
+    sync.push(a)
+    sync.pull(b)
+    origin = sync.status(a, offline=True)["origin"]
+    with agentfs.Workspace(b, create=False) as ws:
+        names = {s.name: s.thread for s in ws.snapshots.list()}
+        assert names == {"turn-2": "other chat", f"turn-2@{origin}": "chat"}
+        assert ws.snapshots.read(f"turn-2@{origin}", "/doc.txt") == b"v2\n"
+    sync.push(b)
+    sync.pull(a)  # b's own snapshot reaches a; nothing comes back twice
+    sync.pull(a)
+    with agentfs.Workspace(a, create=False) as ws:
+        assert sorted(s.name for s in ws.snapshots.list()) == sorted(
+            ["turn-2", f"turn-2@{sync.status(b, offline=True)['origin']}"]
+        )
+    clean(a)
+    clean(b)

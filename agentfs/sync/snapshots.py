@@ -1,0 +1,140 @@
+"""Snapshots travel (docs/sync.md): each copy sends the snapshots it took as ``snapshot``
+objects (name, thread, label, meta, time, and the tree as changes from a commit's tree), and
+records the others' as snapshots of its own (``Snapshots.import_tree``), once each, without
+touching the live tree. A name already taken here gets ``@<origin>`` appended.
+"""
+
+from __future__ import annotations
+
+import stat as statmod
+
+import agentfs
+from agentfs.core.digests import digest
+from agentfs.history.imported import ImportedEntry
+from agentfs.sync.replica import Replica
+from agentfs.sync.state import SyncState
+from agentfs.sync.tree import Entry, Tree, apply_changes, same
+
+
+def send(ws: agentfs.Workspace, replica: Replica, state: SyncState) -> int:
+    """Put the snapshots taken here and not sent yet into the replica; how many."""
+    known = state.snapshot_ids()
+    sent = 0
+    heads = state.heads
+    for info in ws.snapshots.list():
+        if info.id in known:
+            continue
+        tree, contents = _tree_of(ws, info.name)
+        parent = heads[0] if heads else None
+        base = replica.tree(parent)
+        changes: dict[str, Entry | None] = {
+            key: entry for key, entry in tree.items() if not same(base.get(key), entry)
+        }
+        changes.update({key: None for key in base.keys() - tree.keys() if key.startswith("/")})
+        inline = replica.refer({k: e for k, e in changes.items() if e}, contents.pop)
+        body = {
+            "name": info.name,
+            "thread": info.thread,
+            "label": info.label,
+            "meta": info.meta,
+            "created_ns": info.created_ns,
+            "actor": info.actor,
+            "parent": parent,
+        }
+        key, _ = replica.write_changes("snapshot", body, changes, inline)
+        with ws.transaction():
+            state.add_snapshot(info.id, key)
+        sent += 1
+    return sent
+
+
+def _tree_of(ws: agentfs.Workspace, name: str) -> tuple[Tree, dict[str, bytes]]:
+    """Snapshot ``name`` as sync entries, and the bytes of its files by path."""
+    tree: Tree = {}
+    contents: dict[str, bytes] = {}
+    for entry in ws.snapshots.entries(name):
+        perm = entry.mode & 0o7777
+        if statmod.S_ISDIR(entry.mode):
+            tree[entry.path] = {"type": "directory", "mode": perm, "mtime_ns": 0}
+        elif statmod.S_ISLNK(entry.mode):
+            tree[entry.path] = {
+                "type": "symlink",
+                "target": entry.target,
+                "mtime_ns": entry.mtime_ns,
+            }
+        elif entry.content is not None:
+            data = contents[entry.path] = entry.content()
+            tree[entry.path] = {
+                "type": "file",
+                "mode": perm,
+                "mtime_ns": entry.mtime_ns,
+                "size": len(data),
+                "hash": digest(data).hex(),
+            }
+    return tree, contents
+
+
+def receive(ws: agentfs.Workspace, replica: Replica, state: SyncState) -> int:
+    """Record the snapshots other copies sent that are not here yet; how many."""
+    taken = state.snapshot_keys()
+    received = 0
+    for key, body in replica.changes_objects("snapshot"):
+        if key in taken:
+            continue
+        tree = replica.tree(body["parent"])
+        apply_changes(tree, body["changes"])
+        with ws.transaction():
+            shared = _live_files(ws, state)
+            entries = [
+                _entry(replica, path, e, shared) for path, e in tree.items() if path[0] == "/"
+            ]
+            name = body["name"]
+            if _taken(ws, name):
+                name = f"{name}@{body['origin']}"
+            info = ws.snapshots.import_tree(
+                name,
+                entries,
+                thread=body["thread"],
+                label=body["label"],
+                meta=body["meta"],
+                created_ns=body["created_ns"],
+                actor=body["actor"],
+            )
+            state.add_snapshot(info.id, key)
+        received += 1
+    return received
+
+
+def _taken(ws: agentfs.Workspace, name: str) -> bool:
+    return any(s.name == name for s in ws.snapshots.list())
+
+
+def _live_files(ws: agentfs.Workspace, state: SyncState) -> dict[str, tuple[int, str]]:
+    """Live files whose remembered hash still describes them: path -> (inode, hash)."""
+    out = {}
+    for path, known in state.known().items():
+        try:
+            st = ws.lstat(path)
+        except OSError:
+            continue
+        if (st.st_ino, st.st_ctime_ns, st.st_size) == (known.ino, known.ctime_ns, known.size):
+            out[path] = (known.ino, known.hash)
+    return out
+
+
+def _entry(
+    replica: Replica, path: str, entry: Entry, shared: dict[str, tuple[int, str]]
+) -> ImportedEntry:
+    kind = entry["type"]
+    if kind == "directory":
+        return ImportedEntry(path, statmod.S_IFDIR | entry["mode"])
+    if kind == "symlink":
+        return ImportedEntry(path, statmod.S_IFLNK | 0o777, entry["mtime_ns"], entry["target"])
+    live = shared.get(path)
+    return ImportedEntry(
+        path,
+        statmod.S_IFREG | entry["mode"],
+        entry["mtime_ns"],
+        content=lambda: replica.content(entry),
+        live_ino=live[0] if live is not None and live[1] == entry["hash"] else None,
+    )
