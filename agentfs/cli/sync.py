@@ -46,7 +46,13 @@ def sync() -> None:
 @json_option
 def setup(workspace: Path, remote: str, token: str | None, save_token: bool, as_json: bool) -> None:
     """Make WS sync with a server: connects once (a wrong URL fails here and changes nothing)
-    and remembers the URL; the token is stored only with --save-token."""
+    and remembers the URL; the token is stored only with --save-token.
+
+    \b
+    Example:
+      agentfs sync setup ws.db --remote http://127.0.0.1:8080
+      TURSO_AUTH_TOKEN=... agentfs sync setup ws.db --remote libsql://team-ws.turso.io
+    """
     report = syncing.setup(workspace, remote, token=token, save_token=save_token)
     render(report, as_json, lambda r: [f"{workspace} syncs with {r['remote']}"])
 
@@ -56,7 +62,12 @@ def setup(workspace: Path, remote: str, token: str | None, save_token: bool, as_
 @click.option("-m", "--message", default="", help="A note kept with the commit.")
 @json_option
 def push(workspace: Path, message: str, as_json: bool) -> None:
-    """Merge what the server has, then send what changed here as one commit."""
+    """Merge what the server has, then send what changed here as one commit.
+
+    \b
+    Example:
+      agentfs sync push ws.db -m "turn 12"
+    """
     render(syncing.push(workspace, message=message), as_json, _pushed)
 
 
@@ -71,7 +82,12 @@ def _pushed(r: dict[str, Any]) -> list[str]:
 @json_option
 def pull(workspace: Path, as_json: bool) -> None:
     """Merge what others pushed into WS (the later of two edits of one file wins; the other
-    is kept as a version and listed by `sync status`)."""
+    is kept as a version and listed by `sync status`).
+
+    \b
+    Example:
+      agentfs sync pull ws.db
+    """
     render(syncing.pull(workspace), as_json, lambda r: _exchanged(r) or ["already up to date"])
 
 
@@ -92,7 +108,14 @@ def _exchanged(r: dict[str, Any]) -> list[str]:
 @click.option("--offline", is_flag=True, help="Do not ask the server (behind is unknown).")
 @json_option
 def status(workspace: Path, offline: bool, as_json: bool) -> None:
-    """Ahead and behind, the last push and pull, bytes on the wire, and the conflicts."""
+    """What is not pushed, what is not merged, the last push and pull, bytes on the wire,
+    and the conflicts.
+
+    \b
+    Example:
+      agentfs sync status ws.db
+      agentfs sync status ws.db --offline --json
+    """
     render(syncing.status(workspace, offline=offline), as_json, _status)
 
 
@@ -117,7 +140,13 @@ def _status(r: dict[str, Any]) -> list[str]:
 @click.argument("paths", metavar="[PATH]...", nargs=-1)
 @json_option
 def resolve(workspace: Path, paths: tuple[str, ...], as_json: bool) -> None:
-    """Clear conflicts from the list (all of them, or those of PATH...)."""
+    """Clear conflicts from the list (all of them, or those of PATH...); the losing
+    versions stay in the files' history.
+
+    \b
+    Example:
+      agentfs sync resolve ws.db /notes/plan.md
+    """
     cleared = syncing.resolve(workspace, paths)
     render({"cleared": cleared}, as_json, lambda r: [f"cleared {count_of(cleared, 'conflict')}"])
 

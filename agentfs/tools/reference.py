@@ -116,7 +116,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "workspace_read_skill_reference": {"skill_id": "release-notes", "file": "style.md"},
     "workspace_read_skill_script": {"skill_id": "release-notes", "file": "collect.sh"},
     "workspace_read_skill_asset": {"skill_id": "release-notes", "file": "template.md"},
-    "sync_status": {"offline": True},  # the demo workspace has no server: the error shows
+    "sync_status": {"offline": True},  # the demo workspace syncs with no server
 }
 
 #: A failing call shown in the errors section.

@@ -25,7 +25,7 @@ class SyncConflict(TypedDict):
 
 
 class SyncStatusOutput(ToolOutput):
-    remote: str = Field(description="the sync server's URL")
+    remote: str | None = Field(description="the sync server's URL; null: this does not sync")
     changed: int = Field(description="paths changed here since the last sync")
     unpushed: int = Field(description="commits made here that the server does not have yet")
     behind: int | None = Field(description="commits others pushed not merged here (offline: null)")
@@ -34,6 +34,11 @@ class SyncStatusOutput(ToolOutput):
     conflicts: list[SyncConflict]
 
     def text(self) -> str:
+        if self.remote is None:
+            return (
+                "This workspace does not sync with a server (`agentfs sync setup WS --remote"
+                " URL` sets that up); all its work is here."
+            )
         behind = "unknown (offline)" if self.behind is None else f"{self.behind} commits"
         lines = [
             f"Syncs with {self.remote}: {self.changed} paths changed here since the last sync,"
@@ -51,15 +56,19 @@ class SyncStatusOutput(ToolOutput):
     description="""Where this workspace stands against its sync server: paths changed here
     since the last sync, commits not pushed, commits other machines pushed that are not merged
     here yet, the last push and pull, and conflicts (a path both sides changed: the later
-    change is live, the other is a version of the file, see file_history). Errors:
-    unsupported (this workspace does not sync, or the server cannot be reached).""",
+    change is live, the other is a version of the file, see file_history); remote is null
+    when the workspace does not sync. Errors: unsupported (the server cannot be reached).""",
 )
 def sync_status(ctx: Context, args: SyncStatusInput) -> SyncStatusOutput:
     if sync.remote(ctx.ws.path) is None:
-        raise ToolError(
-            "unsupported",
-            "this workspace does not sync with a server; `agentfs sync setup WS --remote URL`"
-            " sets that up (docs/sync.md)",
+        return SyncStatusOutput(
+            remote=None,
+            changed=0,
+            unpushed=0,
+            behind=None,
+            last_push=None,
+            last_pull=None,
+            conflicts=[],
         )
     try:
         state = sync.status(ctx.ws.path, offline=args.offline)
