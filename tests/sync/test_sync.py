@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import stat as statmod
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -343,3 +344,34 @@ def test_snapshots_taken_later_travel_and_a_taken_name_gets_the_origin(
         )
     clean(a)
     clean(b)
+
+
+def test_three_machines_pushing_at_once_converge(tmp_path: Path, server: SyncServer) -> None:
+    first = machine(tmp_path, "m0")
+    build(first, 10)
+    sync.setup(first, server.url)
+    sync.push(first)
+    paths = [first] + [machine(tmp_path, f"m{i}") for i in (1, 2)]
+    for path in paths[1:]:
+        sync.clone(server.url, path)
+    for i, path in enumerate(paths):
+        with agentfs.Workspace(path, create=False) as ws:
+            ws.write(f"/own_{i}.txt", f"{i}\n")
+            ws.write("/src/d0/d0/d0/mod_0.py", f"edited by {i}\n")
+            ws.utime("/src/d0/d0/d0/mod_0.py", ((20 + i) * 10**18, (20 + i) * 10**18))
+    with ThreadPoolExecutor(3) as pool:  # three workers at the server at once
+        list(pool.map(sync.push, paths))
+    for path in paths:
+        sync.pull(path)
+    pictures = [picture(p) for p in paths]
+    assert pictures[0] == pictures[1] == pictures[2]
+    assert pictures[0]["/src/d0/d0/d0/mod_0.py"][3] == b"edited by 2\n"
+    for path in paths:
+        with agentfs.Workspace(path, create=False) as ws:
+            kept = {
+                ws.read_version("/src/d0/d0/d0/mod_0.py", v.n)
+                for v in ws.history("/src/d0/d0/d0/mod_0.py")
+                if v.size
+            }
+            assert {b"edited by 0\n", b"edited by 1\n", b"edited by 2\n"} <= kept
+        clean(path)
