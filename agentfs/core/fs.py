@@ -111,6 +111,19 @@ def _as_bytes(data: bytes | str) -> bytes:
     return data.encode("utf-8") if isinstance(data, str) else bytes(data)
 
 
+#: Times are stored as seconds and nanoseconds, and read back as ``sec * 10**9 + nsec`` in
+#: SQLite's signed 64-bit integers (1677-09-21 .. 2262-04-11): a time whose product would
+#: overflow would come back as an inexact float.
+_NS_RANGE = range(-9_223_372_036 * 10**9, 1 << 63)
+
+
+def _check_times(times: tuple[int, int], where: str) -> None:
+    if any(t not in _NS_RANGE for t in times):
+        raise fs_error(
+            errno.EINVAL, where, "times must lie between 1677 and 2262 (64-bit nanoseconds)"
+        )
+
+
 def _may_be_cached(mode: int) -> bool:
     """Can an entry of this type be on a cached directory path? Directories are, and a symlink
     may be a step of one; removing or moving a regular file never changes where a path leads."""
@@ -916,6 +929,7 @@ class FileSystem:
         if ns is None:
             now = now_ns()
             ns = (now, now)
+        _check_times(ns, path)
         with self._write():
             dentry_id, ino, _ = self._resolve(path, follow_symlinks)
             self._set_attrs(dentry_id, ino, Attrs(times=ns))
@@ -925,6 +939,8 @@ class FileSystem:
         ``fchmod``, ``fchown`` and ``futimens`` do to an open file, which may have been
         unlinked meanwhile (history keeps versions by path, and metadata has none, so
         nothing is lost by having no path). Returns its stat after; ENOENT if no such inode."""
+        if attrs.times is not None:
+            _check_times(attrs.times, f"inode {ino}")
         with self._write():
             dentry_id = self.conn.execute(
                 "SELECT id FROM fs_dentry WHERE ino = ? LIMIT 1", (ino,)

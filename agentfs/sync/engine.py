@@ -193,7 +193,7 @@ class _Applier:
                 ours[key] = self.ws.read(key, track=False)
             self._file(key, lost)
             live[key] = lost
-        self.ws.next_operation()  # a path's next write is a version of its own
+            self.ws.next_operation()  # the path's next write is a version of its own
         return ours
 
     def _remove(self, live: Tree, merged: Tree, changes: dict[str, Entry | None]) -> None:

@@ -9,6 +9,7 @@ import time
 import pytest
 
 import agentfs
+from agentfs.core.fs import Attrs
 
 
 def tree(ws: agentfs.Workspace, top: str = "/") -> dict[str, str]:
@@ -374,6 +375,23 @@ def test_utime_handles_times_before_the_epoch(ws: agentfs.Workspace) -> None:
     ws.utime("/f", (-1, -1_500_000_001))
     st = ws.stat("/f")
     assert (st.st_atime_ns, st.st_mtime_ns) == (-1, -1_500_000_001)
+
+
+def test_utime_refuses_times_beyond_64_bit_nanoseconds(ws: agentfs.Workspace) -> None:
+    ws.write("/f", "x")
+    before = ws.stat("/f")
+    for bad in (2**63, -(2**63), -9_223_372_036 * 10**9 - 1, 20 * 10**18):
+        with pytest.raises(OSError, match="between 1677 and 2262") as caught:
+            ws.utime("/f", (0, bad))
+        assert caught.value.errno == errno.EINVAL
+        with pytest.raises(OSError, match="between 1677 and 2262"):
+            ws.set_attrs(before.st_ino, Attrs(times=(bad, 0)))
+    assert ws.stat("/f") == before
+    ends = (2**63 - 1, -9_223_372_036 * 10**9)
+    ws.utime("/f", ends)  # the ends of the range are kept exactly, as integers
+    st = ws.stat("/f")
+    assert (st.st_atime_ns, st.st_mtime_ns) == ends
+    assert type(st.st_atime_ns) is int and type(st.st_mtime_ns) is int
 
 
 def test_utime_without_times_means_now_and_ctime_follows(ws: agentfs.Workspace) -> None:

@@ -222,7 +222,8 @@ def test_three_machines_converge(tmp_path: Path, server: SyncServer) -> None:
         with agentfs.Workspace(path, create=False) as ws:
             ws.write(f"/from_{i}.txt", f"{i}\n")
             ws.write("/shared.txt", f"written by {i}\n")
-            ws.utime("/shared.txt", ((10 + i) * 10**18, (10 + i) * 10**18))
+            when = (1_800_000_000 + i) * 10**9
+            ws.utime("/shared.txt", (when, when))
     for path in paths:
         sync.push(path)
     for path in paths:
@@ -358,7 +359,8 @@ def test_three_machines_pushing_at_once_converge(tmp_path: Path, server: SyncSer
         with agentfs.Workspace(path, create=False) as ws:
             ws.write(f"/own_{i}.txt", f"{i}\n")
             ws.write("/src/d0/d0/d0/mod_0.py", f"edited by {i}\n")
-            ws.utime("/src/d0/d0/d0/mod_0.py", ((20 + i) * 10**18, (20 + i) * 10**18))
+            when = (1_900_000_000 + i) * 10**9
+            ws.utime("/src/d0/d0/d0/mod_0.py", (when, when))
     with ThreadPoolExecutor(3) as pool:  # three workers at the server at once
         list(pool.map(sync.push, paths))
     for path in paths:
@@ -373,5 +375,10 @@ def test_three_machines_pushing_at_once_converge(tmp_path: Path, server: SyncSer
                 for v in ws.history("/src/d0/d0/d0/mod_0.py")
                 if v.size
             }
-            assert {b"edited by 0\n", b"edited by 1\n", b"edited by 2\n"} <= kept
+            assert {b"edited by 0\n", b"edited by 1\n", b"edited by 2\n"} <= kept, (
+                path,
+                kept,
+                [(v.n, v.actor, v.size) for v in ws.history("/src/d0/d0/d0/mod_0.py")],
+                sync.status(path, offline=True)["conflicts"],
+            )
         clean(path)
