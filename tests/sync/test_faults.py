@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import random
+import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -129,3 +131,60 @@ def test_a_deadline_stops_the_worker(tmp_path: Path, server: SyncServer) -> None
         server.resume()
     sync.push(a)
     assert sync.status(a)["unpushed"] == []
+
+
+def test_the_hazards_of_row_sync_cannot_reach_the_replica(
+    tmp_path: Path, server: SyncServer
+) -> None:
+    """The replica's one table has a primary key and nothing else (a remote UNIQUE, CHECK or
+    foreign-key error would commit half a push), and its WAL is checkpointed after each
+    operation (it holds 4-5x the pending data until then)."""
+    a = machine(tmp_path, "a")
+    heavy(a)
+    sync.setup(a, server.url)
+    sync.push(a)
+    replica = sync.replica_path(a)
+    conn = sqlite3.connect(f"file:{replica}?mode=ro", uri=True)
+    try:
+        tables = conn.execute(
+            "SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND name = 'objects'"
+        ).fetchall()
+        assert len(tables) == 1
+        sql = tables[0][1].upper()
+        assert "PRIMARY KEY" in sql
+        assert not any(word in sql for word in ("UNIQUE", "CHECK", "REFERENCES"))
+        indexes = conn.execute(
+            "SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'objects'"
+        ).fetchall()
+        assert all(name.startswith("sqlite_autoindex") for (name,) in indexes)
+    finally:
+        conn.close()
+    wal = Path(f"{replica}-wal")
+    assert not wal.exists() or wal.stat().st_size < 4 << 20, wal.stat().st_size
+
+
+def test_a_push_never_stalls_the_callers_threads(tmp_path: Path, server: SyncServer) -> None:
+    """pyturso holds the GIL for up to 0.7 s during a push: it runs in a worker process, so
+    the caller's other threads keep running."""
+    a = machine(tmp_path, "a")
+    heavy(a)
+    sync.setup(a, server.url)
+    stalls: list[float] = []
+    done = threading.Event()
+
+    def tick() -> None:
+        last = time.monotonic()
+        while not done.is_set():
+            time.sleep(0.005)
+            now = time.monotonic()
+            stalls.append(now - last)
+            last = now
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    try:
+        sync.push(a)
+    finally:
+        done.set()
+        ticker.join()
+    assert len(stalls) > 50 and max(stalls) < 0.25, max(stalls)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import agentfs
+from agentfs.sync.state import SyncState
 from tests.clirun import assert_user_error, ok, run
 from tests.sync.conftest import SyncServer
 from tests.sync.test_sync import both_edit, machine
@@ -47,3 +49,15 @@ def test_user_errors_are_one_line(tmp_path: Path, server: SyncServer) -> None:
     )
     ok("sync", "setup", a, "--remote", server.url)
     assert_user_error(run("clone", server.url, a), "already exists")
+
+
+def test_the_token_is_stored_only_when_asked(tmp_path: Path, server: SyncServer) -> None:
+    a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
+    ok("init", a)
+    ok("init", b)
+    ok("sync", "setup", a, "--remote", server.url, "--token", "secret-a")
+    ok("sync", "setup", b, "--remote", server.url, "--token", "secret-b", "--save-token")
+    for path, stored in ((a, None), (b, "secret-b")):
+        with agentfs.Workspace(path, create=False) as ws:
+            assert SyncState(ws.conn).get("token") == stored
+        assert b"secret-a" not in path.read_bytes()
