@@ -210,7 +210,8 @@ def test_an_edit_beats_a_delete(tmp_path: Path, server: SyncServer, deleter: str
         assert ws.exists("/doc.txt")
 
 
-def test_three_machines_converge(tmp_path: Path, server: SyncServer) -> None:
+def three_machines(tmp_path: Path, server: SyncServer) -> list[Path]:
+    """m0 builds a small tree and pushes it; m1 and m2 clone it."""
     first = machine(tmp_path, "m0")
     build(first, 10)
     sync.setup(first, server.url)
@@ -218,6 +219,11 @@ def test_three_machines_converge(tmp_path: Path, server: SyncServer) -> None:
     paths = [first] + [machine(tmp_path, f"m{i}") for i in (1, 2)]
     for path in paths[1:]:
         sync.clone(server.url, path)
+    return paths
+
+
+def test_three_machines_converge(tmp_path: Path, server: SyncServer) -> None:
+    paths = three_machines(tmp_path, server)
     for i, path in enumerate(paths):  # everyone changes something, nobody pulls first
         with agentfs.Workspace(path, create=False) as ws:
             ws.write(f"/from_{i}.txt", f"{i}\n")
@@ -348,13 +354,7 @@ def test_snapshots_taken_later_travel_and_a_taken_name_gets_the_origin(
 
 
 def test_three_machines_pushing_at_once_converge(tmp_path: Path, server: SyncServer) -> None:
-    first = machine(tmp_path, "m0")
-    build(first, 10)
-    sync.setup(first, server.url)
-    sync.push(first)
-    paths = [first] + [machine(tmp_path, f"m{i}") for i in (1, 2)]
-    for path in paths[1:]:
-        sync.clone(server.url, path)
+    paths = three_machines(tmp_path, server)
     for i, path in enumerate(paths):
         with agentfs.Workspace(path, create=False) as ws:
             ws.write(f"/own_{i}.txt", f"{i}\n")
