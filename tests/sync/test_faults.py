@@ -4,6 +4,7 @@ running the operation again completes it with nothing duplicated or lost."""
 
 from __future__ import annotations
 
+import http.server
 import json
 import random
 import sqlite3
@@ -188,3 +189,44 @@ def test_a_push_never_stalls_the_callers_threads(tmp_path: Path, server: SyncSer
         done.set()
         ticker.join()
     assert len(stalls) > 50 and max(stalls) < 0.25, max(stalls)
+
+
+class _Refusing(http.server.BaseHTTPRequestHandler):
+    """An HTTP server that answers every request with one status (as Turso Cloud refuses a
+    bad token with 401; the local sync server checks no token, so it cannot show that)."""
+
+    status = 401
+
+    def do_GET(self) -> None:
+        self.send_response(self.status)
+        self.end_headers()
+        self.wfile.write(b"refused")
+
+    do_POST = do_GET
+
+    def log_message(self, *args: object) -> None:
+        return None
+
+
+@pytest.mark.parametrize(("status", "says"), [(401, "refused the token"), (404, "no such")])
+def test_a_refusing_server_is_one_clear_error_and_changes_nothing(
+    tmp_path: Path, status: int, says: str
+) -> None:
+    handler = type("Handler", (_Refusing,), {"status": status})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    serving = threading.Thread(target=httpd.serve_forever, daemon=True)
+    serving.start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}"
+        a = machine(tmp_path, "a")
+        build(a, 2)
+        before = picture(a)
+        with pytest.raises(SyncError, match=says):
+            sync.setup(a, url, token="wrong")
+        assert picture(a) == before and not sync.replica_path(a).parent.exists()
+        with pytest.raises(SyncError, match=says):
+            sync.clone(url, machine(tmp_path, "b"), token="wrong")
+        assert list((tmp_path / "b").iterdir()) == []
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
