@@ -375,6 +375,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "search: the index by chunk text (each distinct text indexed once)", _texts),
     Migration(8, "orphan pins every connection sees", _run_sql("migrations/0008-pins.sql")),
     Migration(9, "extended attributes", _run_sql("migrations/0009-xattr.sql")),
+    Migration(10, "orphan queue keepers", _run_sql("migrations/0010-keepers.sql")),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

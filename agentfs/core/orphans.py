@@ -13,6 +13,11 @@ A queued inode that a process still has open is pinned: not freed until it is cl
 are per connection (a TEMP table, free to take at every open) and, once a pinned inode is
 queued, durable too (``ws_pin``, naming the holding process), so other processes' purges
 spare it while the holder runs and free it once the holder is gone (``agentfs.core.holders``).
+
+A connection that pins without writing at each open (a FUSE mount) cannot pin an inode that
+*another* process queues, so it registers as the queue's **keeper** (``ws_keeper``) while it
+runs: the other connections then leave the queue alone, and only the keeper, which knows what
+it holds open, frees queued inodes. A keeper that is gone no longer counts.
 """
 
 from __future__ import annotations
@@ -78,6 +83,29 @@ class Orphans:
             raise RuntimeError("enable_pins must run outside a transaction")
         self.holder = holders.this_connection()
         self.conn.execute(_PIN_ON_QUEUE.format(holder=apsw.format_sql_value(self.holder)))
+
+    def keep(self) -> None:
+        """Register as the queue's keeper (see the module docstring): from now on the other
+        connections leave queued inodes to this one. Call ``unkeep`` when done."""
+        if self.holder is None:
+            raise RuntimeError("call enable_pins first")
+        with write_transaction(self.conn):
+            self.conn.execute("INSERT OR IGNORE INTO ws_keeper(holder) VALUES (?)", (self.holder,))
+
+    def unkeep(self) -> None:
+        """Stop keeping the queue; the next purge anywhere may free what it holds."""
+        with write_transaction(self.conn):
+            self.conn.execute("DELETE FROM ws_keeper WHERE holder = ?", (self.holder,))
+
+    def others_committed(self) -> None:
+        """Another connection committed: it may have queued inodes that only this keeper
+        will free, so the next ``purge_due`` purges."""
+        self._urgent = True
+
+    def kept_elsewhere(self) -> bool:
+        """Does another live connection keep the queue (so this one must not purge)?"""
+        keepers = [h for (h,) in self.conn.execute("SELECT holder FROM ws_keeper")]
+        return any(h != self.holder and holders.alive(h) for h in keepers)
 
     def pin(self, ino: int) -> None:
         """Keep ``ino``'s rows even once it is queued: this process has it open (a file
@@ -174,6 +202,8 @@ class Orphans:
         self.clear_stale_pins()
         if self.conn.execute(f"{_QUEUED} LIMIT 1").get is None:
             return 0  # nothing after all: one cheap read, no write lock
+        if self.kept_elsewhere():
+            return 0  # a mount may hold these open without a pin: its to free
         freed = 0
         while True:
             with write_transaction(self.conn):
@@ -199,9 +229,12 @@ class Orphans:
     def clear_stale_pins(self) -> None:
         """Delete the durable pins that hold nothing open any more: every pin of a process
         that is no longer running (a crashed mount), so what it pinned can be freed, and this
-        connection's own pins of inodes it has closed since. One read when there are none."""
+        connection's own pins of inodes it has closed since; and the keepers that are gone.
+        One read each when there are none."""
         holders_now = [h for (h,) in self.conn.execute("SELECT DISTINCT holder FROM ws_pin")]
         dead = [(h,) for h in holders_now if not holders.alive(h)]  # type: ignore[arg-type]
+        keepers = [h for (h,) in self.conn.execute("SELECT holder FROM ws_keeper")]
+        dead_keepers = [(h,) for h in keepers if not holders.alive(h)]  # type: ignore[arg-type]
         closed = "holder = ? AND ino NOT IN (SELECT ino FROM temp.pinned_orphan)"
         own_closed = (
             self.holder in holders_now
@@ -209,8 +242,9 @@ class Orphans:
                 f"SELECT 1 FROM ws_pin WHERE {closed} LIMIT 1", (self.holder,)
             ).get
         )
-        if dead or own_closed:
+        if dead or own_closed or dead_keepers:
             with write_transaction(self.conn):
                 self.conn.executemany("DELETE FROM ws_pin WHERE holder = ?", dead)
+                self.conn.executemany("DELETE FROM ws_keeper WHERE holder = ?", dead_keepers)
                 if own_closed:
                     self.conn.execute(f"DELETE FROM ws_pin WHERE {closed}", (self.holder,))

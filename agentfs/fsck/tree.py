@@ -250,6 +250,25 @@ def repair_ws_pin_holder(conn: apsw.Connection) -> list[str]:
     return done
 
 
+@_check
+def check_ws_keeper_holder(conn: apsw.Connection) -> _Finding:
+    """Every keeper of the orphan queue (a mount) is a running process: a gone one would
+    keep every other connection from freeing space."""
+    for (holder,) in conn.execute("SELECT holder FROM ws_keeper"):
+        if not holders.alive(holder):  # type: ignore[arg-type]
+            yield f"the orphan queue's keeper {holder} is gone", True
+
+
+def repair_ws_keeper_holder(conn: apsw.Connection) -> list[str]:
+    """Drop the keepers that are gone: every connection purges again."""
+    done = []
+    for (holder,) in _rows(conn, "SELECT holder FROM ws_keeper"):
+        if not holders.alive(holder):  # type: ignore[arg-type]
+            conn.execute("DELETE FROM ws_keeper WHERE holder = ?", (holder,))
+            done.append(f"dropped the keeper {holder}")
+    return done
+
+
 _NAMELESS = (
     "SELECT ino, mode FROM fs_inode WHERE ino <> 1 AND ino NOT IN (SELECT ino FROM fs_dentry)"
     " AND ino NOT IN (SELECT ino FROM ws_orphan)"

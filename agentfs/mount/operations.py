@@ -154,11 +154,19 @@ class WorkspaceOperations(pyfuse3.Operations):
         self.files = OpenFiles(fs)
         #: What the kernel was told, to take back what other processes change.
         self.cache = KernelCache(fs.conn, Notifier(self._kernel_ino))
-        self.group = GroupCommit(fs, others_committed=self.cache.others_committed)
+        self.group = GroupCommit(fs, others_committed=self._others_committed)
         self.root = root
         self.timeout = timeout
         self.xattrs = xattrs
         self.readonly = fs._readonly
+        if not self.readonly:  # others leave the orphan queue to us: we hold files unpinned
+            fs.orphans.keep()
+
+    def _others_committed(self) -> None:
+        """Another process committed: take back what the kernel was told of what it changed,
+        and purge at the next idle moment (it may have queued a file only we may free)."""
+        self.cache.others_committed()
+        self.fs.orphans.others_committed()
 
     # --- numbers, paths and attributes ---------------------------------------------------------
 
@@ -507,7 +515,8 @@ class WorkspaceOperations(pyfuse3.Operations):
         return contextlib.nullcontext() if self.readonly else self.group.request(changes=True)
 
     def close(self) -> None:
-        """Unmounting: commit every open file and the open group; send the last notices."""
+        """Unmounting: commit every open file and the open group; send the last notices;
+        give the orphan queue back to every connection."""
         try:
             with self._committing():
                 self.files.close_all()
@@ -516,6 +525,8 @@ class WorkspaceOperations(pyfuse3.Operations):
                 self.group.close()
             finally:
                 self.cache.notifier.close()
+                if not self.readonly:
+                    self.fs.orphans.unkeep()
 
     def on_idle(self) -> None:
         """The mount's timer: end a group no request uses, then free what is due (the inodes

@@ -73,6 +73,52 @@ def test_an_open_file_unlinked_survives_another_connections_purge(
     assert _pins(ws) == [] and not _exists(other, ino)
 
 
+def test_a_keeper_frees_what_another_connection_unlinked_under_its_open_file(
+    plain_ws: agentfs.Workspace, other: agentfs.Workspace
+) -> None:
+    """The gap pins leave (the unlink is another connection's, so no pin is written) is
+    closed by the keeper: while it runs, only it purges, and it spares what it holds open."""
+    ws = plain_ws
+    ws.configure_history(keep="none")
+    ino = ws.write("/open", b"bytes still read").st_ino
+    spare = ws.write("/spare", b"nobody has this open").st_ino
+    ws.orphans.enable_pins()
+    ws.orphans.keep()
+    ws.orphans.pin(ino)
+    other.remove("/open")
+    other.remove("/spare")
+    assert _pins(ws) == []  # not this connection's unlink: no pin
+    assert other.orphans.purge() == 0  # left to the keeper
+    assert _exists(other, ino) and _exists(other, spare)
+    assert fsck.check(other).clean
+    assert ws.orphans.purge() == 1  # the keeper frees what it does not hold open
+    assert _exists(ws, ino) and not _exists(ws, spare)
+    assert ByInode(ws).read(ino, 0, 100) == b"bytes still read"
+    ws.orphans.unpin(ino)
+    assert ws.orphans.purge() == 1 and not _exists(ws, ino)
+    ws.orphans.unkeep()
+    assert ws.conn.execute("SELECT count(*) FROM ws_keeper").get == 0
+
+
+def test_a_dead_keeper_stops_counting(
+    plain_ws: agentfs.Workspace, other: agentfs.Workspace
+) -> None:
+    ws = plain_ws
+    ws.configure_history(keep="none")
+    ino = ws.write("/gone", b"x").st_ino
+    with ws.transaction():
+        ws.conn.execute("INSERT INTO ws_keeper(holder) VALUES (?)", (_dead_holder(),))
+    report = fsck.check(ws)
+    assert [p.check for p in report.problems] == ["check_ws_keeper_holder"]
+    ws.remove("/gone")
+    assert other.orphans.purge() == 1 and not _exists(other, ino)  # and drops the keeper
+    assert other.conn.execute("SELECT count(*) FROM ws_keeper").get == 0
+    with ws.transaction():
+        ws.conn.execute("INSERT INTO ws_keeper(holder) VALUES (?)", (_dead_holder(),))
+    fsck.repair(ws)
+    assert fsck.check(ws).clean
+
+
 def test_a_rename_over_an_open_file_and_a_tree_removal_pin_it_too(
     plain_ws: agentfs.Workspace, other: agentfs.Workspace
 ) -> None:

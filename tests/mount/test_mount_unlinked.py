@@ -1,5 +1,6 @@
 """Open files that lose their name, on a real mount: another process's purge spares them while
-the mount runs (``ws_pin``), frees them once the mount is killed, and fchmod, fchown and
+the mount runs (``ws_pin``; ``ws_keeper`` for a file the other process unlinked), frees them
+once the mount is killed, and fchmod, fchown and
 futimens still work on them, as on tmpfs. Also a rename with RENAME_EXCHANGE under an open
 descriptor."""
 
@@ -61,6 +62,31 @@ def test_another_process_purging_spares_an_open_unlinked_file(mounted: Mounted) 
     # the last release unpins and frees it
     assert _eventually(lambda: not _inode_exists(mounted, ino))
     assert _rows(mounted, "SELECT * FROM ws_pin") == []
+    mounted.unmount()
+    assert _rows(mounted, "SELECT * FROM ws_keeper") == []  # unmounting gives the queue back
+
+
+def test_a_file_another_process_unlinks_reads_on_in_the_mount(mounted: Mounted) -> None:
+    """The mount never wrote a pin for a file it only reads, and the unlink is another
+    process's, yet that process's purge leaves the file to the mount (the queue's keeper),
+    so bytes the mount had not read yet still read back whole."""
+    with agentfs.open(mounted.db) as ws:
+        ws.configure_history(keep="none")  # else its version holds it, and nothing is queued
+        ino = ws.write("/shared", CONTENT).st_ino
+    fd = os.open(mounted.dir / "shared", os.O_RDONLY)
+    try:
+        assert os.pread(fd, 100, 0) == CONTENT[:100]
+        with agentfs.open(mounted.db) as ws:
+            ws.remove("/shared")
+            assert ws.orphans.purge() == 0  # the mount keeps the queue
+            assert ws.conn.execute("SELECT count(*) FROM ws_keeper").get == 1
+            assert fsck.check(ws).clean
+        assert os.pread(fd, 5000, 200_000) == CONTENT[200_000:205_000]
+        assert os.fstat(fd).st_nlink == 0
+    finally:
+        os.close(fd)
+    # the mount frees it once closed: it noticed the other commit and purges when idle
+    assert _eventually(lambda: not _inode_exists(mounted, ino))
 
 
 def test_a_killed_mounts_pins_are_cleared_by_the_next_open(tmp_path: Path) -> None:
@@ -74,6 +100,7 @@ def test_a_killed_mounts_pins_are_cleared_by_the_next_open(tmp_path: Path) -> No
     assert _inode_exists(m, ino)  # the dead holder's pin is still there ...
     with agentfs.open(db) as ws:  # ... until the next open's purge sees it is dead
         assert ws.conn.execute("SELECT count(*) FROM ws_pin").get == 0
+        assert ws.conn.execute("SELECT count(*) FROM ws_keeper").get == 0  # so was it
         assert ws.conn.execute("SELECT 1 FROM fs_inode WHERE ino = ?", (ino,)).get is None
         assert fsck.check(ws).clean
 
