@@ -9,6 +9,8 @@ page size set after the first table) would cost durability or a 3x slowdown with
 from __future__ import annotations
 
 import errno
+import functools
+import importlib.util
 import os
 import time
 from collections.abc import Callable
@@ -16,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import apsw
-import sqlite_vec
 
 #: Bytes per fs_data chunk for new workspaces. 64 KiB chunks measured about 2x the write speed
 #: of the spec's default 4 KiB chunks, with 1-3 % space overhead instead of 13-34 %.
@@ -108,11 +109,26 @@ def _stable_plans(conn: apsw.Connection) -> None:
         raise OSError(errno.EIO, "SQLITE_DBCONFIG_ENABLE_QPSG did not take effect")
 
 
+@functools.cache
+def _vec_extension() -> str:
+    """Where sqlite-vec's loadable extension is: ``sqlite_vec.loadable_path()``'s answer (the
+    package directory's ``vec0``), found without importing the package, whose other helpers
+    import numpy (150 ms, half of every command's start); the import is the fallback."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is not None and spec.submodule_search_locations:
+        found = Path(next(iter(spec.submodule_search_locations))) / "vec0"
+        if any(found.with_suffix(ext).exists() for ext in (".so", ".dylib", ".dll")):
+            return str(found)
+    import sqlite_vec
+
+    return str(sqlite_vec.loadable_path())
+
+
 def load_extensions(conn: apsw.Connection) -> None:
     """sqlite-vec is loaded into every connection so vec0 tables are always readable; FTS5 is
     compiled into apsw's SQLite and checked here so a build without it fails at open, loudly."""
     conn.enable_load_extension(True)
-    conn.load_extension(sqlite_vec.loadable_path())
+    conn.load_extension(_vec_extension())
     conn.enable_load_extension(False)
     if not conn.execute("SELECT sqlite_compileoption_used('ENABLE_FTS5')").get:
         raise OSError(errno.ENOSYS, "this SQLite was built without FTS5")

@@ -21,12 +21,14 @@ import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 import agentfs
-from agentfs.tools.policy import Policy
+
+if TYPE_CHECKING:
+    from agentfs.tools.policy import Policy
 
 # --- errors: the one place user errors become a line and an exit status ----------------------
 
@@ -72,7 +74,10 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON i
 
 def _policy_from(_ctx: click.Context, _param: click.Parameter, path: Path | None) -> Policy:
     """The ``--policy`` file as a ``Policy`` (none given: the default policy); a bad file is
-    one error line."""
+    one error line. The tools are imported here, by the commands that take a policy, not by
+    every command (they are a third of ``agentfs``'s start-up)."""
+    from agentfs.tools.policy import Policy
+
     try:
         return Policy.load(path) if path is not None else Policy()
     except ValueError as exc:

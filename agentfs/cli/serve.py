@@ -4,13 +4,15 @@ build the workspace, the policy and the toolset, then hand them to the server.""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from agentfs.cli.base import WORKSPACE_FILE, CLIError, cli, policy_option, workspace_for_command
 from agentfs.layered import AnyWorkspace, LayeredWorkspace
-from agentfs.tools.policy import Policy
-from agentfs.tools.toolset import Toolset
+
+if TYPE_CHECKING:
+    from agentfs.tools.policy import Policy
 
 
 @cli.group()
@@ -72,6 +74,8 @@ def serve_mcp(
     if layers:
         below = [workspace_for_command(layer, readonly=True) for layer in layers]
         ws = LayeredWorkspace([first, *below])
+    from agentfs.tools.toolset import Toolset  # not imported by every agentfs command
+
     tools = [n.strip() for n in names.split(",") if n.strip()] if names else None
     try:
         toolset = Toolset(ws, thread=thread, actor=actor, policy=policy, tools=tools)

@@ -1,20 +1,20 @@
 """``agentfs tools``: the agent tools from a shell: list them, print their schemas, call one,
-and generate docs/tools.md. Thin: the toolset and the reference do the work."""
+and generate docs/tools.md. Thin: the toolset and the reference do the work. Each command
+imports the tools itself, so that every other ``agentfs`` command starts without them."""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from agentfs.cli.base import WORKSPACE_FILE, CLIError, cli, policy_option, workspace_for_command
-from agentfs.tools import catalog, reference
-from agentfs.tools.export import anthropic_tool, json_schema, openai_tool
-from agentfs.tools.policy import Policy
-from agentfs.tools.toolset import Toolset
+
+if TYPE_CHECKING:
+    from agentfs.tools.policy import Policy
 
 
 @cli.group()
@@ -38,6 +38,8 @@ def tools_list(as_json: bool) -> None:
       agentfs tools list
       agentfs tools list --json
     """
+    from agentfs.tools import catalog  # the tools load for the commands that use them
+
     specs = catalog.all_tools()
     if as_json:
         rows = [
@@ -77,6 +79,9 @@ def tools_schema(names: tuple[str, ...], fmt: str) -> None:
       agentfs tools schema --format anthropic > tools.json
       agentfs tools schema edit_file --format output
     """
+    from agentfs.tools import catalog
+    from agentfs.tools.export import anthropic_tool, json_schema, openai_tool
+
     specs = []
     for name in names or [s.name for s in catalog.all_tools()]:
         spec = catalog.find(name)
@@ -118,6 +123,8 @@ def tools_call(
       agentfs tools call ws.db grep '{"pattern": "TODO", "output_mode": "content"}'
       echo '{"path": "notes.md", "content": "hi"}' | agentfs tools call ws.db write_file -
     """
+    from agentfs.tools.toolset import Toolset
+
     text = sys.stdin.read() if arguments == "-" else arguments
     ws = workspace_for_command(workspace)
     with Toolset(ws, thread=thread, actor=actor, policy=policy) as toolset:
@@ -142,6 +149,8 @@ def tools_docs(output: Path | None, check: bool) -> None:
       agentfs tools docs --output docs/tools.md
       agentfs tools docs --output docs/tools.md --check
     """
+    from agentfs.tools import reference
+
     page = reference.render()
     if check:
         if output is None:

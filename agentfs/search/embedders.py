@@ -16,13 +16,14 @@ import hashlib
 import itertools
 import re
 from collections.abc import Callable, Sequence
-from typing import Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from agentfs.core.errors import InvalidValueError
 from agentfs.search.minilm import MODEL_ID as MINILM_ID
 from agentfs.search.minilm import MiniLMEmbedder
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @runtime_checkable
@@ -58,6 +59,8 @@ class HashingEmbedder:
         self.model_id = f"hashing-bow-{dim}"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np  # numpy costs 150 ms to import: only where vectors are made
+
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             words = [w.lower() for w in _WORD.findall(text)]

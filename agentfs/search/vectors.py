@@ -18,13 +18,14 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 import apsw
-import numpy as np
 
 from agentfs.core.digests import digest
 from agentfs.core.errors import EmbedderMismatchError
 from agentfs.db import vec_table_sql
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from agentfs.core.fs import FileSystem
     from agentfs.search.embedders import Embedder
 
@@ -153,6 +154,8 @@ def embed_pending(
 def _store(conn: apsw.Connection, batch: Sequence[PendingText], vectors: np.ndarray) -> int:
     """Store the vectors of the texts still queued (a text id of another digest is another
     text); returns how many."""
+    import numpy as np  # imported where vectors are handled: 150 ms of every start otherwise
+
     stored = 0
     for text, vector in zip(batch, vectors, strict=True):
         still = conn.execute(
@@ -210,6 +213,8 @@ class VectorCache:
         if self._asked != version:
             self._asked = version  # the first query at this version scans with sqlite-vec
             return None
+        import numpy as np
+
         rows = conn.execute("SELECT text_id, embedding FROM ws_vector").fetchall()
         self.ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         self.matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(  # type: ignore[misc]
@@ -230,6 +235,8 @@ def nearest(
     similarity), best first. ``among`` restricts the answer to those text ids. With a warm
     ``cache`` the answer is exact from memory; otherwise sqlite-vec's int8 scan makes a
     shortlist that is rescored exactly (or, with ``among``, those texts are scored directly)."""
+    import numpy as np
+
     blob = np.ascontiguousarray(query, dtype=np.float32).tobytes()
     loaded = cache.get(conn, len(query)) if cache is not None else None
     if loaded is not None:
