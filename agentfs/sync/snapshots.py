@@ -7,6 +7,7 @@ touching the live tree. A name already taken here gets ``@<origin>`` appended.
 from __future__ import annotations
 
 import stat as statmod
+from typing import Any
 
 import agentfs
 from agentfs.core.digests import digest
@@ -81,6 +82,11 @@ def receive(ws: agentfs.Workspace, replica: Replica, state: SyncState) -> int:
     for key, body in replica.changes_objects("snapshot"):
         if key in taken:
             continue
+        same = _same_snapshot(ws, body)
+        if same:  # sent twice: its sender died between sending it and noting that it had
+            with ws.transaction():
+                state.add_snapshot(same[0], key)
+            continue
         tree = replica.tree(body["parent"])
         apply_changes(tree, body["changes"])
         with ws.transaction():
@@ -103,6 +109,16 @@ def receive(ws: agentfs.Workspace, replica: Replica, state: SyncState) -> int:
             state.add_snapshot(info.id, key)
         received += 1
     return received
+
+
+def _same_snapshot(ws: agentfs.Workspace, body: dict[str, Any]) -> list[int]:
+    """Local snapshots that are this one, received before under another object's key."""
+    names = {body["name"], f"{body['name']}@{body['origin']}"}
+    return [
+        s.id
+        for s in ws.snapshots.list()
+        if s.name in names and s.created_ns == body["created_ns"] and s.thread == body["thread"]
+    ]
 
 
 def _taken(ws: agentfs.Workspace, name: str) -> bool:

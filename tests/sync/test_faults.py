@@ -230,3 +230,21 @@ def test_a_refusing_server_is_one_clear_error_and_changes_nothing(
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_a_snapshot_sent_twice_is_received_once(tmp_path: Path, server: SyncServer) -> None:
+    """The sender died between writing a snapshot's object and noting that it had: the next
+    push sends it again, and the receiver recognises it."""
+    a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
+    build(a, 3)
+    sync.setup(a, server.url)
+    sync.push(a)
+    with agentfs.Workspace(a, create=False) as ws, ws.transaction():
+        ws.conn.execute("DELETE FROM ws_sync_snapshot")  # as if never noted
+    sync.push(a)
+    sync.clone(server.url, b)
+    with agentfs.Workspace(b, create=False) as ws:
+        assert sorted(s.name for s in ws.snapshots.list()) == ["first", "second", "third"]
+    sync.pull(b)
+    with agentfs.Workspace(b, create=False) as ws:
+        assert len(ws.snapshots.list()) == 3
