@@ -29,13 +29,19 @@ def _inode_exists(m: Mounted, ino: int) -> bool:
     return bool(_rows(m, "SELECT 1 FROM fs_inode WHERE ino = ?", ino))
 
 
-def _open_then_unlink(m: Mounted) -> tuple[int, int]:
+def _api_file(m: Mounted, name: str) -> int:
     """A file the API wrote (so the kernel caches none of its pages: reads reach the mount),
-    opened through the mount by this process, then unlinked through the mount; returns the
-    descriptor and the inode once the unlink is committed with its pin."""
+    with no history (else its version holds it, and an unlink queues nothing); its inode."""
     with agentfs.open(m.db) as ws:
-        ws.configure_history(keep="none")  # else its version holds it, and nothing is queued
-        ino = ws.write("/doomed", CONTENT).st_ino
+        ws.configure_history(keep="none")
+        return ws.write(f"/{name}", CONTENT).st_ino
+
+
+def _open_then_unlink(m: Mounted) -> tuple[int, int]:
+    """An API-written file opened through the mount by this process, then unlinked through
+    the mount; returns the descriptor and the inode once the unlink is committed with its
+    pin."""
+    ino = _api_file(m, "doomed")
     fd = os.open(m.dir / "doomed", os.O_RDWR)
     try:
         os.unlink(m.dir / "doomed")
@@ -70,9 +76,7 @@ def test_a_file_another_process_unlinks_reads_on_in_the_mount(mounted: Mounted) 
     """The mount never wrote a pin for a file it only reads, and the unlink is another
     process's, yet that process's purge leaves the file to the mount (the queue's keeper),
     so bytes the mount had not read yet still read back whole."""
-    with agentfs.open(mounted.db) as ws:
-        ws.configure_history(keep="none")  # else its version holds it, and nothing is queued
-        ino = ws.write("/shared", CONTENT).st_ino
+    ino = _api_file(mounted, "shared")
     fd = os.open(mounted.dir / "shared", os.O_RDONLY)
     try:
         assert os.pread(fd, 100, 0) == CONTENT[:100]
