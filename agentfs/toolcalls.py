@@ -127,18 +127,8 @@ class ToolCallLog:
         their ids ignored), unchanged; the new ids, in order."""
         ids = []
         with write_transaction(self.conn):
-            for _id, name, params, result, error, started, completed, duration in rows:
-                values: tuple[object, ...] = (
-                    name,
-                    params,
-                    result,
-                    error,
-                    started,
-                    completed,
-                    duration,
-                )
-                if self._status_column:
-                    values += ("error" if error is not None else "success",)
+            for row in rows:
+                values = self._with_status(tuple(row[1:]), row[4])  # row[4]: error
                 ids.append(self.conn.execute(self._insert + " RETURNING id", values).get)
         return ids
 
@@ -163,8 +153,12 @@ class ToolCallLog:
             int(call.completed_at),
             round((call.completed_at - call.started_at) * 1000),
         )
+        return self._with_status(values, call.error)
+
+    def _with_status(self, values: tuple[object, ...], error: object) -> tuple[object, ...]:
+        """``values`` for ``_insert``, with agentfs-sdk's ``status`` where the table has it."""
         if self._status_column:
-            values += ("error" if call.error is not None else "success",)
+            return (*values, "error" if error is not None else "success")
         return values
 
     def writes(self, call_id: int) -> builtins.list[tuple[str, int]]:

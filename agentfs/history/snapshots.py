@@ -64,6 +64,11 @@ _SIZES = "SELECT count(*), coalesce(sum(size), 0) FROM fs_inode WHERE ino IN"
 #: Files of generation :gen (its rows are the open ones right after it is made).
 _TOTALS = f"{_SIZES} (SELECT ino FROM ws_entry WHERE died IS NULL AND {_IS_FILE})"
 _JSON_LIST = "(SELECT value FROM json_each(?))"
+#: Every inode issued so far may be in a snapshot now (``agentfs.history.cow``'s watermark).
+_RAISE_WATERMARK = (
+    "UPDATE ws_config SET value = (SELECT coalesce(max(seq), 0) FROM sqlite_sequence"
+    " WHERE name = 'fs_inode') WHERE key = 'snapshot.watermark'"
+)
 #: Files of any generation :gen.
 _TOTALS_AT = (
     f"{_SIZES} (SELECT ino FROM ws_entry WHERE born <= :gen AND (died IS NULL OR died > :gen)"
@@ -80,6 +85,15 @@ _TOTALS_REMOVED = (
     f"{_SIZES} (SELECT ino FROM ws_entry e WHERE died = :gen AND {_IS_FILE}"
     " AND NOT EXISTS (SELECT 1 FROM ws_entry o WHERE o.ino = e.ino AND o.died IS NULL))"
 )
+
+
+def _check_name(name: str) -> None:
+    if not name or "\0" in name or len(name) > 255:
+        raise fs_error(errno.EINVAL, str(name), "a snapshot name is 1..255 chars, no NUL")
+
+
+def _json(meta: object) -> str | None:
+    return json.dumps(meta) if meta is not None else None
 
 
 def _info(row: tuple) -> SnapshotInfo:
@@ -118,11 +132,10 @@ class Snapshots:
         ``thread`` defaults to the handle's thread; ``meta`` is any JSON value (a turn
         number, a message id). Costs what changed since the previous snapshot.
         """
-        if name is not None and (not name or "\0" in name or len(name) > 255):
-            raise fs_error(errno.EINVAL, str(name), "a snapshot name is 1..255 chars, no NUL")
-        meta_text = json.dumps(meta) if meta is not None else None
+        if name is not None:
+            _check_name(name)
         with self.fs._write():
-            return self._create(name, thread or self.hooks.versions.thread, label, meta_text)
+            return self._create(name, thread or self.hooks.versions.thread, label, _json(meta))
 
     def _create(
         self,
@@ -169,10 +182,7 @@ class Snapshots:
             "UPDATE ws_snapshot SET files = ?, bytes = ? WHERE id = ?", (*self._totals(gen), gen)
         )
         self.conn.execute("DELETE FROM ws_dirty")
-        self.conn.execute(
-            "UPDATE ws_config SET value = (SELECT coalesce(max(seq), 0) FROM sqlite_sequence"
-            " WHERE name = 'fs_inode') WHERE key = 'snapshot.watermark'"
-        )
+        self.conn.execute(_RAISE_WATERMARK)
         self.hooks.cow.snapshot_taken()
         return self._get_id(gen)
 
@@ -190,8 +200,7 @@ class Snapshots:
         """Record a snapshot another copy of the workspace took (sync brings them): its tree
         (every entry, directories included) under ``name``, with its thread, label, meta,
         time and actor, without touching the live tree (``agentfs.history.imported``)."""
-        if not name or "\0" in name or len(name) > 255:
-            raise fs_error(errno.EINVAL, str(name), "a snapshot name is 1..255 chars, no NUL")
+        _check_name(name)
         with self.fs._write():
             if self._find(name) is not None:
                 raise fs_error(errno.EEXIST, name, "a snapshot of this name exists")
@@ -199,14 +208,7 @@ class Snapshots:
             gen = self.conn.execute(
                 "INSERT INTO ws_snapshot(name, thread, label, meta, created_ns, actor, files,"
                 " bytes) VALUES (?, ?, ?, ?, ?, ?, 0, 0) RETURNING id",
-                (
-                    name,
-                    thread,
-                    label,
-                    json.dumps(meta) if meta is not None else None,
-                    created_ns,
-                    actor,
-                ),
+                (name, thread, label, _json(meta), created_ns, actor),
             ).get
             imported.record(self.fs, gen, entries)
             if fresh:
@@ -218,10 +220,7 @@ class Snapshots:
             self.conn.execute(
                 "UPDATE ws_snapshot SET files = ?, bytes = ? WHERE id = ?", (files, size, gen)
             )
-            self.conn.execute(
-                "UPDATE ws_config SET value = (SELECT coalesce(max(seq), 0) FROM sqlite_sequence"
-                " WHERE name = 'fs_inode') WHERE key = 'snapshot.watermark'"
-            )
+            self.conn.execute(_RAISE_WATERMARK)
             self.hooks.cow.snapshot_taken()
             return self._get_id(gen)
 

@@ -77,8 +77,7 @@ def exchange(
         report = _merge(ws, replica, state, local)
     calls.send(ws, replica, state)
     snapshots.send(ws, replica, state)
-    report["calls_received"] = calls.receive(ws, replica, state)
-    report["snapshots_received"] = snapshots.receive(ws, replica, state)
+    report.update(_receive(ws, replica, state))
     if send:
         replica.push()
     replica.checkpoint()
@@ -99,10 +98,18 @@ def exchange(
 
 
 def integrate(ws: agentfs.Workspace, replica: Replica, state: SyncState) -> dict[str, Any]:
-    """Merge every head the base does not hold yet into the live tree (no network, no
-    commit: what a clone does after fetching)."""
+    """Merge every head the base does not hold yet into the live tree and store the others'
+    tool calls and snapshots (no network, no commit: what a clone does after fetching)."""
     with ws.transaction():
-        return _merge(ws, replica, state, Local.read(ws, state))
+        report = _merge(ws, replica, state, Local.read(ws, state))
+    return {**report, **_receive(ws, replica, state)}
+
+
+def _receive(ws: agentfs.Workspace, replica: Replica, state: SyncState) -> dict[str, int]:
+    return {
+        "calls_received": calls.receive(ws, replica, state),
+        "snapshots_received": snapshots.receive(ws, replica, state),
+    }
 
 
 def _merge(
@@ -170,7 +177,7 @@ class _Applier:
             for key, data in ours.items():  # a live file that won: back over the loser
                 self._file(key, merged[key], data)
             self._kv(changes)
-            self._directory_times(merged)
+            self._directory_times(merged, changes)
         finally:
             ws.actor, ws.thread = saved
         return self.written
@@ -227,8 +234,8 @@ class _Applier:
         if data is None:
             data = self.replica.content(entry)
         ws = self.ws
-        ws.write(key, data, parents=True, mode=entry["mode"])
-        ws.chmod(key, entry["mode"])
+        if ws.write(key, data, parents=True, mode=entry["mode"]).st_mode & 0o7777 != entry["mode"]:
+            ws.chmod(key, entry["mode"])  # the mode a write gives is a new file's only
         ws.utime(key, (entry["mtime_ns"], entry["mtime_ns"]))
         st = ws.stat(key)
         self.written[key] = Known(st.st_ino, st.st_ctime_ns, st.st_size, entry["hash"])
@@ -241,11 +248,14 @@ class _Applier:
             else:
                 self.ws.kv.set(key[len(KV) :], json.loads(entry["value"]), updated_at=entry["at"])
 
-    def _directory_times(self, merged: Tree) -> None:
-        """Directory times last (every name made inside one moved it), deepest first."""
-        for key in sorted((k for k in merged if k.startswith("/")), reverse=True):
-            entry = merged[key]
-            if entry["type"] != "directory":
+    def _directory_times(self, merged: Tree, changes: dict[str, Entry | None]) -> None:
+        """Directory times last (every name made inside one moved it), deepest first: the
+        directories that changed and those a change was made in."""
+        touched = {posixpath.dirname(k) for k in changes if k.startswith("/")}
+        touched.update(k for k in changes if k.startswith("/"))
+        for key in sorted(touched, reverse=True):
+            entry = merged.get(key)
+            if entry is None or entry["type"] != "directory":
                 continue
             st = self.ws.lstat(key)
             if st.st_mtime_ns != entry["mtime_ns"] and entry["mtime_ns"]:

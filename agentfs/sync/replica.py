@@ -132,9 +132,14 @@ class Replica:
         ).fetchone()
         return int(row[0].rsplit("/", 1)[1]) if row and row[0] else 0
 
-    def _key(self) -> str:
+    def _insert(self, kind: str, data: bytes) -> str:
+        """A new object under this origin's next key (in the open replica transaction)."""
         self._seq += 1
-        return f"{self.origin}/{self._seq:012d}"
+        key = f"{self.origin}/{self._seq:012d}"
+        self.conn.execute(
+            "INSERT INTO objects(key, kind, data) VALUES (?, ?, ?)", (key, kind, data)
+        )
+        return key
 
     def write_blobs(self, contents: Iterable[bytes]) -> list[list[str]]:
         """Store each content as chunks; the chunk keys of each, in order. Written in
@@ -144,13 +149,8 @@ class Replica:
         for data in contents:
             keys = []
             for start in range(0, max(len(data), 1), CHUNK):
-                key = self._key()
                 packed = _pack(data[start : start + CHUNK])
-                self.conn.execute(
-                    "INSERT OR IGNORE INTO objects(key, kind, data) VALUES (?, 'blob', ?)",
-                    (key, packed),
-                )
-                keys.append(key)
+                keys.append(self._insert("blob", packed))
                 pending += len(packed)
                 if pending >= BATCH_BYTES:
                     self.conn.commit()
@@ -186,7 +186,6 @@ class Replica:
         small files is then one row, so a pull downloads a page or two rather than one per
         file. Their entries name those bytes ``#``, made ``<key>#<hash>`` in place once the
         object has its key. (The key, and the body as stored.)"""
-        key = self._key()
         offsets: dict[str, list[int]] = {}
         blobs = bytearray()
         for content_hash, data in inline.items():
@@ -194,10 +193,7 @@ class Replica:
             blobs += data
         stored = {**body, "changes": changes, "origin": self.origin, "inline": offsets}
         head = json.dumps(stored, ensure_ascii=False, sort_keys=True).encode("utf-8")
-        self.conn.execute(
-            "INSERT OR IGNORE INTO objects(key, kind, data) VALUES (?, ?, ?)",
-            (key, kind, _two_parts(head, bytes(blobs))),
-        )
+        key = self._insert(kind, _two_parts(head, bytes(blobs)))
         self.conn.commit()
         _resolve_inline(key, changes)
         return key, stored
@@ -245,12 +241,8 @@ class Replica:
 
     def write_object(self, kind: str, body: Any) -> str:
         """Store ``body`` (JSON) as an object of ``kind`` in a transaction of its own."""
-        key = self._key()
         text = json.dumps(body, ensure_ascii=False, sort_keys=True).encode("utf-8")
-        self.conn.execute(
-            "INSERT OR IGNORE INTO objects(key, kind, data) VALUES (?, ?, ?)",
-            (key, kind, _pack(text)),
-        )
+        key = self._insert(kind, _pack(text))
         self.conn.commit()
         return key
 

@@ -7,6 +7,7 @@ touching the live tree. A name already taken here gets ``@<origin>`` appended.
 from __future__ import annotations
 
 import stat as statmod
+from collections.abc import Callable
 from typing import Any
 
 import agentfs
@@ -25,14 +26,14 @@ def send(ws: agentfs.Workspace, replica: Replica, state: SyncState) -> int:
     for info in ws.snapshots.list():
         if info.id in known:
             continue
-        tree, contents = _tree_of(ws, info.name)
+        tree, read = _tree_of(ws, info.name)
         parent = heads[0] if heads else None
         base = replica.tree(parent)
         changes: dict[str, Entry | None] = {
             key: entry for key, entry in tree.items() if not same(base.get(key), entry)
         }
         changes.update({key: None for key in base.keys() - tree.keys() if key.startswith("/")})
-        inline = replica.refer({k: e for k, e in changes.items() if e}, contents.pop)
+        inline = replica.refer({k: e for k, e in changes.items() if e}, read)
         body = {
             "name": info.name,
             "thread": info.thread,
@@ -49,10 +50,12 @@ def send(ws: agentfs.Workspace, replica: Replica, state: SyncState) -> int:
     return sent
 
 
-def _tree_of(ws: agentfs.Workspace, name: str) -> tuple[Tree, dict[str, bytes]]:
-    """Snapshot ``name`` as sync entries, and the bytes of its files by path."""
+def _tree_of(ws: agentfs.Workspace, name: str) -> tuple[Tree, Callable[[str], bytes]]:
+    """Snapshot ``name`` as sync entries, and a function reading a file's bytes by path (read
+    to hash them, and again only if the replica lacks them: a snapshot is never held whole
+    in memory)."""
     tree: Tree = {}
-    contents: dict[str, bytes] = {}
+    readers: dict[str, Callable[[], bytes]] = {}
     for entry in ws.snapshots.entries(name):
         perm = entry.mode & 0o7777
         if statmod.S_ISDIR(entry.mode):
@@ -64,7 +67,8 @@ def _tree_of(ws: agentfs.Workspace, name: str) -> tuple[Tree, dict[str, bytes]]:
                 "mtime_ns": entry.mtime_ns,
             }
         elif entry.content is not None:
-            data = contents[entry.path] = entry.content()
+            readers[entry.path] = entry.content
+            data = entry.content()
             tree[entry.path] = {
                 "type": "file",
                 "mode": perm,
@@ -72,25 +76,27 @@ def _tree_of(ws: agentfs.Workspace, name: str) -> tuple[Tree, dict[str, bytes]]:
                 "size": len(data),
                 "hash": digest(data).hex(),
             }
-    return tree, contents
+    return tree, lambda path: readers[path]()
 
 
 def receive(ws: agentfs.Workspace, replica: Replica, state: SyncState) -> int:
-    """Record the snapshots other copies sent that are not here yet; how many."""
+    """Record the snapshots other copies sent that are not here yet; how many. One
+    transaction: the live files the snapshots may share are read once, and cannot change
+    before the last import."""
     taken = state.snapshot_keys()
+    arrived = [(key, body) for key, body in replica.changes_objects("snapshot") if key not in taken]
+    if not arrived:
+        return 0
     received = 0
-    for key, body in replica.changes_objects("snapshot"):
-        if key in taken:
-            continue
-        same = _same_snapshot(ws, body)
-        if same:  # sent twice: its sender died between sending it and noting that it had
-            with ws.transaction():
+    with ws.transaction():
+        shared = _live_files(ws, state)
+        for key, body in arrived:
+            same = _same_snapshot(ws, body)
+            if same:  # sent twice: its sender died between sending it and noting that it had
                 state.add_snapshot(same[0], key)
-            continue
-        tree = replica.tree(body["parent"])
-        apply_changes(tree, body["changes"])
-        with ws.transaction():
-            shared = _live_files(ws, state)
+                continue
+            tree = replica.tree(body["parent"])
+            apply_changes(tree, body["changes"])
             entries = [
                 _entry(replica, path, e, shared) for path, e in tree.items() if path[0] == "/"
             ]
@@ -107,7 +113,7 @@ def receive(ws: agentfs.Workspace, replica: Replica, state: SyncState) -> int:
                 actor=body["actor"],
             )
             state.add_snapshot(info.id, key)
-        received += 1
+            received += 1
     return received
 
 
@@ -133,7 +139,7 @@ def _live_files(ws: agentfs.Workspace, state: SyncState) -> dict[str, tuple[int,
             st = ws.lstat(path)
         except OSError:
             continue
-        if (st.st_ino, st.st_ctime_ns, st.st_size) == (known.ino, known.ctime_ns, known.size):
+        if known.describes(st):
             out[path] = (known.ino, known.hash)
     return out
 

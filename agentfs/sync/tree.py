@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentfs.core.digests import digest
+from agentfs.core.inodes import Stat
 
 if TYPE_CHECKING:
     from agentfs.workspace import Workspace
@@ -85,6 +86,10 @@ class Known:
     size: int
     hash: str
 
+    def describes(self, st: Stat) -> bool:
+        """Is ``st`` (a file's stat now) the file this hash was computed for?"""
+        return (self.ino, self.ctime_ns, self.size) == (st.st_ino, st.st_ctime_ns, st.st_size)
+
 
 def read_live(ws: Workspace, known: dict[str, Known]) -> tuple[Tree, dict[str, Known]]:
     """The workspace's tree and kv store as entries (call inside one read transaction), and the
@@ -100,11 +105,7 @@ def read_live(ws: Workspace, known: dict[str, Known]) -> tuple[Tree, dict[str, K
             tree[path] = {"type": "symlink", "target": target, "mtime_ns": st.st_mtime_ns}
         elif statmod.S_ISREG(mode):
             seen = known.get(path)
-            if seen is not None and (seen.ino, seen.ctime_ns, seen.size) == (
-                st.st_ino,
-                st.st_ctime_ns,
-                st.st_size,
-            ):
+            if seen is not None and seen.describes(st):
                 content_hash = seen.hash
             else:
                 content_hash = digest(ws.read(path, track=False)).hex()
@@ -125,7 +126,7 @@ def read_live(ws: Workspace, known: dict[str, Known]) -> tuple[Tree, dict[str, K
     return tree, hashes
 
 
-def _walk(ws: Workspace) -> Iterator[tuple[str, Any, str | None]]:
+def _walk(ws: Workspace) -> Iterator[tuple[str, Stat, str | None]]:
     """Every path below the root with its lstat (and a symlink's target), parents first."""
     pending = ["/"]
     while pending:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import agentfs
-from agentfs.sync import calls, engine, snapshots
+from agentfs.sync import engine
 from agentfs.sync.replica import Replica, SyncError, replica_path
 from agentfs.sync.state import SyncState, is_set_up
 
@@ -99,10 +99,7 @@ def clone(remote: str, out: Path, token: str | None) -> dict[str, Any]:
         with agentfs.Workspace(out) as ws:
             replica = connect(ws, remote, token, False)
             try:
-                state = SyncState(ws.conn)
-                report = engine.integrate(ws, replica, state)
-                report["calls_received"] = calls.receive(ws, replica, state)
-                report["snapshots_received"] = snapshots.receive(ws, replica, state)
+                report = engine.integrate(ws, replica, SyncState(ws.conn))
             finally:
                 replica.close()
     except BaseException:
@@ -117,7 +114,7 @@ def main() -> int:
     socket.setdefaulttimeout(float(os.environ.get("AGENTFS_SYNC_SOCKET_TIMEOUT", SOCKET_TIMEOUT)))
     try:
         report = run(json.loads(sys.argv[1]))
-    except (SyncError, OSError, agentfs.AgentFSError) as exc:
+    except (OSError, agentfs.AgentFSError) as exc:  # SyncError is an AgentFSError
         print(json.dumps({"error": " ".join(str(exc).split())}), flush=True)
         return 1
     print(json.dumps(report), flush=True)

@@ -35,9 +35,8 @@ def test_sync_status_tool(tmp_path: Path, server: SyncServer) -> None:
     with agentfs.Workspace(machine(tmp_path, "c")) as ws:
         alone = Toolset(ws).invoke("sync_status", {})
         assert alone.data["remote"] is None and "does not sync" in alone.text
-    closed = SyncServer(tmp_path / "nothing")  # a remote nobody answers: an error result
+    server.kill()  # the server gone: an error result
     with agentfs.Workspace(b, create=False) as ws:
-        ws.conn.execute("UPDATE ws_sync SET value = ? WHERE key = 'remote'", (f'"{closed.url}"',))
         error = Toolset(ws).call("sync_status", {})["error"]
         assert error["code"] == "unsupported" and "connection refused" in error["message"]
 

@@ -108,10 +108,8 @@ def test_a_hung_server_times_out_and_the_retry_completes(
     sync.setup(a, server.url)
     monkeypatch.setenv("AGENTFS_SYNC_SOCKET_TIMEOUT", "2")
     server.pause()
-    started = time.monotonic()
-    with pytest.raises(SyncError, match="did not answer in time"):
-        sync.push(a)
-    assert time.monotonic() - started < 30
+    with pytest.raises(SyncError, match="did not answer in time"):  # not the deadline's
+        sync.push(a, timeout=60)
     server.resume()
     before = picture(a)
     sync.push(a)
@@ -164,31 +162,22 @@ def test_the_hazards_of_row_sync_cannot_reach_the_replica(
     assert not wal.exists() or wal.stat().st_size < 4 << 20, wal.stat().st_size
 
 
-def test_a_push_never_stalls_the_callers_threads(tmp_path: Path, server: SyncServer) -> None:
-    """pyturso holds the GIL for up to 0.7 s during a push: it runs in a worker process, so
-    the caller's other threads keep running."""
-    a = machine(tmp_path, "a")
-    heavy(a)
-    sync.setup(a, server.url)
-    stalls: list[float] = []
-    done = threading.Event()
-
-    def tick() -> None:
-        last = time.monotonic()
-        while not done.is_set():
-            time.sleep(0.005)
-            now = time.monotonic()
-            stalls.append(now - last)
-            last = now
-
-    ticker = threading.Thread(target=tick)
-    ticker.start()
-    try:
-        sync.push(a)
-    finally:
-        done.set()
-        ticker.join()
-    assert len(stalls) > 50 and max(stalls) < 0.25, max(stalls)
+def test_pyturso_never_runs_in_the_callers_process(tmp_path: Path, server: SyncServer) -> None:
+    """pyturso holds the GIL for up to 0.7 s during a push and blocks forever on a hung
+    server: every operation runs it in a worker, so the caller never even imports it."""
+    a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
+    build(a, 20)
+    program = (
+        "import sys\n"
+        "from agentfs import sync\n"
+        f"a, b, url = {str(a)!r}, {str(b)!r}, {server.url!r}\n"
+        "sync.setup(a, url); sync.push(a); sync.clone(url, b); sync.pull(b); sync.status(b)\n"
+        "print(sorted(m for m in sys.modules if m == 'turso' or m.startswith('turso.')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    assert picture(b) == picture(a)  # the operations did run
 
 
 class _Refusing(http.server.BaseHTTPRequestHandler):
