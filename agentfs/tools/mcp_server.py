@@ -31,6 +31,7 @@ Design choices:
 from __future__ import annotations
 
 import json
+import os
 import time
 from contextlib import ExitStack
 from typing import Any
@@ -42,6 +43,7 @@ from mcp.server.lowlevel.server import Server
 
 from agentfs.tools import catalog
 from agentfs.tools.export import json_schema
+from agentfs.tools.mcp_direct import DirectCalls
 from agentfs.tools.mcp_stdio import serve_streams
 from agentfs.tools.pusher import Pusher, took_snapshot
 from agentfs.tools.spec import Tool
@@ -85,10 +87,16 @@ class McpServer:
     """``toolset`` served over MCP (see the module docstring)."""
 
     def __init__(
-        self, toolset: Toolset, name: str = "agentfs", *, pusher: Pusher | None = None
+        self,
+        toolset: Toolset,
+        name: str = "agentfs",
+        *,
+        pusher: Pusher | None = None,
+        direct: bool = True,
     ) -> None:
         self.toolset = toolset
         self.pusher = pusher
+        self.direct = direct
         self._last_call = time.monotonic()
         self.server: Server[Any] = Server(
             name,
@@ -110,12 +118,23 @@ class McpServer:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        self._last_call = time.monotonic()  # not idle: idle work waits
-        arguments = params.arguments or {}
         granted = True
         spec = catalog.find(params.name)
         if spec is not None and self.toolset.needs_approval(spec.name):
-            granted = await self._ask(ctx, spec.name, arguments)
+            self._last_call = time.monotonic()  # not idle while the user is asked
+            granted = await self._ask(ctx, spec.name, params.arguments or {})
+        return self._run(params, granted)
+
+    def _answer_directly(self, params: types.CallToolRequestParams) -> types.CallToolResult | None:
+        """A call the transport may answer itself (``mcp_direct``): any but one to approve."""
+        spec = catalog.find(params.name)
+        if spec is not None and self.toolset.needs_approval(spec.name):
+            return None
+        return self._run(params, True)
+
+    def _run(self, params: types.CallToolRequestParams, granted: bool) -> types.CallToolResult:
+        self._last_call = time.monotonic()  # not idle: idle work waits
+        arguments = params.arguments or {}
         result = self.toolset.invoke(params.name, arguments, approve=lambda _request: granted)
         self._last_call = time.monotonic()
         if self.pusher is not None and took_snapshot(result.tool, result.data):
@@ -151,7 +170,8 @@ class McpServer:
 
     async def run_stdio(self) -> None:
         """Serve on stdin/stdout until the client closes them."""
-        async with serve_streams() as (read, write), anyio.create_task_group() as tasks:
+        direct = DirectCalls(self._answer_directly) if self.direct else None
+        async with serve_streams(direct) as (read, write), anyio.create_task_group() as tasks:
             tasks.start_soon(self._flush_when_idle)
             try:
                 await self.server.run(read, write, self.server.create_initialization_options())
@@ -182,7 +202,8 @@ def serve_stdio(toolset: Toolset, *, sync_on_snapshot: bool = False) -> None:
         ws = toolset.ws
         if not ws.readonly and ws.embedder() is not None:
             stack.enter_context(ws.embed_in_background())
-        anyio.run(McpServer(toolset, pusher=pusher).run_stdio)
+        direct = os.environ.get("AGENTFS_MCP_DIRECT", "1") != "0"
+        anyio.run(McpServer(toolset, pusher=pusher, direct=direct).run_stdio)
     if pusher is not None:
         pusher.wait()
 

@@ -22,33 +22,49 @@ from typing import Any
 
 from mcp.server.stdio import stdio_server
 
+from agentfs.tools.mcp_direct import DirectCalls
+
 #: Longest protocol line read (a write_file call carries the whole file in one line).
 MAX_LINE = 1 << 30
 
 
 class _Lines:
-    """What the SDK iterates for incoming messages: decoded lines from a pipe."""
+    """What the SDK iterates for incoming messages: decoded lines from a pipe, less those
+    ``direct`` answers itself (written straight to ``writer``)."""
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: _Writer, direct: DirectCalls | None
+    ) -> None:
         self._reader = reader
+        self._writer = writer
+        self._direct = direct
 
     def __aiter__(self) -> _Lines:
         return self
 
     async def __anext__(self) -> str:
-        line = await self._reader.readline()
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
+        while True:
+            line = await self._reader.readline()
+            if not line:
+                raise StopAsyncIteration
+            text = line.decode("utf-8", errors="replace")
+            answer = self._direct.take(text) if self._direct is not None else None
+            if answer is None:
+                return text
+            await self._writer.write(answer)
+            await self._writer.flush()
 
 
 class _Writer:
     """What the SDK writes outgoing messages to: a pipe, drained at each flush."""
 
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, writer: asyncio.StreamWriter, direct: DirectCalls | None) -> None:
         self._writer = writer
+        self._direct = direct
 
     async def write(self, text: str) -> None:
+        if self._direct is not None and not self._direct.active:
+            self._direct.outgoing(text)
         self._writer.write(text.encode("utf-8"))
 
     async def flush(self) -> None:
@@ -61,9 +77,10 @@ def _is_pipe(fd: int) -> bool:
 
 
 @asynccontextmanager
-async def serve_streams() -> AsyncIterator[tuple[Any, Any]]:
+async def serve_streams(direct: DirectCalls | None = None) -> AsyncIterator[tuple[Any, Any]]:
     """The (read, write) message streams of ``mcp.server.stdio.stdio_server``, on loop pipes
-    when stdin and stdout are pipes (see the module docstring)."""
+    when stdin and stdout are pipes (see the module docstring), with ``direct`` answering
+    the tool calls it can before the SDK sees them."""
     if not (_is_pipe(0) and _is_pipe(1)):
         async with stdio_server() as streams:
             yield streams
@@ -86,8 +103,8 @@ async def serve_streams() -> AsyncIterator[tuple[Any, Any]]:
             asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", buffering=0)
         )
         transports.append(write_transport)
-        writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
-        async with stdio_server(_Lines(reader), _Writer(writer)) as streams:  # type: ignore[arg-type]
+        writer = _Writer(asyncio.StreamWriter(write_transport, protocol, None, loop), direct)
+        async with stdio_server(_Lines(reader, writer, direct), writer) as streams:  # type: ignore[arg-type]
             yield streams
     finally:
         for transport in transports:
