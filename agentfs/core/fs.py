@@ -463,7 +463,7 @@ class FileSystem:
         path = paths.normalize(path)
         with self._read():
             rows = self.conn.execute(_READDIR_PLUS, (self._resolve_dir(path, [0]),))
-            return [(row[0], Stat(*row[1:])) for row in rows]
+            return [(row[0], Stat._make(row[1:])) for row in rows]
 
     def listdir(self, path: str = "/") -> list[str]:
         """Names in a directory, sorted."""

@@ -4,7 +4,7 @@ cut; entries the policy denies are left out."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 from pydantic import Field
 from typing_extensions import TypedDict
@@ -33,6 +33,10 @@ class Entry(TypedDict):
     modified: Annotated[str, Field(description="last modification, ISO 8601 UTC")]
 
 
+#: Each entry type padded to the longest, for the text's first column.
+_PADDED = {kind: kind.ljust(9) for kind in get_args(EntryType)}
+
+
 class LsInput(ToolInput):
     path: str = Field("/", description=PATH_DOC)
 
@@ -45,11 +49,12 @@ class LsOutput(ToolOutput):
     def text(self) -> str:
         if not self.entries:
             return f"{self.path} is empty."
-        width = max(len(f"{e['size']:,}") for e in self.entries)
+        sizes = [f"{e['size']:,}" for e in self.entries]
+        width = max(map(len, sizes))
         rows = [
-            f"{e['type']:<9} {e['size']:>{width},} {e['modified']} {e['name']}"
+            f"{_PADDED[e['type']]} {size.rjust(width)} {e['modified']} {e['name']}"
             + ("/" if e["type"] == "directory" else "")
-            for e in self.entries
+            for e, size in zip(self.entries, sizes, strict=True)
         ]
         if self.truncated:
             rows.append(f"... only the first {len(self.entries):,} entries are shown")
@@ -70,23 +75,19 @@ class LsOutput(ToolOutput):
 def ls(ctx: Context, args: LsInput) -> LsOutput:
     path = ctx.path(args.path)
     cap = ctx.cap(LS_LIMIT)
-    entries: list[Entry] = []
-    truncated = False
-    filtered = ctx.filters_paths
-    for name, st in ctx.ws.readdir_plus(path):
-        if filtered and not ctx.visible(paths.join(path, name)):
-            continue
-        if len(entries) == cap:
-            truncated = True
-            break
-        entries.append(
-            {
-                "name": name,
-                "type": entry_type(st),
-                "size": st.st_size,
-                "modified": iso(st.st_mtime_ns),
-            }
-        )
+    listing = ctx.ws.readdir_plus(path)
+    if ctx.filters_paths:
+        listing = [(name, st) for name, st in listing if ctx.visible(paths.join(path, name))]
+    entries: list[Entry] = [
+        {
+            "name": name,
+            "type": entry_type(st),
+            "size": st.st_size,
+            "modified": iso(st.st_mtime_ns),
+        }
+        for name, st in listing[:cap]
+    ]
+    truncated = len(listing) > cap
     # built from our own values: not validated again
     return LsOutput.model_construct(path=path, entries=entries, truncated=truncated)
 

@@ -144,7 +144,7 @@ class McpServer:
             return types.CallToolResult(
                 content=[types.TextContent(text=result.text)], is_error=True
             )
-        return types.CallToolResult(
+        return types.CallToolResult.model_construct(  # the tool's own JSON: not walked again
             content=[types.TextContent(text=result.text)], structured_content=result.data
         )
 
