@@ -29,9 +29,10 @@ $(PEER)/.installed: tests/peer/requirements.txt
 	touch $@
 
 # npm packages the tests and benchmarks run: the MCP Inspector's CLI (a second real MCP client),
-# the official MCP filesystem server (the peer benchmarks/tools.py measures against) and Turso's
-# CLI, whose `tursodb --sync-server` is the real sync server the sync tests push to.
-NPM_PACKAGES := @modelcontextprotocol/inspector@2.12.0 @modelcontextprotocol/server-filesystem@2026.8.31 turso@0.6.0
+# the official MCP filesystem server (the peer benchmarks/tools.py measures against), the
+# TypeScript MCP SDK (whose client benchmarks/mcp_client.mjs drives both servers with) and
+# Turso's CLI, whose `tursodb --sync-server` is the real sync server the sync tests push to.
+NPM_PACKAGES := @modelcontextprotocol/inspector@2.12.0 @modelcontextprotocol/server-filesystem@2026.8.31 @modelcontextprotocol/sdk@1.32.2 turso@0.6.0
 
 $(NPM)/.installed: Makefile
 	mkdir -p $(NPM)

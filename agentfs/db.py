@@ -392,6 +392,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "orphan pins every connection sees", _run_sql("migrations/0008-pins.sql")),
     Migration(9, "extended attributes", _run_sql("migrations/0009-xattr.sql")),
     Migration(10, "orphan queue keepers", _run_sql("migrations/0010-keepers.sql")),
+    Migration(11, "tool calls' log rows staged", _run_sql("migrations/0011-staged-calls.sql")),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

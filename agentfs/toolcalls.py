@@ -107,12 +107,60 @@ class ToolCallLog:
                 )
             return call_id
 
-    def record_many(self, calls: Iterable[CallRecord]) -> None:
-        """Log several finished calls that wrote nothing, in one statement (a toolset logs
-        its read-only calls in batches)."""
-        rows = [self._values(call) for call in calls]
+    def stage(self, call: CallRecord, writes: Iterable[tuple[str, int]]) -> None:
+        """Log a finished call that changed the workspace, inside the caller's transaction so
+        the change and its row commit together, as a staged row (one B-tree append instead
+        of five, schema/migrations/0011-staged-calls.sql) that ``publish`` later moves into
+        ``tool_calls`` with its ``writes`` links."""
+        _check_times(call)
+        self.conn.execute(
+            "INSERT INTO ws_tool_call_staged(name, parameters, result, error, started_at,"
+            " completed_at, writes) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                call.name,
+                _dumps(call.parameters),
+                None if call.error is not None else _dumps(call.result),
+                call.error,
+                call.started_at,
+                call.completed_at,
+                _ENCODER.encode([[path, n] for path, n in writes]),
+            ),
+        )
+
+    def publish(self, waiting: Iterable[CallRecord] = ()) -> None:
+        """Move every staged row (this process's or any other's) and ``waiting`` (finished
+        calls that wrote nothing) into ``tool_calls``, in the order the calls started, with
+        the staged rows' links; one transaction."""
+        rows: list[tuple[tuple[float, int], tuple[object, ...], Any]] = [
+            ((call.started_at, 0), self._values(call), ()) for call in waiting
+        ]
         with write_transaction(self.conn):
-            self.conn.executemany(self._insert, rows)
+            staged: list[tuple[Any, ...]] = self.conn.execute(
+                "DELETE FROM ws_tool_call_staged RETURNING id, name, parameters, result, error,"
+                " started_at, completed_at, writes"
+            ).fetchall()
+            for id_, name, params, result, error, started, completed, writes in staged:
+                values = _spec_row(name, params, result, error, started, completed)
+                rows.append(((started, id_), self._with_status(values, error), json.loads(writes)))
+            if not rows:
+                return
+            rows.sort(key=lambda row: row[0])  # stable: a process's own calls keep their order
+            self.conn.executemany(self._insert, [values for _, values, _ in rows])
+            # one statement's rows take consecutive ids (nothing else writes in between)
+            first = self.conn.last_insert_rowid() - len(rows) + 1
+            self.conn.executemany(
+                "INSERT OR IGNORE INTO ws_tool_write(call_id, path, n) VALUES (?, ?, ?)",
+                [
+                    (first + i, path, n)
+                    for i, (_, _, writes) in enumerate(rows)
+                    for path, n in writes
+                ],
+            )
+
+    def staged(self) -> int:
+        """How many staged rows wait to be published."""
+        count: int = self.conn.execute("SELECT count(*) FROM ws_tool_call_staged").get
+        return count
 
     def rows_after(self, after_id: int) -> builtins.list[tuple[Any, ...]]:
         """The stored rows with an id above ``after_id``, oldest first, as ``insert_rows``
@@ -142,16 +190,14 @@ class ToolCallLog:
         return f"INSERT INTO tool_calls({columns}) VALUES ({', '.join('?' * count)})"
 
     def _values(self, call: CallRecord) -> tuple[object, ...]:
-        if call.completed_at < call.started_at:
-            raise InvalidValueError("completed_at is before started_at")
-        values: tuple[object, ...] = (
+        _check_times(call)
+        values = _spec_row(
             call.name,
             _dumps(call.parameters),
             None if call.error is not None else _dumps(call.result),
             call.error,
-            int(call.started_at),
-            int(call.completed_at),
-            round((call.completed_at - call.started_at) * 1000),
+            call.started_at,
+            call.completed_at,
         )
         return self._with_status(values, call.error)
 
@@ -214,6 +260,32 @@ class ToolCallLog:
             " FROM tool_calls GROUP BY name ORDER BY count(*) DESC, name"
         )
         return [ToolStats(*row) for row in rows]
+
+
+def _check_times(call: CallRecord) -> None:
+    if call.completed_at < call.started_at:
+        raise InvalidValueError("completed_at is before started_at")
+
+
+def _spec_row(
+    name: str,
+    parameters: str | None,
+    result: str | None,
+    error: str | None,
+    started_at: float,
+    completed_at: float,
+) -> tuple[object, ...]:
+    """A ``tool_calls`` row without ``status``: whole-second times, and the duration measured
+    from the fractional ones so it agrees with them to within their rounding (rule 3)."""
+    return (
+        name,
+        parameters,
+        result,
+        error,
+        int(started_at),
+        int(completed_at),
+        round((completed_at - started_at) * 1000),
+    )
 
 
 #: One encoder for every row: ``json.dumps`` with options builds a new one per call.

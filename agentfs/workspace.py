@@ -322,7 +322,10 @@ class Workspace(HistoryMixin, SearchMixin):
                 spec_version=one("SELECT value FROM fs_config WHERE key='schema_version'").get,
                 schema_version=db.schema_version(self.conn),
                 kv_keys=one("SELECT count(*) FROM kv_store").get,
-                tool_calls=one("SELECT count(*) FROM tool_calls").get,
+                tool_calls=one(
+                    "SELECT (SELECT count(*) FROM tool_calls)"
+                    " + (SELECT count(*) FROM ws_tool_call_staged)"
+                ).get,
                 orphans_pending=self.orphans.pending(),
                 versions=one(
                     "SELECT count(*) FROM ws_version WHERE ino IS NOT NULL OR kept IS NOT NULL"

@@ -100,6 +100,7 @@ from agentfs.fsck.sqlite import (
 )
 from agentfs.fsck.tools import (
     check_ws_skill_active_values,
+    check_ws_tool_call_staged_values,
     check_ws_tool_write_call,
     repair_ws_skill_active_values,
     repair_ws_tool_write_call,
@@ -191,6 +192,7 @@ __all__ = [
     "check_ws_read_values",
     "check_ws_skill_active_values",
     "check_ws_snapshot_meta",
+    "check_ws_tool_call_staged_values",
     "check_ws_tool_write_call",
     "check_ws_version_inode",
     "check_ws_xattr_inode",
@@ -280,6 +282,7 @@ CHECKS: tuple[CheckFn, ...] = (
     check_tool_calls_outcome,
     check_tool_calls_times,
     check_ws_tool_write_call,
+    check_ws_tool_call_staged_values,
     check_ws_skill_active_values,
 )
 

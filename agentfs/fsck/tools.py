@@ -1,6 +1,6 @@
-"""fsck of the agent tools' tables: the links from tool calls to the versions they wrote, and
-each thread's active skills. The rules are written next to each table in
-``schema/migrations/0005-tools.sql``."""
+"""fsck of the agent tools' tables: the links from tool calls to the versions they wrote, the
+staged log rows of changing calls, and each thread's active skills. The rules are written next
+to each table in ``schema/migrations/0005-tools.sql`` and ``0011-staged-calls.sql``."""
 
 from __future__ import annotations
 
@@ -27,6 +27,20 @@ def repair_ws_tool_write_call(conn: apsw.Connection) -> list[str]:
         conn, f"DELETE FROM ws_tool_write WHERE {_DANGLING_LINK} RETURNING call_id, path, n"
     )
     return [f"dropped the link of missing call {c} to {p} v{n}" for c, p, n in rows]
+
+
+@_check
+def check_ws_tool_call_staged_values(conn: apsw.Connection) -> _Finding:
+    """Staged log rows hold what ``publish`` moves: JSON texts, a JSON list of the versions
+    written, ordered times, and a result or an error, not both. Not repaired: a staged row is
+    a change's only log row, so fsck reports it and leaves it."""
+    for id_, name in conn.execute(
+        "SELECT id, name FROM ws_tool_call_staged WHERE NOT json_valid(writes)"
+        " OR json_type(writes) != 'array' OR (parameters IS NOT NULL AND NOT"
+        " json_valid(parameters)) OR (result IS NOT NULL AND NOT json_valid(result))"
+        " OR (result IS NOT NULL AND error IS NOT NULL) OR completed_at < started_at"
+    ):
+        yield f"staged log row {id_} of a {name} call is malformed", False
 
 
 @_check

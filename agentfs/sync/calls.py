@@ -10,6 +10,7 @@ from agentfs.sync.state import SyncState
 
 def send(ws: agentfs.Workspace, replica: Replica, state: SyncState) -> int:
     """Put the calls logged here since the last send into the replica; how many."""
+    ws.tool_calls.publish()  # staged rows of changing calls travel too
     rows = ws.tool_calls.rows_after(state.get("calls_sent", 0))
     if not rows:
         return 0

@@ -2,12 +2,16 @@
 call wrote a row of ``ws_tool_write`` pointing at it.
 
 A call that changes the workspace is logged inside its own transaction, so the change and
-its log row commit together or not at all. A call that changes no file (a listing, a search,
-a read, whose only write is its read-tracking record, a refused call) would pay for its log
-row in its own commit, a large part of the call's cost; those rows wait in memory and are
-written in one transaction with the next changing call, when ``BATCH`` of them wait, when the
-oldest is ``MAX_DELAY`` seconds old, or at ``flush()``. A crash may lose the last second of
-such calls' rows, never a change's.
+its log row commit together or not at all: as a staged row (``ToolCallLog.stage``), one
+small B-tree append, where a ``tool_calls`` row with its links would touch five B-trees and
+cost more than the change itself. A call that changes no file (a listing, a search, a read,
+whose only write is its read-tracking record, a refused call) would pay for any row in its
+own commit; those rows wait in memory. Staged and waiting rows are moved into ``tool_calls``
+together, in call order (``ToolCallLog.publish``), when ``BATCH`` read-only rows wait or
+``STAGED_BATCH`` rows are staged, when the oldest waiting one is ``MAX_DELAY`` seconds old,
+or at ``flush()`` (the MCP server flushes whenever it is idle). A crash may lose the
+last second of read-only calls' rows, never a change's: its staged row is published by the
+next flush of any toolset on the workspace.
 """
 
 from __future__ import annotations
@@ -22,14 +26,19 @@ from agentfs.tools.errors import ToolError
 if TYPE_CHECKING:
     from agentfs.layered import AnyWorkspace
 
-#: Strings longer than this are cut in the log (the content itself is in the versions).
+#: Strings longer than this are cut in the log.
 STRING_LIMIT = 4096
+#: Characters of a file's text kept in the log (the version keeps all of it).
+CONTENT_LIMIT = 256
 #: Items of a list kept in the log (a listing of 500 entries is summarised, not copied).
 LIST_LIMIT = 50
-#: Read-only calls logged together at most.
+#: Read-only calls' rows waiting in memory at most.
 BATCH = 64
 #: Seconds a read-only call's row may wait.
 MAX_DELAY = 1.0
+#: Changing calls' rows staged at most (they are durable: only the staged table's size
+#: bounds them).
+STAGED_BATCH = 1024
 
 _SCALARS = (int, float, bool, type(None))
 
@@ -40,6 +49,7 @@ class AuditLog:
     def __init__(self, ws: AnyWorkspace) -> None:
         self.ws = ws
         self._waiting: list[CallRecord] = []
+        self._staged = 0  # rows this log staged since its last publish
 
     def record(
         self,
@@ -49,12 +59,11 @@ class AuditLog:
         error: ToolError | None,
         started: float,
         writes: list[tuple[str, int]] | None = None,
-    ) -> int | None:
+    ) -> None:
         """Log one call. ``writes`` (even empty) means the caller holds the call's write
-        transaction: the row is written now, after every waiting one, and its id returned.
-        Otherwise the row waits (None is returned)."""
+        transaction: the row is staged in it. Otherwise the row waits in memory."""
         if self.ws.readonly:
-            return None  # a read-only handle writes nothing, the audit included
+            return  # a read-only handle writes nothing, the audit included
         row = CallRecord(
             name,
             _cut(arguments),
@@ -65,52 +74,46 @@ class AuditLog:
         )
         if writes is None:
             self._waiting.append(row)
-            oldest = self._waiting[0].started_at
-            if len(self._waiting) >= BATCH or row.completed_at - oldest > MAX_DELAY:
-                self.flush()
-            return None
-        self._write_waiting()
-        return self._write(row, writes)
+        else:
+            self.ws.tool_calls.stage(row, writes)
+            self._staged += 1
+        if (
+            len(self._waiting) >= BATCH
+            or self._staged >= STAGED_BATCH
+            or (self._waiting and row.completed_at - self._waiting[0].started_at > MAX_DELAY)
+        ):
+            self.flush()
 
     def flush(self) -> None:
-        """Write every waiting row now."""
-        if self._waiting and not self.ws.readonly:
-            with self.ws.transaction():
-                self._write_waiting()
-
-    def _write_waiting(self) -> None:
-        if self._waiting:
-            self.ws.tool_calls.record_many(self._waiting)
-            self._waiting.clear()
-
-    def _write(self, row: CallRecord, writes: list[tuple[str, int]]) -> int:
-        return self.ws.tool_calls.record(
-            row.name,
-            row.parameters,
-            result=row.result,
-            error=row.error,
-            started_at=row.started_at,
-            completed_at=row.completed_at,
-            writes=writes,
-        )
+        """Move every pending row into ``tool_calls`` now (staged ones left by another
+        process too)."""
+        if self.ws.readonly or not (self._waiting or self._staged):
+            return
+        with self.ws.transaction():
+            self.ws.tool_calls.publish(self._waiting)
+        self._waiting.clear()
+        self._staged = 0
 
 
-def _cut(value: Any) -> Any:
-    """``value`` with long strings and long lists cut, so the log stays small: a file's
-    content is kept by the versions the call links to, not copied into every log row."""
+def _cut(value: Any, limit: int = STRING_LIMIT) -> Any:
+    """``value`` with long strings and long lists cut, so the log stays small. A file's text
+    (``content``: what a write wrote, what a read showed) is kept by the version the call
+    wrote or read, so only its first ``CONTENT_LIMIT`` characters are copied into the row."""
     if isinstance(value, str):
-        if len(value) <= STRING_LIMIT:
+        if len(value) <= limit:
             return value
-        return value[:STRING_LIMIT] + f"...[{len(value) - STRING_LIMIT:,} more chars]"
+        return value[:limit] + f"...[{len(value) - limit:,} more chars]"
     if isinstance(value, dict):
         if all(
-            isinstance(v, _SCALARS) or (isinstance(v, str) and len(v) <= STRING_LIMIT)
-            for v in value.values()
+            isinstance(v, _SCALARS)
+            or (isinstance(v, str) and len(v) <= (CONTENT_LIMIT if k == "content" else limit))
+            for k, v in value.items()
         ):
             return value  # the common case: nothing to cut, nothing to copy
-        return {k: _cut(v) for k, v in value.items()}
+        return {k: _cut(v, CONTENT_LIMIT if k == "content" else limit) for k, v in value.items()}
     if isinstance(value, list):
-        if len(value) <= LIST_LIMIT:
-            return [_cut(v) for v in value]
-        return [_cut(v) for v in value[:LIST_LIMIT]] + [f"...[{len(value) - LIST_LIMIT:,} more]"]
+        kept = [_cut(v, limit) for v in value[:LIST_LIMIT]]
+        if len(value) > LIST_LIMIT:
+            kept.append(f"...[{len(value) - LIST_LIMIT:,} more]")
+        return kept
     return value

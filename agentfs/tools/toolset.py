@@ -52,13 +52,13 @@ Approve = Callable[[ToolCallRequest], bool]
 @dataclass
 class ToolResult:
     """One call's outcome: ``data`` (the JSON result, or ``{"error": ...}``) and ``text``
-    (what a model should read), with the audit row's id."""
+    (what a model should read), with the versions it wrote (``ws.tool_calls.writer(path, n)``
+    finds its log row once the toolset has flushed)."""
 
     tool: str
     data: dict[str, Any]
     output: ToolOutput | None = None
     error: ToolError | None = None
-    call_id: int | None = None
     versions: list[tuple[str, int]] = field(default_factory=list)
 
     @property
@@ -178,8 +178,8 @@ class Toolset:
         *,
         approve: Approve | None = None,
     ) -> ToolResult:
-        """``call`` with everything: the output model, the model-facing text, the audit id and
-        the versions written. ``approve`` replaces the toolset's callback for this call (the
+        """``call`` with everything: the output model, the model-facing text and the versions
+        written. ``approve`` replaces the toolset's callback for this call (the
         MCP server asks its user before calling)."""
         started = time.time()
         spec = catalog.find(name)
@@ -198,7 +198,6 @@ class Toolset:
         policy = self._policy(spec.name)
         ctx = Context(self.ws, spec.name, policy, self.policy.limits, self)
         versions: list[tuple[str, int]] = []
-        call_id = None
         try:
             with self._acting(policy.require_read_before_write):
                 if spec.writes_in_transaction and not self.ws.readonly:
@@ -208,20 +207,18 @@ class Toolset:
                         versions = list(dict.fromkeys(journal))
                         data = output.data()
                         if spec.mutates:  # the change and its log row commit together
-                            call_id = self.audit.record(
-                                spec.name, raw, data, None, started, versions
-                            )
+                            self.audit.record(spec.name, raw, data, None, started, versions)
                 else:
                     output = spec.run(ctx, args)
                     data = output.data()
                     if spec.mutates and not self.ws.readonly:  # made elsewhere: logged after
                         with self.ws.transaction():
-                            call_id = self.audit.record(spec.name, raw, data, None, started, [])
+                            self.audit.record(spec.name, raw, data, None, started, [])
                 if not spec.mutates:  # a listing's or a tracked read's row waits (audit.py)
                     self.audit.record(spec.name, raw, data, None, started)
         except Exception as exc:  # every failure becomes a result
             return self._failed(spec.name, raw, from_exception(exc), started)
-        return ToolResult(spec.name, data, output, None, call_id, versions)
+        return ToolResult(spec.name, data, output, None, versions)
 
     def flush(self) -> None:
         """Write the audit rows of read-only calls that are still waiting (see

@@ -139,5 +139,6 @@ def test_execute_command_tool(ws: agentfs.Workspace) -> None:
     assert unapproved["error"]["code"] == "approval_denied" and not ws.exists("/x")
     quiet = Policy.model_validate({"tools": {"execute_command": {"needs_approval": False}}})
     assert Toolset(ws, policy=quiet).call("execute_command", {"command": "true"})["exit_code"] == 0
+    ws.tool_calls.publish()  # the changing calls' staged log rows, into tool_calls
     logged = ws.tool_calls.list(name="execute_command")
     assert any(call.error is None for call in logged)

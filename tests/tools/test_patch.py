@@ -261,6 +261,7 @@ def test_a_patch_over_many_files(toolset: Toolset, ws: agentfs.Workspace) -> Non
     assert ws.read("/src/new.py") == b'print("new")\n'
     assert not ws.exists("/README.md") and not ws.exists("/src/util.py")
     assert ws.read("/lib/util.py") == b"def helper():\n    return 20\n"
+    toolset.flush()  # the call's log row, staged with the change, into tool_calls
     call = ws.tool_calls.writer("/src/app.py", ws.version("/src/app.py").n)
     assert call is not None and call.name == "apply_patch"
 

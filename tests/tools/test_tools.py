@@ -486,11 +486,11 @@ def test_every_call_is_audited_and_linked_to_what_it_wrote(tools: Toolset) -> No
     edit = tools.invoke(
         "edit_file", {"path": "/src/app.py", "old_string": "line 1\n", "new_string": "one\n"}
     )
-    assert edit.versions == [("/src/app.py", 2)] and edit.call_id is not None
+    assert edit.versions == [("/src/app.py", 2)]
     code(tools, "edit_file", {"path": "/src/app.py", "old_string": "zzz", "new_string": "q"})
     tools.flush()
     writer = tools.ws.tool_calls.writer("/src/app.py", 2)
-    assert writer is not None and writer.id == edit.call_id
+    assert writer is not None and tools.ws.tool_calls.writes(writer.id) == edit.versions
     assert writer.name == "edit_file" and writer.parameters["new_string"] == "one\n"
     calls = {c.name: c for c in tools.ws.tool_calls.list()}
     assert set(calls) == {"read_file", "edit_file"}

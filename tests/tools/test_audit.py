@@ -1,0 +1,144 @@
+"""The audit (agentfs/tools/audit.py): a changing call's log row is staged in the change's own
+transaction and published into tool_calls with its links later, in call order, by whichever
+process flushes next, so no change is ever left without its row, even after a kill -9."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import agentfs
+from agentfs import fsck
+from agentfs.tools import audit
+from agentfs.tools.toolset import Toolset
+from tests.clirun import ok as cli_ok
+
+
+@pytest.fixture
+def tools(ws: agentfs.Workspace) -> Toolset:
+    ws.write("/a.txt", "one\n")
+    return Toolset(ws, thread="t1")
+
+
+def logged(ws: agentfs.Workspace) -> list[tuple[str, list[tuple[str, int]]]]:
+    """Each call in tool_calls, oldest first, with the versions it is linked to."""
+    calls = sorted(ws.tool_calls.list(), key=lambda call: call.id)
+    writes = ws.tool_calls.writes_of(call.id for call in calls)
+    return [(call.name, writes[call.id]) for call in calls]
+
+
+def test_a_change_is_staged_with_its_row_and_published_with_its_links(tools: Toolset) -> None:
+    ws = tools.ws
+    tools.call("write_file", {"path": "/b.txt", "content": "two\n"})
+    assert ws.tool_calls.staged() == 1 and logged(ws) == []
+    assert ws.info().tool_calls == 1  # counted while staged
+    tools.flush()
+    assert ws.tool_calls.staged() == 0
+    assert logged(ws) == [("write_file", [("/b.txt", 1)])]
+    assert ws.info().tool_calls == 1
+
+
+def test_calls_are_published_in_the_order_they_were_made(tools: Toolset) -> None:
+    ws = tools.ws
+    order = ["read_file", "edit_file", "stat", "write_file", "ls", "delete_file", "grep"]
+    tools.call("read_file", {"path": "/a.txt"})
+    tools.call("edit_file", {"path": "/a.txt", "old_string": "one", "new_string": "uno"})
+    tools.call("stat", {"path": "/a.txt"})
+    tools.call("write_file", {"path": "/c.txt", "content": "three\n"})
+    tools.call("ls", {"path": "/"})
+    tools.call("delete_file", {"path": "/c.txt"})
+    tools.call("grep", {"pattern": "uno"})
+    tools.flush()
+    assert [name for name, _ in logged(ws)] == order
+    assert dict(logged(ws))["edit_file"] == [("/a.txt", 2)]
+
+
+def test_a_failed_change_leaves_no_staged_row(tools: Toolset) -> None:
+    """The change and its staged row are one transaction: a call that fails inside it rolls
+    both back; the failure itself is logged like a read-only call."""
+    ws = tools.ws
+    failed = tools.call(
+        "apply_patch",
+        {"patch": "*** Begin Patch\n*** Update File: a.txt\n@@\n-nope\n+x\n*** End Patch"},
+    )
+    assert failed["error"]["code"] == "patch_failed"
+    assert ws.tool_calls.staged() == 0
+    tools.flush()
+    [(name, writes)] = logged(ws)
+    assert name == "apply_patch" and writes == []
+    assert ws.read("/a.txt") == b"one\n"
+
+
+def test_staged_rows_wait_for_a_batch_then_go_without_being_asked(
+    tools: Toolset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(audit, "STAGED_BATCH", 5)
+    for i in range(4):
+        tools.call("write_file", {"path": f"/n{i}.txt", "content": "x"})
+    assert tools.ws.tool_calls.staged() == 4
+    tools.call("write_file", {"path": "/n4.txt", "content": "x"})
+    assert tools.ws.tool_calls.staged() == 0 and len(logged(tools.ws)) == 5
+
+
+def test_a_file_s_text_is_logged_briefly_other_strings_in_full(tools: Toolset) -> None:
+    text = "".join(f"line {i}\n" for i in range(200))
+    tools.call("write_file", {"path": "/long.txt", "content": text})
+    tools.call(
+        "edit_file", {"path": "/long.txt", "old_string": "line 7\n", "new_string": "x" * 1000}
+    )
+    tools.call("read_file", {"path": "/long.txt"})
+    tools.flush()
+    calls = {call.name: call for call in tools.ws.tool_calls.list()}
+    content = calls["write_file"].parameters["content"]
+    assert content.startswith(text[: audit.CONTENT_LIMIT]) and content.endswith(" more chars]")
+    assert len(content) < audit.CONTENT_LIMIT + 40
+    assert calls["edit_file"].parameters["new_string"] == "x" * 1000
+    shown = calls["read_file"].result["content"]
+    assert len(shown) < audit.CONTENT_LIMIT + 40 and calls["read_file"].result["total_lines"] == 199
+
+
+KILLED = """
+import os, sys
+import agentfs
+from agentfs.tools.toolset import Toolset
+ws = agentfs.open(sys.argv[1])
+tools = Toolset(ws, thread="gone")
+tools.call("write_file", {"path": "/from-the-dead.txt", "content": "still here\\n"})
+tools.call("read_file", {"path": "/from-the-dead.txt"})
+os.kill(os.getpid(), 9)
+"""
+
+
+def test_rows_staged_by_a_killed_process_are_published_by_the_next(tmp_path: Path) -> None:
+    """kill -9 after a change: the change and its staged row survive, fsck is clean, and the
+    next reader that publishes (the CLI timeline here) shows the call with its version; the
+    killed process's waiting read-only row is what a crash may lose."""
+    path = tmp_path / "ws.db"
+    agentfs.open(path).close()
+    killed = subprocess.run([sys.executable, "-c", KILLED, str(path)], check=False)
+    assert killed.returncode == -9
+    with agentfs.open(path) as ws:
+        assert ws.read("/from-the-dead.txt") == b"still here\n"
+        assert ws.tool_calls.staged() == 1 and fsck.check(ws).clean
+    shown = json.loads(cli_ok("timeline", str(path), "--json").stdout)
+    assert [(c["name"], c["writes"]) for c in shown] == [
+        ("write_file", [{"path": "/from-the-dead.txt", "version": 1}])
+    ]
+    with agentfs.open(path) as ws:
+        assert ws.tool_calls.staged() == 0
+
+
+@pytest.mark.damages_workspace
+def test_fsck_reports_a_malformed_staged_row(ws: agentfs.Workspace) -> None:
+    ws.conn.execute(
+        "INSERT INTO ws_tool_call_staged(name, parameters, result, error, started_at,"
+        " completed_at, writes) VALUES ('write_file', '{', NULL, NULL, 2.0, 1.0, 'x')"
+    )
+    report = fsck.check(ws)
+    assert [p.message for p in report.problems] == [
+        "staged log row 1 of a write_file call is malformed"
+    ]
