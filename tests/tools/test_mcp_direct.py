@@ -136,7 +136,7 @@ ODD_CALLS: list[tuple[Any, dict[str, Any]]] = [
 ]
 
 
-@pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"])
+@pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2025-03-26"])
 def test_direct_and_sdk_paths_answer_alike(tmp_path: Path, version: str) -> None:
     """Every tool's example, the failing example and odd requests, on two identical
     workspaces, one server answering directly and one through the SDK only: the same
