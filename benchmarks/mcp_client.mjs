@@ -2,7 +2,7 @@
 // Desktop and the MCP Inspector are built on) timing one stdio server, for
 // benchmarks/tools.py.
 //
-//   node benchmarks/mcp_client.mjs NPM_DIR < plan.json > medians.json
+//   node benchmarks/mcp_client.mjs NPM_DIR PLAN.json > medians.json
 //
 // The plan: {"command", "args", "rounds", "ops": {name: {"calls", "arguments": [...]}},
 // "before": {name: [arguments of calls made once before the op is timed]}}. Each op's
@@ -21,7 +21,7 @@ const sdk = (module) =>
 const { Client } = await sdk("client/index.js");
 const { StdioClientTransport } = await sdk("client/stdio.js");
 
-const plan = JSON.parse(readFileSync(0, "utf8"));
+const plan = JSON.parse(readFileSync(process.argv[3], "utf8"));
 const transport = new StdioClientTransport({ command: plan.command, args: plan.args, stderr: "ignore" });
 const client = new Client({ name: "agentfs-bench", version: "1" });
 await client.connect(transport);

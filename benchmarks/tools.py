@@ -208,13 +208,22 @@ def run_node_client(
             if name != "grep"
         },
     }
-    done = subprocess.run(
-        ["node", str(ROOT / "benchmarks" / "mcp_client.mjs"), str(ROOT / ".npm")],
-        input=json.dumps(request),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as plan_file:
+        json.dump(request, plan_file)
+        plan_file.flush()
+        done = subprocess.run(
+            [
+                "node",
+                str(ROOT / "benchmarks" / "mcp_client.mjs"),
+                str(ROOT / ".npm"),
+                plan_file.name,
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    if done.returncode != 0:
+        sys.exit(f"benchmarks/mcp_client.mjs failed on {params.command}:\n{done.stderr}")
     medians: dict[str, list[float]] = json.loads(done.stdout)
     return medians
 
