@@ -40,7 +40,7 @@ MAX_DELAY = 1.0
 #: bounds them).
 STAGED_BATCH = 1024
 
-_SCALARS = (int, float, bool, type(None))
+_SCALARS = frozenset({int, float, bool, type(None)})
 
 
 class AuditLog:
@@ -98,22 +98,29 @@ class AuditLog:
 def _cut(value: Any, limit: int = STRING_LIMIT) -> Any:
     """``value`` with long strings and long lists cut, so the log stays small. A file's text
     (``content``: what a write wrote, what a read showed) is kept by the version the call
-    wrote or read, so only its first ``CONTENT_LIMIT`` characters are copied into the row."""
-    if isinstance(value, str):
+    wrote or read, so only its first ``CONTENT_LIMIT`` characters are copied into the row.
+    What needs no cut is returned as it is, not copied (the common case, on every call)."""
+    kind = value.__class__
+    if kind is str:
         if len(value) <= limit:
             return value
         return value[:limit] + f"...[{len(value) - limit:,} more chars]"
-    if isinstance(value, dict):
-        if all(
-            isinstance(v, _SCALARS)
-            or (isinstance(v, str) and len(v) <= (CONTENT_LIMIT if k == "content" else limit))
-            for k, v in value.items()
-        ):
-            return value  # the common case: nothing to cut, nothing to copy
-        return {k: _cut(v, CONTENT_LIMIT if k == "content" else limit) for k, v in value.items()}
-    if isinstance(value, list):
-        kept = [_cut(v, limit) for v in value[:LIST_LIMIT]]
+    if kind is dict:
+        out = None
+        for key, item in value.items():
+            if item.__class__ in _SCALARS:
+                continue
+            cut = _cut(item, CONTENT_LIMIT if key == "content" else limit)
+            if cut is not item:
+                if out is None:
+                    out = dict(value)
+                out[key] = cut
+        return value if out is None else out
+    if kind is list or kind is tuple:
+        kept = [_cut(item, limit) for item in value[:LIST_LIMIT]]
         if len(value) > LIST_LIMIT:
             kept.append(f"...[{len(value) - LIST_LIMIT:,} more]")
+        elif all(new is old for new, old in zip(kept, value, strict=True)):
+            return value
         return kept
     return value

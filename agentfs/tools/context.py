@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agentfs.core import paths
+from agentfs.tools.common import version_of
 from agentfs.tools.errors import ToolError, from_exception
 from agentfs.tools.policy import Limits, ResolvedToolPolicy, allowed_by, denied_by
 
@@ -30,6 +31,9 @@ class Context:
     policy: ResolvedToolPolicy
     limits: Limits
     toolset: Toolset
+    #: ``(path, n)`` of the versions this call made so far (``recording_versions``), while
+    #: it runs in its transaction.
+    journal: list[tuple[str, int]] | None = None
 
     @property
     def thread(self) -> str:
@@ -46,6 +50,17 @@ class Context:
             raise ToolError("invalid_path", f"invalid path {shown!r}: {err.message}") from None
         self._check(path, write)
         return path
+
+    def write(self, path: str, data: bytes, *, parents: bool = False) -> int:
+        """Write ``data`` to the (checked) ``path``; the file's version after it: the one
+        entry the write added to the call's journal (no query), else what the history says
+        (history off, the same bytes again, a path kept under another name)."""
+        journal = self.journal
+        mark = -1 if journal is None else len(journal)
+        st = self.ws.write(path, data, parents=parents)
+        if journal is not None and len(journal) == mark + 1 and journal[-1][0] == path:
+            return journal[-1][1]
+        return version_of(self.ws, path, st)
 
     @property
     def filters_paths(self) -> bool:

@@ -120,8 +120,7 @@ def _commit(
         return EditOutput(path=path, replacements=count, diff=diff, dry_run=True, version=version)
     data = after.encode("utf-8")
     ctx.check_size(len(data), path)
-    st = ws.write(path, data)
-    version = version_of(ws, path, st)
+    version = ctx.write(path, data)
     return EditOutput(path=path, replacements=count, diff=diff, dry_run=False, version=version)
 
 

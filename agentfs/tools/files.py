@@ -12,7 +12,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from agentfs.core import paths
-from agentfs.tools.common import EXPECTED_VERSION, PATH_DOC, check_expected, version_of
+from agentfs.tools.common import EXPECTED_VERSION, PATH_DOC, check_expected
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
 from agentfs.tools.spec import ToolInput, ToolOutput, tool
@@ -66,10 +66,8 @@ def _write(
                 f"the directory {parent} does not exist; create it with mkdir or pass"
                 " create_parent_dirs=true",
             )
-    new = ws.write(path, data, parents=parents)
-    return WriteFileOutput(
-        path=path, size=len(data), created=st is None, version=version_of(ws, path, new)
-    )
+    version = ctx.write(path, data, parents=parents)
+    return WriteFileOutput(path=path, size=len(data), created=st is None, version=version)
 
 
 @tool(

@@ -202,6 +202,7 @@ class Toolset:
             with self._acting(policy.require_read_before_write):
                 if spec.writes_in_transaction and not self.ws.readonly:
                     with self.ws.transaction(), self.ws.recording_versions() as journal:
+                        ctx.journal = journal
                         output = spec.run(ctx, args)
                         self._check_workspace_size()
                         versions = list(dict.fromkeys(journal))
