@@ -244,6 +244,8 @@ def _type(prop: dict[str, Any]) -> str:
     if "enum" in prop:
         return " \\| ".join(f'`"{v}"`' for v in prop["enum"])
     kind = prop.get("type", "any")
+    if isinstance(kind, list):  # an optional value: ["integer", "null"]
+        return " or ".join(_type({**prop, "type": one}) for one in kind)
     if kind == "array":
         return f"array of {_type(prop.get('items', {}))}"
     return str(kind)

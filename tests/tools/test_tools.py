@@ -512,6 +512,23 @@ def test_exported_schemas_are_valid_in_both_formats(tools: Toolset) -> None:
         assert spec.description and spec.title
 
 
+def test_optional_values_are_a_type_with_null(tools: Toolset) -> None:
+    """``X | None`` is exported as ``"type": [X, "null"]``, not pydantic's ``anyOf``; it
+    accepts what the ``anyOf`` did and refuses what it refused."""
+    assert json_schema(catalog.find("grep").input)["properties"]["glob"]["type"] == [
+        "string",
+        "null",
+    ]
+    schema = json_schema(catalog.find("read_file").output)
+    assert "anyOf" not in json.dumps(schema)
+    check = jsonschema.Draft202012Validator(schema)
+    read = ok(tools, "read_file", {"path": "/src/app.py"})
+    empty = {**read, "line_range": None, "next_offset": None, "mime": None}
+    assert check.is_valid(read) and check.is_valid(empty)
+    for bad in ({"line_range": [1]}, {"line_range": "1-2"}, {"next_offset": "2"}, {"mime": 3}):
+        assert not check.is_valid({**read, **bad}), bad
+
+
 # --- random tool calls against a plain directory ----------------------------------------------
 
 FILES = st.sampled_from(["/a.txt", "/d/b.txt", "/d/e/c.txt", "/f.txt"])
