@@ -17,7 +17,9 @@ spare it while the holder runs and free it once the holder is gone (``agentfs.co
 A connection that pins without writing at each open (a FUSE mount) cannot pin an inode that
 *another* process queues, so it registers as the queue's **keeper** (``ws_keeper``) while it
 runs: the other connections then leave the queue alone, and only the keeper, which knows what
-it holds open, frees queued inodes. A keeper that is gone no longer counts.
+it holds open, frees queued inodes. A keeper that is gone no longer counts. A read-only mount,
+which can write nothing, holds a lock instead (``agentfs.core.readers``): while it runs nobody
+frees queued inodes, and the first purge after it ends does.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import time
 
 import apsw
 
-from agentfs.core import holders
+from agentfs.core import holders, readers
 from agentfs.core.inodes import S_IFDIR, S_IFMT, is_dir
 from agentfs.core.xattrs import drop_all
 from agentfs.db import write_transaction
@@ -103,9 +105,12 @@ class Orphans:
         self._urgent = True
 
     def kept_elsewhere(self) -> bool:
-        """Does another live connection keep the queue (so this one must not purge)?"""
+        """Does another live connection keep the queue (so this one must not purge)? A
+        writable mount's ``ws_keeper`` row, or a read-only mount's lock (``readers``)."""
         keepers = [h for (h,) in self.conn.execute("SELECT holder FROM ws_keeper")]
-        return any(h != self.holder and holders.alive(h) for h in keepers)
+        if any(h != self.holder and holders.alive(h) for h in keepers):
+            return True
+        return bool(self.conn.filename) and readers.held(self.conn.filename)
 
     def pin(self, ino: int) -> None:
         """Keep ``ino``'s rows even once it is queued: this process has it open (a file
@@ -202,11 +207,14 @@ class Orphans:
         self.clear_stale_pins()
         if self.conn.execute(f"{_QUEUED} LIMIT 1").get is None:
             return 0  # nothing after all: one cheap read, no write lock
-        if self.kept_elsewhere():
-            return 0  # a mount may hold these open without a pin: its to free
         freed = 0
         while True:
             with write_transaction(self.conn):
+                # Asked under the write lock: a mount that started before this transaction
+                # is seen, and one that starts after it cannot hold what it frees (only an
+                # inode unlinked before it began is queued in it, and a mount opens names).
+                if self.kept_elsewhere():
+                    return freed  # a mount may hold these open without a pin: its to free
                 # A safety net: history (a version, a snapshot) may hold a queued file only
                 # through a bug or a hand edit; it leaves the queue unfreed, never lost.
                 # Only this batch is looked at, so a long queue is not rescanned per batch;

@@ -29,6 +29,7 @@ from agentfs.core import paths, xattrs
 from agentfs.core.by_inode import ByInode
 from agentfs.core.fs import Attrs, FileSystem
 from agentfs.core.inodes import ROOT_INO, Stat, is_dir
+from agentfs.core.readers import ReaderHold
 from agentfs.mount.files import OpenFiles
 from agentfs.mount.group import GroupCommit
 from agentfs.mount.kernel_cache import KernelCache, Notifier
@@ -159,8 +160,12 @@ class WorkspaceOperations(pyfuse3.Operations):
         self.timeout = timeout
         self.xattrs = xattrs
         self.readonly = fs._readonly
-        if not self.readonly:  # others leave the orphan queue to us: we hold files unpinned
+        # Others leave the orphan queue to us while we run: we hold files open unpinned.
+        self._reading: ReaderHold | None = None
+        if not self.readonly:
             fs.orphans.keep()
+        else:  # nothing can be written: a lock says it (agentfs.core.readers)
+            self._reading = ReaderHold(fs.conn.filename)
 
     def _others_committed(self) -> None:
         """Another process committed: take back what the kernel was told of what it changed,
@@ -527,6 +532,8 @@ class WorkspaceOperations(pyfuse3.Operations):
                 self.cache.notifier.close()
                 if not self.readonly:
                     self.fs.orphans.unkeep()
+                if self._reading is not None:
+                    self._reading.release()
 
     def on_idle(self) -> None:
         """The mount's timer: end a group no request uses, then free what is due (the inodes

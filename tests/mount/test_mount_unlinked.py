@@ -93,6 +93,38 @@ def test_a_file_another_process_unlinks_reads_on_in_the_mount(mounted: Mounted) 
     assert _eventually(lambda: not _inode_exists(mounted, ino))
 
 
+def test_a_read_only_mount_keeps_what_another_process_unlinks(tmp_path: Path) -> None:
+    """A read-only mount can write no keeper row; its lock (agentfs.core.readers) stops every
+    other purge, so a file it has open reads on whole after another process removes it; once
+    it unmounts, or is killed, the next purge frees the file."""
+    db = tmp_path / "ws.db"
+    agentfs.open(db).close()
+    for ending in ("unmount", "kill"):
+        with agentfs.open(db) as ws:  # no history: nothing but the open file holds it
+            ws.configure_history(keep="none")
+            ino = ws.write("/shared", CONTENT).st_ino
+        m = start_mount(db, tmp_path / "mnt", "--read-only")
+        try:
+            fd = os.open(m.dir / "shared", os.O_RDONLY)
+            try:
+                assert os.pread(fd, 100, 0) == CONTENT[:100]
+                with agentfs.open(db) as ws:
+                    ws.remove("/shared")
+                    assert ws.orphans.purge() == 0  # the read-only mount holds the queue
+                    assert fsck.check(ws).clean
+                assert os.pread(fd, 5000, 200_000) == CONTENT[200_000:205_000]
+            finally:
+                os.close(fd)
+        finally:
+            if ending == "unmount":
+                m.unmount()
+            else:
+                m.kill()
+        with agentfs.open(db) as ws:  # an open purges: nobody holds the queue now
+            assert not ws.conn.execute("SELECT 1 FROM fs_inode WHERE ino = ?", (ino,)).get
+            assert fsck.check(ws).clean
+
+
 def test_a_killed_mounts_pins_are_cleared_by_the_next_open(tmp_path: Path) -> None:
     db = tmp_path / "ws.db"
     agentfs.open(db).close()

@@ -1,0 +1,60 @@
+"""Processes that hold a workspace's files open read-only: a read-only FUSE mount.
+
+A writable mount registers as the orphan queue's keeper (``ws_keeper``, ``agentfs.core.orphans``)
+so that no other process frees an inode it still has open after someone else unlinked it. A
+read-only mount cannot write that row. It takes a shared ``flock`` on a side file instead,
+``WS.db-readers``, for as long as it runs, and a purge anywhere leaves the queue alone while
+any such lock is held.
+
+``flock``, not ``fcntl`` record locks: SQLite locks byte ranges of the database file itself
+with ``fcntl``, and the two kinds never interact on Linux; an ``fcntl`` lock is the process's
+and would vanish when any descriptor of the file closed, where a ``flock`` belongs to one open
+file description and conflicts within a process too; and the kernel drops it when its holder
+dies, however it dies, so a killed mount never blocks purging.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+
+SUFFIX = "-readers"
+
+
+def side_file(database: str) -> str:
+    """The lock file of the workspace file ``database``."""
+    return database + SUFFIX
+
+
+class ReaderHold:
+    """A shared lock on ``database``'s side file, created if missing, until ``release``."""
+
+    def __init__(self, database: str) -> None:
+        self._fd: int | None = os.open(
+            side_file(database), os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644
+        )
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_SH)  # waits out a purge's momentary check
+        except BaseException:
+            self.release()
+            raise
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # the lock goes with the descriptor
+            self._fd = None
+
+
+def held(database: str) -> bool:
+    """Does any process (this one included) hold ``database`` open read-only as a mount?"""
+    try:
+        fd = os.open(side_file(database), os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing also lets go of the exclusive lock just taken
+    return False
