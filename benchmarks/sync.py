@@ -179,6 +179,12 @@ def report_table(
         f" received {med[3] / 1e3:.1f} KB ({med[3] / changed:.2f}x) | | |"
         f" <= 1 s, <= 2x bytes {verdict(med[2] <= 1 and med[3] <= 2 * changed)} |"
     )
+    pulled = [row[3] / changed for row in rows]
+    print(
+        f"\npull bytes over the {len(rows)} rounds, as multiples of the changed content:"
+        f" min {min(pulled):.2f}x, mean {statistics.mean(pulled):.2f}x, max {max(pulled):.2f}x"
+        " (pages arrive whole: a push that opens a new leaf page costs two pages more)"
+    )
 
 
 if __name__ == "__main__":

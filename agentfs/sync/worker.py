@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import shutil
 import socket
 import sys
@@ -20,7 +19,7 @@ from typing import Any
 
 import agentfs
 from agentfs.sync import engine
-from agentfs.sync.replica import Replica, SyncError, replica_path
+from agentfs.sync.replica import Replica, SyncError, new_origin, replica_path
 from agentfs.sync.state import SyncState, is_set_up
 
 #: Seconds any one network read or write may wait (AGENTFS_SYNC_SOCKET_TIMEOUT overrides).
@@ -77,11 +76,14 @@ def connect(
             raise SyncError(f"{ws.path} already syncs with {known}; clone {remote} instead")
         origin = state.get("origin")
     else:
-        origin = secrets.token_hex(8)
+        origin = new_origin()
     path = replica_path(ws.path)
     fresh = not path.parent.exists()
     try:
         replica = Replica(path, remote, token or os.environ.get("TURSO_AUTH_TOKEN"), origin)
+        while not is_set_up(ws.conn) and replica.origin_used:  # another copy drew it first
+            origin = new_origin()
+            replica.use_origin(origin)
     except SyncError:
         if fresh:
             shutil.rmtree(path.parent, ignore_errors=True)

@@ -237,3 +237,57 @@ def test_a_snapshot_sent_twice_is_received_once(tmp_path: Path, server: SyncServ
     sync.pull(b)
     with agentfs.Workspace(b, create=False) as ws:
         assert len(ws.snapshots.list()) == 3
+
+
+OLD_FORMAT = """
+import sys, turso.sync
+conn = turso.sync.connect(sys.argv[1], remote_url=sys.argv[2], client_name="old")
+conn.execute("CREATE TABLE objects (key TEXT PRIMARY KEY, kind TEXT NOT NULL, data BLOB NOT NULL)")
+conn.execute("INSERT INTO objects VALUES ('0123456789abcdef/000000000001', 'calls', x'00')")
+conn.commit()
+conn.push()
+"""
+
+
+def test_a_remote_in_the_text_key_format_is_refused(tmp_path: Path, server: SyncServer) -> None:
+    """A remote an earlier agentfs wrote (objects keyed by text) is one clear error, and
+    nothing is left behind."""
+    subprocess.run(
+        [sys.executable, "-c", OLD_FORMAT, str(tmp_path / "old.db"), server.url], check=True
+    )
+    a = machine(tmp_path, "a")
+    build(a, 2)
+    before = picture(a)
+    with pytest.raises(SyncError, match="earlier agentfs format"):
+        sync.setup(a, server.url)
+    assert picture(a) == before and not sync.replica_path(a).parent.exists()
+
+
+SAME_ORIGIN = """
+import sys, itertools
+import agentfs
+from agentfs.sync import worker
+drawn = itertools.chain(["00000000aa", "00000000aa"], iter(lambda: "00000000bb", None))
+worker.new_origin = lambda: next(drawn)
+for name in ("a.db", "b.db"):
+    with agentfs.Workspace(sys.argv[1] + "/" + name) as ws:
+        replica = worker.connect(ws, sys.argv[2], None, False)
+        replica.write_object("calls", [])
+        replica.push()
+        replica.close()
+        print(replica.origin)
+"""
+
+
+def test_an_origin_the_remote_holds_already_is_drawn_again(
+    tmp_path: Path, server: SyncServer
+) -> None:
+    """Two copies that draw the same origin would write the same rows; the second one sees
+    the first one's objects under it and draws another."""
+    done = subprocess.run(
+        [sys.executable, "-c", SAME_ORIGIN, str(tmp_path), server.url],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    assert done.stdout.split() == ["00000000aa", "00000000bb"]
