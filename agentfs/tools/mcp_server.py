@@ -12,6 +12,9 @@ Design choices:
   with caches of its own; running calls one after another in the thread that opened it
   keeps every guarantee the Python API makes. A stdio server has one client, which waits for
   each answer anyway.
+* **Tool calls answered at the transport** (``mcp_direct``): a plain ``tools/call`` skips
+  the SDK's per-request pipeline, which cost ten times the tool's own work on a small call;
+  the SDK keeps everything else, calls that need approval included.
 * **Approval through elicitation.** A tool whose policy says ``needs_approval`` is put to the
   user as a yes/no form (``elicitation/create``) before it runs, when the client declared
   the elicitation capability and the connection can carry a request to it; otherwise it is
