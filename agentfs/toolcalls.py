@@ -130,10 +130,12 @@ class ToolCallLog:
     def publish(self, waiting: Iterable[CallRecord] = ()) -> None:
         """Move every staged row (this process's or any other's) and ``waiting`` (finished
         calls that wrote nothing) into ``tool_calls``, in the order the calls started, with
-        the staged rows' links; one transaction."""
+        the staged rows' links; one transaction. Nothing to move costs one read, no lock."""
         rows: list[tuple[tuple[float, int], tuple[object, ...], Any]] = [
             ((call.started_at, 0), self._values(call), ()) for call in waiting
         ]
+        if not rows and not self.conn.execute("SELECT 1 FROM ws_tool_call_staged LIMIT 1").get:
+            return
         with write_transaction(self.conn):
             staged: list[tuple[Any, ...]] = self.conn.execute(
                 "DELETE FROM ws_tool_call_staged RETURNING id, name, parameters, result, error,"

@@ -116,6 +116,7 @@ class Workspace(HistoryMixin, SearchMixin):
             )
             self._checkpointer.install(conn)
             self.orphans.purge()  # finish deletes a crash interrupted
+            self.tool_calls.publish()  # log rows a killed toolset left staged
 
     # --- lifecycle -----------------------------------------------------------------------------
 

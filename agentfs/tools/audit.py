@@ -11,7 +11,7 @@ together, in call order (``ToolCallLog.publish``), when ``BATCH`` read-only rows
 ``STAGED_BATCH`` rows are staged, when the oldest waiting one is ``MAX_DELAY`` seconds old,
 or at ``flush()`` (the MCP server flushes whenever it is idle). A crash may lose the
 last second of read-only calls' rows, never a change's: its staged row is published by the
-next flush of any toolset on the workspace.
+next flush of any toolset on the workspace, or the next writable open of it.
 """
 
 from __future__ import annotations

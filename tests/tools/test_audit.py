@@ -115,13 +115,13 @@ os.kill(os.getpid(), 9)
 
 def test_rows_staged_by_a_killed_process_are_published_by_the_next(tmp_path: Path) -> None:
     """kill -9 after a change: the change and its staged row survive, fsck is clean, and the
-    next reader that publishes (the CLI timeline here) shows the call with its version; the
-    killed process's waiting read-only row is what a crash may lose."""
+    next writable open (the CLI timeline's here) publishes it: the call shows with its
+    version; the killed process's waiting read-only row is what a crash may lose."""
     path = tmp_path / "ws.db"
     agentfs.open(path).close()
     killed = subprocess.run([sys.executable, "-c", KILLED, str(path)], check=False)
     assert killed.returncode == -9
-    with agentfs.open(path) as ws:
+    with agentfs.open(path, readonly=True) as ws:  # a read-only handle moves nothing
         assert ws.read("/from-the-dead.txt") == b"still here\n"
         assert ws.tool_calls.staged() == 1 and fsck.check(ws).clean
     shown = json.loads(cli_ok("timeline", str(path), "--json").stdout)
