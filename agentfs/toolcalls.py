@@ -112,19 +112,10 @@ class ToolCallLog:
         the change and its row commit together, as a staged row (one B-tree append instead
         of five, schema/migrations/0011-staged-calls.sql) that ``publish`` later moves into
         ``tool_calls`` with its ``writes`` links."""
-        _check_times(call)
         self.conn.execute(
             "INSERT INTO ws_tool_call_staged(name, parameters, result, error, started_at,"
             " completed_at, writes) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                call.name,
-                _dumps(call.parameters),
-                None if call.error is not None else _dumps(call.result),
-                call.error,
-                call.started_at,
-                call.completed_at,
-                _ENCODER.encode([[path, n] for path, n in writes]),
-            ),
+            (*_texts(call), _ENCODER.encode([[path, n] for path, n in writes])),
         )
 
     def publish(self, waiting: Iterable[CallRecord] = ()) -> None:
@@ -192,16 +183,7 @@ class ToolCallLog:
         return f"INSERT INTO tool_calls({columns}) VALUES ({', '.join('?' * count)})"
 
     def _values(self, call: CallRecord) -> tuple[object, ...]:
-        _check_times(call)
-        values = _spec_row(
-            call.name,
-            _dumps(call.parameters),
-            None if call.error is not None else _dumps(call.result),
-            call.error,
-            call.started_at,
-            call.completed_at,
-        )
-        return self._with_status(values, call.error)
+        return self._with_status(_spec_row(*_texts(call)), call.error)
 
     def _with_status(self, values: tuple[object, ...], error: object) -> tuple[object, ...]:
         """``values`` for ``_insert``, with agentfs-sdk's ``status`` where the table has it."""
@@ -264,9 +246,18 @@ class ToolCallLog:
         return [ToolStats(*row) for row in rows]
 
 
-def _check_times(call: CallRecord) -> None:
+def _texts(call: CallRecord) -> tuple[str, str | None, str | None, str | None, float, float]:
+    """``call`` as it is stored: its JSON as text, no result when it failed (rule 1)."""
     if call.completed_at < call.started_at:
         raise InvalidValueError("completed_at is before started_at")
+    return (
+        call.name,
+        _dumps(call.parameters),
+        None if call.error is not None else _dumps(call.result),
+        call.error,
+        call.started_at,
+        call.completed_at,
+    )
 
 
 def _spec_row(
