@@ -50,6 +50,31 @@ class CallRecord(NamedTuple):
     started_at: float
     completed_at: float
 
+    def stored(self) -> StoredCall:
+        """The call as it is stored: its JSON as text, made now (so later changes to the
+        values are not logged), no result when it failed (rule 1)."""
+        if self.completed_at < self.started_at:
+            raise InvalidValueError("completed_at is before started_at")
+        return StoredCall(
+            self.name,
+            json_text(self.parameters),
+            None if self.error is not None else json_text(self.result),
+            self.error,
+            self.started_at,
+            self.completed_at,
+        )
+
+
+class StoredCall(NamedTuple):
+    """A finished call with its parameters and result as JSON text, ready to be written."""
+
+    name: str
+    parameters: str | None
+    result: str | None
+    error: str | None
+    started_at: float
+    completed_at: float
+
 
 @dataclass(frozen=True, slots=True)
 class ToolStats:
@@ -107,7 +132,7 @@ class ToolCallLog:
                 )
             return call_id
 
-    def stage(self, call: CallRecord, writes: Iterable[tuple[str, int]]) -> None:
+    def stage(self, call: StoredCall, writes: Iterable[tuple[str, int]]) -> None:
         """Log a finished call that changed the workspace, inside the caller's transaction so
         the change and its row commit together, as a staged row (one B-tree append instead
         of five, schema/migrations/0011-staged-calls.sql) that ``publish`` later moves into
@@ -115,15 +140,18 @@ class ToolCallLog:
         self.conn.execute(
             "INSERT INTO ws_tool_call_staged(name, parameters, result, error, started_at,"
             " completed_at, writes) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (*_texts(call), _ENCODER.encode([[path, n] for path, n in writes])),
+            (*call, _ENCODER.encode([[path, n] for path, n in writes])),
         )
 
-    def publish(self, waiting: Iterable[CallRecord] = ()) -> None:
+    def publish(self, waiting: Iterable[StoredCall] = ()) -> None:
         """Move every staged row (this process's or any other's) and ``waiting`` (finished
         calls that wrote nothing) into ``tool_calls``, in the order the calls started, with
-        the staged rows' links; one transaction. Nothing to move costs one read, no lock."""
+        the staged rows' links; one transaction. Nothing to move costs one read, no lock. A
+        staged row whose links are malformed (a hand edit; fsck reports it) goes in without
+        them rather than stopping the others."""
         rows: list[tuple[tuple[float, int], tuple[object, ...], Any]] = [
-            ((call.started_at, 0), self._values(call), ()) for call in waiting
+            ((call.started_at, 0), self._with_status(_spec_row(*call), call.error), ())
+            for call in waiting
         ]
         if not rows and not self.conn.execute("SELECT 1 FROM ws_tool_call_staged LIMIT 1").get:
             return
@@ -134,7 +162,7 @@ class ToolCallLog:
             ).fetchall()
             for id_, name, params, result, error, started, completed, writes in staged:
                 values = _spec_row(name, params, result, error, started, completed)
-                rows.append(((started, id_), self._with_status(values, error), json.loads(writes)))
+                rows.append(((started, id_), self._with_status(values, error), _links(writes)))
             if not rows:
                 return
             rows.sort(key=lambda row: row[0])  # stable: a process's own calls keep their order
@@ -183,7 +211,7 @@ class ToolCallLog:
         return f"INSERT INTO tool_calls({columns}) VALUES ({', '.join('?' * count)})"
 
     def _values(self, call: CallRecord) -> tuple[object, ...]:
-        return self._with_status(_spec_row(*_texts(call)), call.error)
+        return self._with_status(_spec_row(*call.stored()), call.error)
 
     def _with_status(self, values: tuple[object, ...], error: object) -> tuple[object, ...]:
         """``values`` for ``_insert``, with agentfs-sdk's ``status`` where the table has it."""
@@ -246,18 +274,22 @@ class ToolCallLog:
         return [ToolStats(*row) for row in rows]
 
 
-def _texts(call: CallRecord) -> tuple[str, str | None, str | None, str | None, float, float]:
-    """``call`` as it is stored: its JSON as text, no result when it failed (rule 1)."""
-    if call.completed_at < call.started_at:
-        raise InvalidValueError("completed_at is before started_at")
-    return (
-        call.name,
-        _dumps(call.parameters),
-        None if call.error is not None else _dumps(call.result),
-        call.error,
-        call.started_at,
-        call.completed_at,
-    )
+def _links(writes: str) -> list[tuple[str, int]]:
+    """A staged row's ``writes``: its ``[path, n]`` pairs, or none when it is malformed."""
+    try:
+        pairs = json.loads(writes)
+    except (TypeError, ValueError):
+        return []
+    if not isinstance(pairs, list):
+        return []
+    return [
+        (pair[0], pair[1])
+        for pair in pairs
+        if isinstance(pair, list)
+        and len(pair) == 2
+        and isinstance(pair[0], str)
+        and isinstance(pair[1], int)
+    ]
 
 
 def _spec_row(
@@ -285,13 +317,19 @@ def _spec_row(
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
 
 
-def _dumps(value: Any) -> str | None:
+def json_text(value: Any) -> str | None:
+    """JSON text of ``value`` (None stays None); characters UTF-8 cannot hold (a lone
+    surrogate a client sent) escaped, as SQLite stores text as UTF-8."""
     if value is None:
         return None
     try:
-        return _ENCODER.encode(value)
+        text = _ENCODER.encode(value)
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidValueError(f"tool-call value is not JSON-serialisable: {exc}") from None
+    return text
 
 
 def _loads(text: str | None) -> Any:

@@ -15,6 +15,7 @@ dies, however it dies, so a killed mount never blocks purging.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 
@@ -30,9 +31,20 @@ class ReaderHold:
     """A shared lock on ``database``'s side file, created if missing, until ``release``."""
 
     def __init__(self, database: str) -> None:
-        self._fd: int | None = os.open(
-            side_file(database), os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644
-        )
+        side = side_file(database)
+        try:
+            fd = os.open(side, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except PermissionError:
+            try:  # a directory we may not write to: the file may be there already
+                fd = os.open(side, os.O_RDONLY | os.O_CLOEXEC)
+            except FileNotFoundError:
+                raise PermissionError(
+                    errno.EACCES,
+                    "a read-only mount needs this lock file beside the workspace (so other"
+                    " processes leave the files it reads alone) and cannot create it",
+                    side,
+                ) from None
+        self._fd: int | None = fd
         try:
             fcntl.flock(self._fd, fcntl.LOCK_SH)  # waits out a purge's momentary check
         except BaseException:

@@ -31,12 +31,15 @@ def repair_ws_tool_write_call(conn: apsw.Connection) -> list[str]:
 
 @_check
 def check_ws_tool_call_staged_values(conn: apsw.Connection) -> _Finding:
-    """Staged log rows hold what ``publish`` moves: JSON texts, a JSON list of the versions
-    written, ordered times, and a result or an error, not both. Not repaired: a staged row is
-    a change's only log row, so fsck reports it and leaves it."""
+    """Staged log rows hold what ``publish`` moves: JSON texts, a JSON list of the
+    ``[path, n]`` versions written, ordered times, and a result or an error, not both. Not
+    repaired: a staged row is a change's only log row, so fsck reports it and leaves it."""
     for id_, name in conn.execute(
         "SELECT id, name FROM ws_tool_call_staged WHERE NOT json_valid(writes)"
-        " OR json_type(writes) != 'array' OR (parameters IS NOT NULL AND NOT"
+        " OR json_type(writes) != 'array' OR EXISTS (SELECT 1 FROM json_each(writes) w WHERE"
+        " w.type != 'array' OR json_array_length(w.value) != 2 OR"
+        " json_type(w.value, '$[0]') != 'text' OR json_type(w.value, '$[1]') != 'integer')"
+        " OR (parameters IS NOT NULL AND NOT"
         " json_valid(parameters)) OR (result IS NOT NULL AND NOT json_valid(result))"
         " OR (result IS NOT NULL AND error IS NOT NULL) OR completed_at < started_at"
     ):

@@ -16,11 +16,11 @@ next flush of any toolset on the workspace, or the next writable open of it.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from agentfs.toolcalls import CallRecord
+from agentfs.core.errors import InvalidValueError
+from agentfs.toolcalls import CallRecord, StoredCall, json_text
 from agentfs.tools.errors import ToolError
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class AuditLog:
 
     def __init__(self, ws: AnyWorkspace) -> None:
         self.ws = ws
-        self._waiting: list[CallRecord] = []
+        self._waiting: list[StoredCall] = []
         self._staged = 0  # rows this log staged since its last publish
 
     def record(
@@ -64,13 +64,15 @@ class AuditLog:
         transaction: the row is staged in it. Otherwise the row waits in memory."""
         if self.ws.readonly:
             return  # a read-only handle writes nothing, the audit included
-        row = CallRecord(
-            name,
-            _cut(arguments),
-            None if result is None else _cut(result),
-            None if error is None else json.dumps(error.as_dict(), ensure_ascii=False),
-            started,
-            time.time(),
+        row = _stored(
+            CallRecord(
+                name,
+                _cut(arguments),
+                None if result is None else _cut(result),
+                None if error is None else json_text(error.as_dict()),
+                started,
+                time.time(),
+            )
         )
         if writes is None:
             self._waiting.append(row)
@@ -93,6 +95,17 @@ class AuditLog:
             self.ws.tool_calls.publish(self._waiting)
         self._waiting.clear()
         self._staged = 0
+
+
+def _stored(call: CallRecord) -> StoredCall:
+    """``call`` as JSON text now, so what the caller does later with the values it passed or
+    got back is not what is logged; a value JSON cannot hold (a NaN a client sent) is logged
+    as a note instead, so one call's odd value never stops the others' rows."""
+    try:
+        return call.stored()
+    except InvalidValueError as exc:
+        note = {"unlogged": str(exc)}
+        return call._replace(parameters=note, result=None if call.result is None else note).stored()
 
 
 def _cut(value: Any, limit: int = STRING_LIMIT) -> Any:

@@ -3,9 +3,14 @@ one, goes when it is released or its process dies, and stops purging while held.
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+
+import pytest
 
 import agentfs
 from agentfs.core import readers
@@ -54,3 +59,48 @@ def test_no_purge_while_a_reader_holds_the_workspace(tmp_path: Path) -> None:
         finally:
             hold.release()
         assert ws.orphans.purge() == 1
+
+
+NOBODY = """
+import sys
+sys.path.insert(0, sys.argv[2])
+from agentfs.core import readers
+try:
+    readers.ReaderHold(sys.argv[1] + "/ws.db")
+    print("held")
+except PermissionError as exc:
+    print("refused:", exc)
+"""
+
+
+def test_a_directory_a_reader_may_not_write_to_is_a_clear_error() -> None:
+    """Run as nobody (setpriv): refused with a clear message when the lock file is missing,
+    and the lock taken through a read-only descriptor when it is there."""
+    root = Path(readers.__file__).resolve().parents[2]
+    base = Path(tempfile.mkdtemp())  # in /tmp, which nobody may cross (pytest's may not be)
+    base.chmod(0o755)
+    directory = base / "ro"
+    directory.mkdir()
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+    command = [*as_nobody, sys.executable, "-c", NOBODY, str(directory), str(root)]
+    probe = [
+        *as_nobody,
+        sys.executable,
+        "-c",
+        f"import sys; sys.path.insert(0, {str(root)!r}); import agentfs.core.readers",
+    ]
+    if os.geteuid() != 0 or subprocess.run(probe, capture_output=True).returncode != 0:
+        shutil.rmtree(base)
+        pytest.skip("needs root to run as nobody, and a checkout nobody may read")
+    directory.chmod(0o555)
+    try:
+        refused = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+        directory.chmod(0o755)
+        (directory / "ws.db-readers").touch(0o644)
+        directory.chmod(0o555)
+        held = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    finally:
+        directory.chmod(0o755)
+        shutil.rmtree(base)
+    assert refused.startswith("refused:") and "lock file beside the workspace" in refused
+    assert held == "held\n"

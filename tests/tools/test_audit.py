@@ -142,3 +142,47 @@ def test_fsck_reports_a_malformed_staged_row(ws: agentfs.Workspace) -> None:
     assert [p.message for p in report.problems] == [
         "staged log row 1 of a write_file call is malformed"
     ]
+
+
+def test_what_a_caller_does_with_a_result_later_is_not_what_is_logged(tools: Toolset) -> None:
+    listing = tools.call("ls", {"path": "/"})
+    arguments = {"path": "/a.txt"}
+    tools.call("stat", arguments)
+    listing["entries"].clear()
+    arguments["path"] = "/changed"
+    tools.flush()
+    calls = {call.name: call for call in tools.ws.tool_calls.list()}
+    assert [e["name"] for e in calls["ls"].result["entries"]] == ["a.txt"]
+    assert calls["stat"].parameters == {"path": "/a.txt"}
+
+
+def test_a_value_json_cannot_hold_is_noted_and_stops_no_other_row(tools: Toolset) -> None:
+    """A NaN, or a lone surrogate a client sent, in a call's arguments: that call is refused
+    and logged with a note (or the character escaped); the next calls and their rows are not
+    held up."""
+    assert tools.call("stat", {"path": float("nan")})["error"]["code"] == "invalid_argument"
+    assert "error" in tools.call("read_file", {"path": "/\ud800"})
+    assert tools.call("write_file", {"path": "/after.txt", "content": "ok"})["version"] == 1
+    tools.flush()
+    calls = {call.name: call for call in tools.ws.tool_calls.list()}
+    assert "unlogged" in calls["stat"].parameters
+    assert calls["read_file"].parameters == {"path": "/\ud800"}  # escaped, read back whole
+    assert tools.ws.tool_calls.writes(calls["write_file"].id) == [("/after.txt", 1)]
+
+
+@pytest.mark.damages_workspace
+def test_a_staged_row_with_malformed_links_is_published_without_them(
+    ws: agentfs.Workspace,
+) -> None:
+    """A hand-edited staged row never blocks opening the workspace: it goes into the log
+    without its links, and fsck reported it before."""
+    ws.conn.execute(
+        "INSERT INTO ws_tool_call_staged(name, parameters, result, error, started_at,"
+        " completed_at, writes) VALUES ('write_file', '{}', '{}', NULL, 1.0, 2.0, '[[\"/a\"]]')"
+    )
+    assert [p.message for p in fsck.check(ws).problems] == [
+        "staged log row 1 of a write_file call is malformed"
+    ]
+    ws.tool_calls.publish()
+    assert ws.tool_calls.staged() == 0 and [c.name for c in ws.tool_calls.list()] == ["write_file"]
+    assert ws.tool_calls.writes(ws.tool_calls.list()[0].id) == []

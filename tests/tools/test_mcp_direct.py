@@ -117,6 +117,8 @@ def demo(tmp_path: Path, name: str) -> Path:
     return path
 
 
+ENVELOPE = "io.modelcontextprotocol/protocolVersion"
+
 #: Requests beyond the examples: each is answered (or refused) the same on both paths.
 ODD_CALLS: list[tuple[Any, dict[str, Any]]] = [
     ("str-id", {"name": "read_file", "arguments": {"path": "/src/app.py"}}),
@@ -133,6 +135,7 @@ ODD_CALLS: list[tuple[Any, dict[str, Any]]] = [
     (108, {"name": "read_file", "arguments": {"path": "/u.txt"}}),
     (109, {"name": "write_file", "arguments": {"path": "/big.txt", "content": "x" * 300_000}}),
     (110, {"name": "list_files", "arguments": {"path": "/"}}),  # an alias
+    (111, {"name": "stat", "arguments": {"path": "/src"}, "_meta": {ENVELOPE: "2026-07-28"}}),
 ]
 
 
@@ -153,6 +156,11 @@ def test_direct_and_sdk_paths_answer_alike(tmp_path: Path, version: str) -> None
         for id, params in ODD_CALLS:
             got.append(client.request(id, "tools/call", params))
         client.send('{"jsonrpc": "2.0", "id": 200, "method": "tools/call", "params": ')  # torn
+        # a lone surrogate: JSON the SDK's parser refuses (no answer), never run here
+        client.send(
+            '{"jsonrpc": "2.0", "id": 202, "method": "tools/call", "params": {"name":'
+            ' "write_file", "arguments": {"path": "/\\ud800", "content": "x"}}}'
+        )
         got.append(client.request(201, "tools/list", {}))
         answers[direct] = [comparable(message) for message in got]
         handed[direct] = client.close()
@@ -161,7 +169,8 @@ def test_direct_and_sdk_paths_answer_alike(tmp_path: Path, version: str) -> None
     examples = len(reference.EXAMPLES) + 1
     # the SDK's path sees every call but the torn one; execute_command needs approval by
     # default, which only the SDK can ask for
-    assert len(handed[False]) == examples + len(ODD_CALLS) - 1  # all but the one with no name
+    # all but the one with no name and the 2026 envelope (refused before any handler)
+    assert len(handed[False]) == examples + len(ODD_CALLS) - 2
     if version in DIRECT_VERSIONS:
         assert handed[True] == ["execute_command"]
     else:
@@ -275,3 +284,24 @@ def test_other_protocol_versions_stay_with_the_sdk(direct: DirectCalls, version:
 def test_anything_in_doubt_goes_to_the_sdk(direct: DirectCalls, line: str) -> None:
     direct.outgoing(_initialized("2025-11-25"))
     assert direct.take(line) is None
+
+
+def test_a_failure_while_answering_is_the_sdk_s_error_reply() -> None:
+    """The tool has run by then, so the line cannot go to the SDK any more: it is answered
+    as the SDK's dispatcher answers a handler that raised (code 0, the message)."""
+
+    def broken(params: types.CallToolRequestParams) -> types.CallToolResult | None:
+        raise OSError(16, "another writer held the workspace")
+
+    direct = DirectCalls(broken)
+    direct.outgoing(_initialized("2025-11-25"))
+    line = direct.take(CALL)
+    assert line is not None
+    message = json.loads(line)
+    assert message["id"] == 5 and message["error"]["code"] == 0
+    assert "another writer held the workspace" in message["error"]["message"]
+
+
+def test_a_lone_surrogate_is_refused_as_the_sdk_refuses_it(direct: DirectCalls) -> None:
+    direct.outgoing(_initialized("2025-11-25"))
+    assert direct.take(CALL.replace("/a.txt", "/\\ud800")) is None
