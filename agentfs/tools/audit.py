@@ -19,6 +19,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from pydantic_core import PydanticSerializationError, to_json
+
 from agentfs.core.errors import InvalidValueError
 from agentfs.toolcalls import CallRecord, StoredCall, json_text
 from agentfs.tools.errors import ToolError
@@ -65,14 +67,11 @@ class AuditLog:
         if self.ws.readonly:
             return  # a read-only handle writes nothing, the audit included
         row = _stored(
-            CallRecord(
-                name,
-                _cut(arguments),
-                None if result is None else _cut(result),
-                None if error is None else json_text(error.as_dict()),
-                started,
-                time.time(),
-            )
+            name,
+            _cut(arguments),
+            None if result is None else _cut(result),
+            None if error is None else json_text(error.as_dict()),
+            started,
         )
         if writes is None:
             self._waiting.append(row)
@@ -97,10 +96,27 @@ class AuditLog:
         self._staged = 0
 
 
-def _stored(call: CallRecord) -> StoredCall:
-    """``call`` as JSON text now, so what the caller does later with the values it passed or
-    got back is not what is logged; a value JSON cannot hold (a NaN a client sent) is logged
-    as a note instead, so one call's odd value never stops the others' rows."""
+def _stored(
+    name: str, arguments: Any, result: Any, error: str | None, started: float
+) -> StoredCall:
+    """The call as JSON text now, so what the caller does later with the values it passed or
+    got back is not what is logged. pydantic's encoder (five times the standard library's
+    speed on a small result; a NaN written as the string "NaN"); what it cannot write (a
+    lone surrogate a client sent, an object JSON has no form for) goes through
+    ``CallRecord.stored``, which escapes what it can and otherwise logs a note, so one call's
+    odd value never stops the others' rows."""
+    completed = max(time.time(), started)
+    try:
+        return StoredCall(
+            name,
+            to_json(arguments, inf_nan_mode="strings").decode(),
+            None if result is None else to_json(result, inf_nan_mode="strings").decode(),
+            error,
+            started,
+            completed,
+        )
+    except PydanticSerializationError:
+        call = CallRecord(name, arguments, result, error, started, completed)
     try:
         return call.stored()
     except InvalidValueError as exc:

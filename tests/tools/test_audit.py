@@ -157,16 +157,18 @@ def test_what_a_caller_does_with_a_result_later_is_not_what_is_logged(tools: Too
 
 
 def test_a_value_json_cannot_hold_is_noted_and_stops_no_other_row(tools: Toolset) -> None:
-    """A NaN, or a lone surrogate a client sent, in a call's arguments: that call is refused
-    and logged with a note (or the character escaped); the next calls and their rows are not
-    held up."""
+    """A NaN, a lone surrogate a client sent, an object JSON has no form for, in a call's
+    arguments: that call is refused and logged (NaN as a string, the character escaped, the
+    object as a note); the next calls and their rows are not held up."""
     assert tools.call("stat", {"path": float("nan")})["error"]["code"] == "invalid_argument"
     assert "error" in tools.call("read_file", {"path": "/\ud800"})
+    assert tools.call("ls", {"path": object()})["error"]["code"] == "invalid_argument"
     assert tools.call("write_file", {"path": "/after.txt", "content": "ok"})["version"] == 1
     tools.flush()
     calls = {call.name: call for call in tools.ws.tool_calls.list()}
-    assert "unlogged" in calls["stat"].parameters
+    assert calls["stat"].parameters == {"path": "NaN"}
     assert calls["read_file"].parameters == {"path": "/\ud800"}  # escaped, read back whole
+    assert "unlogged" in calls["ls"].parameters
     assert tools.ws.tool_calls.writes(calls["write_file"].id) == [("/after.txt", 1)]
 
 
