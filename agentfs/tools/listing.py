@@ -4,6 +4,7 @@ cut; entries the policy denies are left out."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Annotated, Any, get_args
 
 from pydantic import Field
@@ -76,8 +77,9 @@ def ls(ctx: Context, args: LsInput) -> LsOutput:
     path = ctx.path(args.path)
     cap = ctx.cap(LS_LIMIT)
     listing = ctx.ws.readdir_plus(path)
-    if ctx.filters_paths:
-        listing = [(name, st) for name, st in listing if ctx.visible(paths.join(path, name))]
+    if ctx.filters_paths:  # the policy is asked about the entries shown, and one more
+        visible = ((name, st) for name, st in listing if ctx.visible(paths.join(path, name)))
+        listing = list(itertools.islice(visible, cap + 1))
     entries: list[Entry] = [
         {
             "name": name,

@@ -44,7 +44,6 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 
-from agentfs.tools import catalog
 from agentfs.tools.export import json_schema
 from agentfs.tools.mcp_direct import DirectCalls
 from agentfs.tools.mcp_stdio import serve_streams
@@ -122,16 +121,14 @@ class McpServer:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         granted = True
-        spec = catalog.find(params.name)
-        if spec is not None and self.toolset.needs_approval(spec.name):
+        if self.toolset.needs_approval(params.name):
             self._last_call = time.monotonic()  # not idle while the user is asked
-            granted = await self._ask(ctx, spec.name, params.arguments or {})
+            granted = await self._ask(ctx, params.name, params.arguments or {})
         return self._run(params, granted)
 
     def _answer_directly(self, params: types.CallToolRequestParams) -> types.CallToolResult | None:
         """A call the transport may answer itself (``mcp_direct``): any but one to approve."""
-        spec = catalog.find(params.name)
-        if spec is not None and self.toolset.needs_approval(spec.name):
+        if self.toolset.needs_approval(params.name):
             return None
         return self._run(params, True)
 

@@ -224,6 +224,21 @@ def test_limits(project: agentfs.Workspace) -> None:
     assert full["error"]["code"] == "too_large" and not project.exists("/f.bin")
 
 
+@pytest.mark.parametrize(("cap", "truncated"), [(2, True), (3, False), (4, False)])
+def test_a_filtered_listing_is_cut_at_its_cap_of_visible_entries(
+    ws: agentfs.Workspace, cap: int, truncated: bool
+) -> None:
+    """Denied names are skipped before the cap counts, and the listing says it was cut only
+    when a visible entry was left out."""
+    for name in ("a", "b.secret", "c", "d.secret", "e", "f.secret"):
+        ws.write(f"/dir/{name}", "x", parents=True)
+    policy = denying("**/*.secret")
+    policy.limits = Limits(max_results=cap)
+    listing = Toolset(ws, policy=policy).call("ls", {"path": "/dir"})
+    assert [e["name"] for e in listing["entries"]] == ["a", "c", "e"][:cap]
+    assert listing["truncated"] is truncated
+
+
 def test_policy_files(tmp_path: Path) -> None:
     toml = tmp_path / "policy.toml"
     toml.write_text(
