@@ -191,13 +191,14 @@ class Transaction:
     transaction never has to upgrade a read lock (which fails at once with SQLITE_BUSY instead
     of waiting). A nested write level is a savepoint, so a helper may open its own scope safely.
     A read level groups SELECTs that must see one state while other processes commit; nested,
-    it is a no-op. ``on_begin`` runs right after an outermost BEGIN (inside the snapshot, so
-    it can validate caches against it) and ``on_rollback`` whenever this level is
-    undone, so caches filled inside it can be dropped. A class, not a generator: it sits on
-    every call.
+    it is a no-op, and so is a nested write level made with ``savepoint=False``, for an
+    operation whose one write is a single statement (atomic by itself). ``on_begin`` runs
+    right after an outermost BEGIN (inside the snapshot, so it can validate caches against
+    it) and ``on_rollback`` whenever this level is undone, so caches filled inside it can be
+    dropped. A class, not a generator: it sits on every call.
     """
 
-    __slots__ = ("_nested", "conn", "on_begin", "on_rollback", "write")
+    __slots__ = ("_nested", "conn", "on_begin", "on_rollback", "savepoint", "write")
 
     def __init__(
         self,
@@ -206,9 +207,11 @@ class Transaction:
         write: bool,
         on_begin: Callable[[], None] | None = None,
         on_rollback: Callable[[], None] | None = None,
+        savepoint: bool = True,
     ) -> None:
         self.conn = conn
         self.write = write
+        self.savepoint = write and savepoint
         self.on_begin = on_begin
         self.on_rollback = on_rollback
         self._nested = False
@@ -227,14 +230,14 @@ class Transaction:
                 ) from None
             if self.on_begin is not None:
                 self.on_begin()
-        elif self.write:
+        elif self.savepoint:
             conn.__enter__()
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
         conn = self.conn
         if self._nested:
-            if self.write:
+            if self.savepoint:
                 conn.__exit__(exc_type, exc, tb)  # type: ignore[arg-type]
         elif exc_type is None:
             conn.execute("COMMIT")

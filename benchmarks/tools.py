@@ -8,9 +8,15 @@ in one run, per operation, the median round trip of a call (calls/s = 1 / median
   * read a 10 KiB file           (read_file       vs read_text_file)
   * write a 1 KiB file           (write_file      vs write_file)
   * edit one line of that file   (edit_file       vs edit_file)
-  * list a directory of 500      (ls              vs list_directory)
+  * list a directory of 500      (ls              vs list_directory_with_sizes), and
+                                 (ls              vs list_directory)
   * find names in 10,000 files   (search_files    vs search_files), same glob, same answer
   * grep over the 10,000 files   (grep; the peer has no grep): p50 and p95
+
+``ls`` gives each entry's type, size and modification time (a structured result and the
+text), so the peer's tool that does the same work is ``list_directory_with_sizes``, which
+stats every entry too; its ``list_directory`` sends names and types only, about a sixth of
+the bytes, and is timed as well.
 
 Each server is measured three times. Twice through the Python SDK's client: as it is, which
 checks every structured result against the tool's output schema with ``jsonschema`` (pure
@@ -56,8 +62,19 @@ PEER = ROOT / ".npm" / "node_modules" / ".bin" / "mcp-server-filesystem"
 DIRS = 100
 LISTED = 500
 #: Calls per round for each operation; the slow name search gets fewer.
-CALLS = {"read": 200, "write": 200, "edit": 200, "list": 100, "glob": 10, "grep": 20}
-OVERHEAD_CALLS = 5000
+CALLS = {
+    "read": 200,
+    "write": 200,
+    "edit": 200,
+    "list": 100,
+    "list_names": 100,
+    "glob": 10,
+    "grep": 20,
+}
+OVERHEAD_CALLS = 10_000
+#: The overhead's calls are timed in this many runs a side, interleaved: a write's share of
+#: WAL checkpoints and audit batches lands in some runs and not others.
+OVERHEAD_RUNS = 10
 
 
 def build(ws: agentfs.Workspace, files: int) -> None:
@@ -132,7 +149,14 @@ def plan(root: str, ours: bool) -> tuple[list[dict[str, Any]], dict[str, Op]]:
             CALLS["edit"],
         ),
         "list": Op(
-            "ls" if ours else "list_directory", [{"path": f"{root}/bench/list"}], CALLS["list"]
+            "ls" if ours else "list_directory_with_sizes",
+            [{"path": f"{root}/bench/list"}],
+            CALLS["list"],
+        ),
+        "list_names": Op(
+            "ls" if ours else "list_directory",
+            [{"path": f"{root}/bench/list"}],
+            CALLS["list_names"],
         ),
         "glob": Op(
             "search_files", [{"path": f"{root}/tree", "pattern": "**/mod_*7.py"}], CALLS["glob"]
@@ -229,38 +253,55 @@ def run_node_client(
 
 
 def overhead(ws: agentfs.Workspace) -> list[tuple[str, float, float]]:
-    """(tool, µs per Toolset.call, µs per the bare API calls that give the same answer)."""
+    """(tool, µs per Toolset.call, µs per the bare API calls that give the same answer).
+
+    Each bare case makes the calls a program would make for the fields the tool returns:
+    ``stat`` its entry and version, ``read_file`` the bytes, size and version, ``write_file``
+    whether it created the file and the new version. The writes alternate two contents, so
+    every call writes a new version, as an agent's writes do (the same bytes again change
+    nothing, on either side)."""
     tools = Toolset(ws, thread="bench")
     ws.thread = "bench"  # the bare read is a tracked read too, as the tool's is
-    cases: list[tuple[str, dict[str, Any], Callable[[], Any]]] = [
+    contents = ["y" * 1024, "z" * 1024]
+    cases: list[tuple[str, Callable[[int], dict[str, Any]], Callable[[int], Any]]] = [
         (
             "stat",
-            {"path": "/bench/read.txt"},
-            lambda: (ws.lstat("/bench/read.txt"), ws.version("/bench/read.txt")),
+            lambda i: {"path": "/bench/read.txt"},
+            lambda i: (ws.lstat("/bench/read.txt"), ws.version("/bench/read.txt")),
         ),
         (
             "read_file",
-            {"path": "/bench/edit.txt"},
-            lambda: (ws.stat("/bench/edit.txt"), ws.read("/bench/edit.txt")),
+            lambda i: {"path": "/bench/edit.txt"},
+            lambda i: (
+                ws.stat("/bench/edit.txt"),
+                ws.read("/bench/edit.txt"),
+                ws.version("/bench/edit.txt"),
+            ),
         ),
         (
             "write_file",
-            {"path": "/bench/o.txt", "content": "y" * 1024, "overwrite": True},
-            lambda: ws.write("/bench/o.txt", "y" * 1024),
+            lambda i: {"path": "/bench/o.txt", "content": contents[i % 2], "overwrite": True},
+            lambda i: (
+                ws.exists("/bench/o.txt"),
+                ws.write("/bench/o.txt", contents[i % 2]),
+                ws.version("/bench/o.txt"),
+            ),
         ),
     ]
+    calls = OVERHEAD_CALLS // OVERHEAD_RUNS
     out = []
-    for name, args, bare in cases:
+    for name, arguments, bare in cases:
+        argument_list = [arguments(i) for i in range(calls)]
         tool_times, bare_times = [], []
-        for _ in range(5):  # interleaved runs: drift hits both sides alike
+        for _ in range(OVERHEAD_RUNS):  # interleaved runs: drift hits both sides alike
             start = time.perf_counter()
-            for _ in range(OVERHEAD_CALLS // 5):
+            for args in argument_list:
                 tools.call(name, args)
-            tool_times.append((time.perf_counter() - start) / (OVERHEAD_CALLS // 5))
+            tool_times.append((time.perf_counter() - start) / calls)
             start = time.perf_counter()
-            for _ in range(OVERHEAD_CALLS // 5):
-                bare()
-            bare_times.append((time.perf_counter() - start) / (OVERHEAD_CALLS // 5))
+            for i in range(calls):
+                bare(i)
+            bare_times.append((time.perf_counter() - start) / calls)
         out.append((name, statistics.median(tool_times) * 1e6, statistics.median(bare_times) * 1e6))
     tools.flush()
     ws.thread = None
@@ -314,7 +355,8 @@ def report(
         "read": "read a 10 KiB file",
         "write": "write a 1 KiB file",
         "edit": "edit one line",
-        "list": f"list a directory of {LISTED}",
+        "list": f"list a directory of {LISTED} (peer: list_directory_with_sizes)",
+        "list_names": f"list a directory of {LISTED} (peer: list_directory, names only)",
         "glob": f"find names in {args.files:,} files",
     }
     rounds = f"median of {args.rounds} rounds (calls/s = 1/median)"
@@ -338,7 +380,10 @@ def report(
 
 
 def report_overhead(micro: list[tuple[str, float, float]]) -> None:
-    print("Toolset.call over the bare API calls, in-process (µs per call, median of 5 runs)\n")
+    print(
+        "Toolset.call over the bare API calls, in-process"
+        f" (µs per call, median of {OVERHEAD_RUNS} runs)\n"
+    )
     print("| tool | Toolset.call | bare API | overhead | target |")
     print("|---|---:|---:|---:|---|")
     for name, tool_us, bare_us in micro:

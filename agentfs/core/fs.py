@@ -195,7 +195,7 @@ class FileSystem:
         """
         return self._read()
 
-    def _write(self) -> Transaction:
+    def _write(self, *, savepoint: bool = True) -> Transaction:
         if self._readonly:
             raise fs_error(errno.EROFS, self.conn.filename, "the workspace is open read-only")
         return Transaction(
@@ -203,6 +203,7 @@ class FileSystem:
             write=True,
             on_begin=self._check_cache,
             on_rollback=self.drop_caches,
+            savepoint=savepoint,
         )
 
     def _read(self) -> Transaction:
@@ -410,7 +411,9 @@ class FileSystem:
         path = paths.normalize(path)
         tracked = track and not self._readonly  # a read-only handle records nothing
         thread = self.hooks.reader() if tracked else None
-        with self._write() if thread is not None else self._read():
+        # a tracked read's one write is one statement: inside a caller's transaction it
+        # needs no savepoint of its own
+        with self._write(savepoint=False) if thread is not None else self._read():
             st = self._stat(path, True)  # inode and size in one query
             if is_dir(st.st_mode):
                 raise fs_error(errno.EISDIR, path)

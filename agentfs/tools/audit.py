@@ -28,6 +28,9 @@ from agentfs.tools.errors import ToolError
 if TYPE_CHECKING:
     from agentfs.layered import AnyWorkspace
 
+#: A value (a call's arguments, its result) whose JSON is at most this long is logged whole;
+#: a longer one is cut as the limits below say.
+WHOLE_BYTES = 1024
 #: Strings longer than this are cut in the log.
 STRING_LIMIT = 4096
 #: Characters of a file's text kept in the log (the version keeps all of it).
@@ -67,11 +70,7 @@ class AuditLog:
         if self.ws.readonly:
             return  # a read-only handle writes nothing, the audit included
         row = _stored(
-            name,
-            _cut(arguments),
-            None if result is None else _cut(result),
-            None if error is None else json_text(error.as_dict()),
-            started,
+            name, arguments, result, None if error is None else json_text(error.as_dict()), started
         )
         if writes is None:
             self._waiting.append(row)
@@ -109,19 +108,29 @@ def _stored(
     try:
         return StoredCall(
             name,
-            to_json(arguments, inf_nan_mode="strings").decode(),
-            None if result is None else to_json(result, inf_nan_mode="strings").decode(),
+            _logged(arguments),
+            None if result is None else _logged(result),
             error,
             started,
             completed,
         )
     except PydanticSerializationError:
-        call = CallRecord(name, arguments, result, error, started, completed)
+        cut = None if result is None else _cut(result)
+        call = CallRecord(name, _cut(arguments), cut, error, started, completed)
     try:
         return call.stored()
     except InvalidValueError as exc:
         note = {"unlogged": str(exc)}
         return call._replace(parameters=note, result=None if call.result is None else note).stored()
+
+
+def _logged(value: Any) -> str:
+    """``value``'s JSON text: whole when it is at most ``WHOLE_BYTES`` long (most calls:
+    nothing to walk), else of the value cut by ``_cut``."""
+    text = to_json(value, inf_nan_mode="strings")
+    if len(text) > WHOLE_BYTES:
+        text = to_json(_cut(value), inf_nan_mode="strings")
+    return text.decode()
 
 
 def _cut(value: Any, limit: int = STRING_LIMIT) -> Any:

@@ -34,8 +34,11 @@ class ToolOutput(BaseModel):
         return self.model_dump_json(indent=1, exclude_none=True)
 
     def data(self) -> dict[str, Any]:
-        """The structured result: JSON values only (MCP ``structuredContent``)."""
-        return self.model_dump(mode="json")
+        """The structured result: JSON values only (MCP ``structuredContent``). The model's
+        serializer called directly: ``model_dump``'s argument handling costs a third more, on
+        every call."""
+        data: dict[str, Any] = type(self).__pydantic_serializer__.to_python(self, mode="json")
+        return data
 
 
 Run = Callable[[Context, Any], ToolOutput]

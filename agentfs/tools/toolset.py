@@ -16,8 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from typing import TYPE_CHECKING, Any
@@ -198,27 +197,38 @@ class Toolset:
         policy = self._policy(spec.name)
         ctx = Context(self.ws, spec.name, policy, self.policy.limits, self)
         versions: list[tuple[str, int]] = []
+        ws = self.ws
+        # The handle acts as this toolset's thread and actor for the call, under its
+        # read-before-write rule; its own settings come back afterwards. (Inline, not a
+        # context manager: this runs on every call.)
+        saved = (ws.thread, ws.actor, ws.read_before_write)
+        ws.thread, ws.actor = self.thread, self.actor
+        ws.read_before_write = policy.require_read_before_write
         try:
-            with self._acting(policy.require_read_before_write):
-                if spec.writes_in_transaction and not self.ws.readonly:
-                    with self.ws.transaction(), self.ws.recording_versions() as journal:
-                        ctx.journal = journal
-                        output = spec.run(ctx, args)
-                        self._check_workspace_size()
-                        versions = list(dict.fromkeys(journal))
-                        data = output.data()
-                        if spec.mutates:  # the change and its log row commit together
-                            self.audit.record(spec.name, raw, data, None, started, versions)
-                else:
+            if not spec.writes_in_transaction or ws.readonly:
+                output = spec.run(ctx, args)
+                data = output.data()
+                if spec.mutates and not ws.readonly:  # made elsewhere: logged after
+                    with ws.transaction():
+                        self.audit.record(spec.name, raw, data, None, started, [])
+            elif spec.mutates:  # the change and its log row commit together
+                with ws.transaction(), ws.recording_versions() as journal:
+                    ctx.journal = journal
+                    output = spec.run(ctx, args)
+                    self._check_workspace_size()
+                    versions = list(dict.fromkeys(journal))
+                    data = output.data()
+                    self.audit.record(spec.name, raw, data, None, started, versions)
+            else:  # a tracked read: its records and what it shows are one state
+                with ws.transaction():
                     output = spec.run(ctx, args)
                     data = output.data()
-                    if spec.mutates and not self.ws.readonly:  # made elsewhere: logged after
-                        with self.ws.transaction():
-                            self.audit.record(spec.name, raw, data, None, started, [])
-                if not spec.mutates:  # a listing's or a tracked read's row waits (audit.py)
-                    self.audit.record(spec.name, raw, data, None, started)
+            if not spec.mutates:  # a listing's or a tracked read's row waits (audit.py)
+                self.audit.record(spec.name, raw, data, None, started)
         except Exception as exc:  # every failure becomes a result
             return self._failed(spec.name, raw, from_exception(exc), started)
+        finally:
+            ws.thread, ws.actor, ws.read_before_write = saved
         return ToolResult(spec.name, data, output, None, versions)
 
     def flush(self) -> None:
@@ -275,19 +285,6 @@ class Toolset:
                     " Ask the user, or try something else",
                 )
         return args
-
-    @contextmanager
-    def _acting(self, read_before_write: bool | tuple[str, ...]) -> Iterator[None]:
-        """The workspace handle acts as this toolset's thread and actor for one call, under
-        its read-before-write rule; the handle's own settings come back afterwards."""
-        ws = self.ws
-        saved = (ws.thread, ws.actor, ws.read_before_write)
-        ws.thread, ws.actor = self.thread, self.actor
-        ws.read_before_write = read_before_write
-        try:
-            yield
-        finally:
-            ws.thread, ws.actor, ws.read_before_write = saved
 
     def _check_workspace_size(self) -> None:
         most = self.policy.limits.max_workspace_bytes

@@ -194,6 +194,28 @@ def test_an_unversioned_file_records_the_digest_of_a_whole_read_only(
     assert (record.n, record.hash, bool(record.ranged)) == (None, None, True)
 
 
+def test_a_failed_read_inside_a_transaction_leaves_the_transaction_as_it_was(
+    agent: agentfs.Workspace, ws_path: Path
+) -> None:
+    """A tracked read nested in a caller's transaction makes no savepoint of its own (its one
+    write is one statement): a read that fails records nothing and leaves the caller's
+    changes to the caller, which commits them, or rolls them back with everything else."""
+    with agent.transaction():
+        agent.write("/g", b"mine")
+        with pytest.raises(IsADirectoryError):
+            agent.read("/")
+        with pytest.raises(FileNotFoundError):
+            agent.read("/missing")
+        assert agent.read("/g") == b"mine"
+    assert [r.path for r in agent.reads_log()] == ["/g"]
+    before = all_rows(ws_path)
+    with pytest.raises(FileNotFoundError), agent.transaction():
+        agent.write("/h", b"gone")
+        agent.read("/f")
+        agent.read("/missing")
+    assert all_rows(ws_path) == before
+
+
 def test_ranged_is_a_bool(agent: agentfs.Workspace) -> None:
     """``Read.ranged`` is a real bool, in ``as_dict`` (JSON) too, though stored as 0/1.
     (Regression: it used to come back as the INTEGER column's 0/1.)"""
