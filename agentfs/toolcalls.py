@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import apsw
+from pydantic_core import from_json
 
 from agentfs.core.errors import InvalidValueError
 from agentfs.db import write_transaction
@@ -157,9 +158,11 @@ class ToolCallLog:
             return
         with write_transaction(self.conn):
             staged: list[tuple[Any, ...]] = self.conn.execute(
-                "DELETE FROM ws_tool_call_staged RETURNING id, name, parameters, result, error,"
-                " started_at, completed_at, writes"
+                "SELECT id, name, parameters, result, error, started_at, completed_at, writes"
+                " FROM ws_tool_call_staged"
             ).fetchall()
+            if staged:  # every row, under the write lock: a truncation, not a delete per row
+                self.conn.execute("DELETE FROM ws_tool_call_staged")
             for id_, name, params, result, error, started, completed, writes in staged:
                 values = _spec_row(name, params, result, error, started, completed)
                 rows.append(((started, id_), self._with_status(values, error), _links(writes)))
@@ -277,7 +280,7 @@ class ToolCallLog:
 def _links(writes: str) -> list[tuple[str, int]]:
     """A staged row's ``writes``: its ``[path, n]`` pairs, or none when it is malformed."""
     try:
-        pairs = json.loads(writes)
+        pairs = from_json(writes)  # pydantic's parser: the standard library's costs more here
     except (TypeError, ValueError):
         return []
     if not isinstance(pairs, list):

@@ -38,7 +38,7 @@ CONTENT_LIMIT = 256
 #: Items of a list kept in the log (a listing of 500 entries is summarised, not copied).
 LIST_LIMIT = 50
 #: Read-only calls' rows waiting in memory at most.
-BATCH = 64
+BATCH = 256
 #: Seconds a read-only call's row may wait.
 MAX_DELAY = 1.0
 #: Changing calls' rows staged at most (they are durable: only the staged table's size
