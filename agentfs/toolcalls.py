@@ -100,6 +100,7 @@ class ToolCallLog:
         # default 'pending') that the spec does not; a finished call must not read as pending.
         columns = {row[1] for row in conn.execute("PRAGMA table_info(tool_calls)")}
         self._status_column = "status" in columns
+        self._readonly = conn.readonly("main")
 
     def record(
         self,
@@ -147,14 +148,17 @@ class ToolCallLog:
     def publish(self, waiting: Iterable[StoredCall] = ()) -> None:
         """Move every staged row (this process's or any other's) and ``waiting`` (finished
         calls that wrote nothing) into ``tool_calls``, in the order the calls started, with
-        the staged rows' links; one transaction. Nothing to move costs one read, no lock. A
-        staged row whose links are malformed (a hand edit; fsck reports it) goes in without
-        them rather than stopping the others."""
+        the staged rows' links; one transaction. Nothing to move costs one read, no lock; on
+        a read-only handle staged rows stay where they are (it can move nothing). A staged
+        row whose links are malformed (a hand edit; fsck reports it) goes in without them
+        rather than stopping the others."""
         rows: list[tuple[tuple[float, int], tuple[object, ...], Any]] = [
             ((call.started_at, 0), self._with_status(_spec_row(*call), call.error), ())
             for call in waiting
         ]
-        if not rows and not self.conn.execute("SELECT 1 FROM ws_tool_call_staged LIMIT 1").get:
+        if not rows and (
+            self._readonly or not self.conn.execute("SELECT 1 FROM ws_tool_call_staged LIMIT 1").get
+        ):
             return
         with write_transaction(self.conn):
             staged: list[tuple[Any, ...]] = self.conn.execute(

@@ -583,8 +583,7 @@ def export_agentfs(
         raise fs_error(errno.EINVAL, str(out_path), "an in-memory workspace cannot be exported")
     out = Path(out_path)
     _claim(out)
-    if not ws.readonly:  # the log rows of changing calls that are still staged go too
-        ws.tool_calls.publish()
+    ws.tool_calls.publish()  # the log rows of changing calls that are still staged go too
     conn = apsw.Connection(
         str(out), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE | apsw.SQLITE_OPEN_URI
     )

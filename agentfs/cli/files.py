@@ -658,8 +658,7 @@ def timeline(
       agentfs timeline ws.db --path /src/app.py --version 7
       agentfs timeline ws.db --stats
     """
-    if not ws.readonly:  # calls a running toolset staged but has not published yet
-        ws.tool_calls.publish()
+    ws.tool_calls.publish()  # calls a running toolset staged but has not published yet
     if show_stats:
         rows = [s.as_dict() for s in ws.tool_calls.stats() if tool in (None, s.name)]
         render(rows, as_json, _stats_lines)

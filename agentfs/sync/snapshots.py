@@ -13,6 +13,7 @@ from typing import Any
 import agentfs
 from agentfs.core.digests import digest
 from agentfs.history.imported import ImportedEntry
+from agentfs.history.snapshots import SnapshotInfo
 from agentfs.sync.replica import Replica
 from agentfs.sync.state import SyncState
 from agentfs.sync.tree import Entry, Tree, apply_changes, same
@@ -90,10 +91,11 @@ def receive(ws: agentfs.Workspace, replica: Replica, state: SyncState) -> int:
     received = 0
     with ws.transaction():
         shared = _live_files(ws, state)
+        local = {info.name: info for info in ws.snapshots.list()}  # kept up to date below
         for key, body in arrived:
-            same = _same_snapshot(ws, body)
-            if same:  # sent twice: its sender died between sending it and noting that it had
-                state.add_snapshot(same[0], key)
+            same = _same_snapshot(local, body)
+            if same is not None:  # sent twice: its sender died before noting that it had
+                state.add_snapshot(same, key)
                 continue
             tree = replica.tree(body["parent"])
             apply_changes(tree, body["changes"])
@@ -101,9 +103,9 @@ def receive(ws: agentfs.Workspace, replica: Replica, state: SyncState) -> int:
                 _entry(replica, path, e, shared) for path, e in tree.items() if path[0] == "/"
             ]
             name = body["name"]
-            if _taken(ws, name):
+            if name in local:
                 name = f"{name}@{body['origin']}"
-            info = ws.snapshots.import_tree(
+            info = local[name] = ws.snapshots.import_tree(
                 name,
                 entries,
                 thread=body["thread"],
@@ -117,18 +119,15 @@ def receive(ws: agentfs.Workspace, replica: Replica, state: SyncState) -> int:
     return received
 
 
-def _same_snapshot(ws: agentfs.Workspace, body: dict[str, Any]) -> list[int]:
-    """Local snapshots that are this one, received before under another object's key."""
-    names = {body["name"], f"{body['name']}@{body['origin']}"}
-    return [
-        s.id
-        for s in ws.snapshots.list()
-        if s.name in names and s.created_ns == body["created_ns"] and s.thread == body["thread"]
-    ]
-
-
-def _taken(ws: agentfs.Workspace, name: str) -> bool:
-    return any(s.name == name for s in ws.snapshots.list())
+def _same_snapshot(local: dict[str, SnapshotInfo], body: dict[str, Any]) -> int | None:
+    """The id of the local snapshot that is this one, received before under another object's
+    key (by its name here, its time and its thread), if any."""
+    taken = (body["created_ns"], body["thread"])
+    for name in (body["name"], f"{body['name']}@{body['origin']}"):
+        info = local.get(name)
+        if info is not None and (info.created_ns, info.thread) == taken:
+            return info.id
+    return None
 
 
 def _live_files(ws: agentfs.Workspace, state: SyncState) -> dict[str, tuple[int, str]]:

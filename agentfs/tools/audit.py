@@ -45,8 +45,6 @@ MAX_DELAY = 1.0
 #: bounds them).
 STAGED_BATCH = 1024
 
-_SCALARS = frozenset({int, float, bool, type(None)})
-
 
 class AuditLog:
     """The log of one ``Toolset`` (see the module docstring)."""
@@ -134,31 +132,23 @@ def _logged(value: Any) -> str:
 
 
 def _cut(value: Any, limit: int = STRING_LIMIT) -> Any:
-    """``value`` with long strings and long lists cut, so the log stays small. A file's text
-    (``content``: what a write wrote, what a read showed) is kept by the version the call
-    wrote or read, so only its first ``CONTENT_LIMIT`` characters are copied into the row.
-    What needs no cut is returned as it is, not copied (the common case, on every call)."""
-    kind = value.__class__
-    if kind is str:
+    """A copy of ``value`` with long strings and long lists cut, so the log stays small. A
+    file's text (``content``: what a write wrote, what a read showed) is kept by the version
+    the call wrote or read, so only its first ``CONTENT_LIMIT`` characters are copied into
+    the row. Used on values over ``WHOLE_BYTES`` of JSON, and on those pydantic cannot
+    encode (``_stored``)."""
+    if isinstance(value, str):
         if len(value) <= limit:
             return value
         return value[:limit] + f"...[{len(value) - limit:,} more chars]"
-    if kind is dict:
-        out = None
-        for key, item in value.items():
-            if item.__class__ in _SCALARS:
-                continue
-            cut = _cut(item, CONTENT_LIMIT if key == "content" else limit)
-            if cut is not item:
-                if out is None:
-                    out = dict(value)
-                out[key] = cut
-        return value if out is None else out
-    if kind is list or kind is tuple:
+    if isinstance(value, dict):
+        return {
+            key: _cut(item, CONTENT_LIMIT if key == "content" else limit)
+            for key, item in value.items()
+        }
+    if isinstance(value, (list, tuple)):
         kept = [_cut(item, limit) for item in value[:LIST_LIMIT]]
         if len(value) > LIST_LIMIT:
             kept.append(f"...[{len(value) - LIST_LIMIT:,} more]")
-        elif all(new is old for new, old in zip(kept, value, strict=True)):
-            return value
         return kept
     return value

@@ -80,7 +80,8 @@ def _is_pipe(fd: int) -> bool:
 async def serve_streams(direct: DirectCalls | None = None) -> AsyncIterator[tuple[Any, Any]]:
     """The (read, write) message streams of ``mcp.server.stdio.stdio_server``, on loop pipes
     when stdin and stdout are pipes (see the module docstring), with ``direct`` answering
-    the tool calls it can before the SDK sees them."""
+    the tool calls it can before the SDK sees them. Otherwise (a terminal, a file) the SDK's
+    own transport serves, and every call goes through the SDK."""
     if not (_is_pipe(0) and _is_pipe(1)):
         async with stdio_server() as streams:
             yield streams

@@ -138,6 +138,7 @@ def test_rows_staged_by_a_killed_process_are_published_by_the_next(tmp_path: Pat
     assert killed.returncode == -9
     with agentfs.open(path, readonly=True) as ws:  # a read-only handle moves nothing
         assert ws.read("/from-the-dead.txt") == b"still here\n"
+        ws.tool_calls.publish()
         assert ws.tool_calls.staged() == 1 and fsck.check(ws).clean
     shown = json.loads(cli_ok("timeline", str(path), "--json").stdout)
     assert [(c["name"], c["writes"]) for c in shown] == [
