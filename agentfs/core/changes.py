@@ -55,8 +55,9 @@ class Changes:
     def dir_changed(self, dir_ino: int) -> None:
         """An entry of directory ``dir_ino`` was added, removed, renamed or re-stamped."""
 
-    def names_changed(self, dentry_id: int, ino: int) -> None:
-        """The metadata of ``ino`` (named by ``dentry_id``) changed: mode or times."""
+    def names_changed(self, dentry_id: int | None, ino: int) -> None:
+        """The metadata of ``ino`` (named by ``dentry_id``; 0: by none; None: by whichever
+        names it has) changed: mode or times."""
 
     def holds(self, ino: int) -> bool:
         """Does something above the core still need ``ino`` once its last name is gone?"""

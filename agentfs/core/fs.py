@@ -945,16 +945,14 @@ class FileSystem:
         if attrs.times is not None:
             _check_times(attrs.times, f"inode {ino}")
         with self._write():
-            dentry_id = self.conn.execute(
-                "SELECT id FROM fs_dentry WHERE ino = ? LIMIT 1", (ino,)
-            ).get
-            st = self._set_attrs(dentry_id or 0, ino, attrs)
+            st = self._set_attrs(None, ino, attrs)
             if st is None:
                 raise fs_error(errno.ENOENT, f"inode {ino}")
             return st
 
-    def _set_attrs(self, dentry_id: int, ino: int, attrs: Attrs) -> Stat | None:
-        """One UPDATE of what ``attrs`` sets, ctime now; snapshots told (``names_changed``).
+    def _set_attrs(self, dentry_id: int | None, ino: int, attrs: Attrs) -> Stat | None:
+        """One UPDATE of what ``attrs`` sets, ctime now; snapshots told (``names_changed``;
+        ``dentry_id`` None: any name of the inode, found only if snapshots need it).
         Returns the inode's stat after, None if there is no such inode."""
         sec, nsec = split_ns(now_ns())
         sets, args = ["ctime = ?", "ctime_nsec = ?"], [sec, nsec]

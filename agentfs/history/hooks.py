@@ -83,18 +83,24 @@ class HistoryHooks(Changes):
     def tracks_dirs(self) -> bool:
         return self.cow.settings.watermark >= 0
 
-    def names_changed(self, dentry_id: int, ino: int) -> None:
+    def names_changed(self, dentry_id: int | None, ino: int) -> None:
         """Snapshots record each entry's mode and mtime: mark the directories holding the
-        names of ``ino`` dirty (all of them for a hard-linked file, found by a scan)."""
+        names of ``ino`` dirty (all of them for a hard-linked file, found by a scan).
+        ``dentry_id``: one of its names (0: it has none; None: whichever it has, looked up
+        only when snapshots need it)."""
         if self.cow.settings.watermark < 0 or dentry_id == 0:
             return
         conn = self.fs.conn
-        parent: int
-        parent, nlink, mode = conn.execute(
-            "SELECT parent_ino, nlink, mode FROM fs_dentry, fs_inode"
-            " WHERE id = ? AND fs_inode.ino = ?",
-            (dentry_id, ino),
+        named = "id = ?" if dentry_id is not None else "fs_dentry.ino = ?"
+        row = conn.execute(
+            f"SELECT parent_ino, nlink, mode FROM fs_dentry, fs_inode"
+            f" WHERE {named} AND fs_inode.ino = ? LIMIT 1",
+            (ino if dentry_id is None else dentry_id, ino),
         ).get
+        if row is None:
+            return  # unlinked: no directory shows it
+        parent: int
+        parent, nlink, mode = row
         if nlink > 1 and not is_dir(mode):
             for (other,) in conn.execute(
                 "SELECT parent_ino FROM fs_dentry WHERE ino = ?", (ino,)

@@ -401,14 +401,14 @@ class WorkspaceOperations(pyfuse3.Operations):
             uid=attr.st_uid if fields.update_uid else -1,
             gid=attr.st_gid if fields.update_gid else -1,
         )
-        with self.fs.transaction():
-            if fields.update_atime or fields.update_mtime:
-                st = self.by.stat(ino)
-                atime = attr.st_atime_ns if fields.update_atime else st.st_atime_ns
-                mtime = attr.st_mtime_ns if fields.update_mtime else st.st_mtime_ns
-                attrs = attrs._replace(times=(atime, mtime))
-            st = self.fs.set_attrs(ino, attrs) if attrs != Attrs() else self.by.stat(ino)
-            return self._attrs(st)
+        # inside the request's group (``_changes``); set_attrs is atomic by itself
+        if fields.update_atime or fields.update_mtime:
+            st = self.by.stat(ino)
+            atime = attr.st_atime_ns if fields.update_atime else st.st_atime_ns
+            mtime = attr.st_mtime_ns if fields.update_mtime else st.st_mtime_ns
+            attrs = attrs._replace(times=(atime, mtime))
+        st = self.fs.set_attrs(ino, attrs) if attrs != Attrs() else self.by.stat(ino)
+        return self._attrs(st)
 
     # --- extended attributes (``agentfs.core.xattrs``) -----------------------------------------
     # The kernel checked the name's length, the value's size, the flags and the permissions

@@ -21,6 +21,7 @@ from table_rows import all_rows
 import agentfs
 from agentfs import fsck
 from agentfs.core.errors import HistoryNotFoundError
+from agentfs.core.fs import Attrs
 from agentfs.transfer import export_agentfs
 
 #: (kind, permission bits, bytes or symlink target or None, mtime_ns or None for directories)
@@ -304,6 +305,25 @@ def test_diff_of_a_utime_or_chmod_alone(ws: agentfs.Workspace) -> None:
     ws.chmod("/d/g", 0o600)
     ws.chmod("/d", 0o700)
     assert ws.snapshots.diff("a").modified == ["/d", "/d/f", "/d/g"]
+
+
+def test_attributes_set_by_inode_leave_the_snapshot_as_it_was(ws: agentfs.Workspace) -> None:
+    """What fchmod, fchown and futimens do through the mount (``set_attrs`` by inode, no
+    path): every name of the file, a hard link's too, shows the change live and the old
+    attributes in the snapshot; an inode with no name left changes without complaint."""
+    ws.write("/d/f", b"x", parents=True)
+    ws.link("/d/f", "/e")
+    gone = ws.write("/gone", b"z").st_ino
+    ws.snapshots.create("a")
+    ino = ws.stat("/d/f").st_ino
+    ws.remove("/gone")  # the snapshot holds its inode, which has no name now
+    ws.set_attrs(gone, Attrs(mode=0o600))
+    ws.set_attrs(ino, Attrs(mode=0o600, times=(5, 5)))
+    assert ws.snapshots.diff("a").modified == ["/d/f", "/e"]
+    assert ws.stat("/e").st_mode & 0o777 == 0o600
+    old = dict(ws.snapshots.show("a"))
+    assert old["/e"].mode & 0o777 == 0o644 and old["/d/f"].mtime_ns != 5
+    assert old["/gone"].mode & 0o777 == 0o644
 
 
 def test_diff_limited_to_a_path(ws: agentfs.Workspace) -> None:
