@@ -45,7 +45,7 @@ TARGETS_MBPS = {"seq write": 200.0, "seq read": 500.0}
 RM_RF_SECONDS = 3.0
 
 
-def _tree(where: Path, files: int) -> Path:
+def npm_tree(where: Path, files: int) -> Path:
     """An npm-like tree: packages with nested lib/ directories of small JS files."""
     root = where / "tree"
     for i in range(files):
@@ -208,7 +208,7 @@ def main() -> None:
         prefix="bench-mount-", dir=args.scratch or default_scratch
     ) as tmp:
         scratch = Path(tmp)
-        tree, repo = _tree(scratch, args.files), _repo(scratch)
+        tree, repo = npm_tree(scratch, args.files), _repo(scratch)
         for _ in range(args.runs):
             for name, make in impls.items():  # interleaved: drift hits all alike
                 run_dir = scratch / f"run-{name}"
