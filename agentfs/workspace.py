@@ -148,10 +148,10 @@ class Workspace(HistoryMixin, SearchMixin):
         """Make every committed operation survive a power cut, not only a crash.
 
         Commits are crash-safe at once (WAL, ``synchronous=NORMAL``), but a power cut can lose
-        the last ones until the WAL is fsynced. A checkpoint fsyncs the WAL, copies it into the
-        main file and fsyncs that: call this at a turn boundary you must never lose.
+        the last ones until the WAL is fsynced (``db.sync_wal``): call this at a turn boundary
+        you must never lose.
         """
-        self.conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+        db.sync_wal(self.conn)
 
     def __enter__(self) -> Workspace:
         return self

@@ -12,8 +12,13 @@ A PASSIVE checkpoint copies the frames that were in the WAL when it began; a wri
 pauses keeps adding more, so the WAL would never be wholly copied and never start over. So
 once the thread has copied all but a few frames, the writer's next commit copies the rest
 itself (a short checkpoint: ``TAIL`` of the threshold at most), and its next transaction
-starts the WAL from the beginning. Should the thread fall far behind (a WAL of ``BEHIND``
-times the threshold), the writer checkpoints everything itself, so the WAL stays bounded.
+starts the WAL from the beginning. A writer that commits in large steps (the mount commits a
+file streamed in one go every 256 MiB) restarts it without copying anything: the thread copies
+one step while the next one is being buffered, and a transaction that begins with the whole
+WAL copied starts it over. Should the thread fall far behind (frames it has not copied:
+``BEHIND`` times the threshold or the largest commit, whichever is more), the writer
+checkpoints everything itself, so the WAL stays bounded and a disk slower than the writer holds
+it back.
 
 The thread starts at the first wake-up (most handles never write 40 MiB) and stops at
 ``close``; it is a daemon, and a checkpoint killed half-way is harmless (SQLite redoes it).
@@ -22,12 +27,14 @@ The thread starts at the first wake-up (most handles never write 40 MiB) and sto
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from pathlib import Path
 
 import apsw
 
-#: A WAL this many times the threshold makes the writer checkpoint by itself.
+#: Uncopied frames this many times the threshold (or the largest commit since the WAL started
+#: over) make the writer checkpoint by itself.
 BEHIND = 4
 #: The writer copies the WAL's last frames itself when the thread has left at most this
 #: fraction of the threshold uncopied (or ``TAIL_FRAMES``, whichever is more: a few ms of
@@ -52,10 +59,13 @@ class BackgroundCheckpointer:
         self._wake = threading.Event()
         self._stop = False
         self._thread: threading.Thread | None = None
-        #: WAL generation (bumped when the WAL starts over) and frames as last seen at commit.
-        self._generation = 0
+        self._wal_fd: int | None = None
+        #: The WAL's generation (``wal_generation``) and frames as last seen at commit.
+        self._generation = -1
         self._frames = 0
         self._woken_at = 0
+        #: Most frames one commit added in this generation.
+        self._largest = 0
         #: (generation, frames copied) of the thread's last checkpoint.
         self._copied = (-1, 0)
 
@@ -63,21 +73,32 @@ class BackgroundCheckpointer:
         """Make ``conn``'s commits wake this checkpointer instead of checkpointing."""
         conn.set_wal_hook(self._on_commit)
 
+    def wal_generation(self) -> int:
+        """The checkpoint sequence number in the WAL file's header: SQLite bumps it each time
+        the WAL starts over. (A WAL that started over is not always shorter than before: one
+        large commit per generation leaves it the same size.) SQLite never locks the WAL file
+        itself, so this descriptor of it takes no lock of the connection's when it closes."""
+        if self._wal_fd is None:
+            self._wal_fd = os.open(self.path + "-wal", os.O_RDONLY)
+        return int.from_bytes(os.pread(self._wal_fd, 4, 12), "big")
+
     def _on_commit(self, conn: apsw.Connection, name: str, pages: int) -> int:
         if pages < self._frames:  # the WAL started over since the last commit
-            self._generation += 1
-            self._woken_at = 0
+            self._started_over(-1)
+        if pages >= self.threshold:
+            generation = self.wal_generation()
+            if generation != self._generation:
+                self._started_over(generation)
+        self._largest = max(self._largest, pages - self._frames)
         self._frames = pages
         if pages < self.threshold:
             return apsw.SQLITE_OK
         generation, copied = self._copied
-        if self.error is not None or pages >= BEHIND * self.threshold:
+        if generation != self._generation:
+            copied = 0
+        if self.error is not None or pages - copied >= BEHIND * max(self.threshold, self._largest):
             self._checkpoint_here(conn, name)
-        elif (
-            generation == self._generation
-            and copied > 0
-            and pages - copied <= max(self.threshold * TAIL, TAIL_FRAMES)
-        ):
+        elif copied > 0 and pages - copied <= max(self.threshold * TAIL, TAIL_FRAMES):
             self._checkpoint_here(conn, name)  # the rest; the next transaction restarts the WAL
         elif pages - self._woken_at >= self.threshold * TAIL:
             self._woken_at = pages
@@ -85,6 +106,12 @@ class BackgroundCheckpointer:
                 self._start()
             self._wake.set()
         return apsw.SQLITE_OK
+
+    def _started_over(self, generation: int) -> None:
+        """Forget what was seen of the WAL before it started over (``generation``: its new
+        one, -1 until read)."""
+        self._generation = generation
+        self._woken_at = self._largest = self._frames = 0
 
     def _checkpoint_here(self, conn: apsw.Connection, name: str) -> None:
         with contextlib.suppress(apsw.BusyError):  # the thread is checkpointing right now
@@ -109,7 +136,7 @@ class BackgroundCheckpointer:
                 self._wake.clear()
                 if self._stop:
                     return
-                generation = self._generation
+                generation = self.wal_generation()
                 try:
                     log, copied = conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
                 except apsw.BusyError:
@@ -130,3 +157,6 @@ class BackgroundCheckpointer:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+        if self._wal_fd is not None:
+            os.close(self._wal_fd)
+            self._wal_fd = None

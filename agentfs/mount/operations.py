@@ -30,6 +30,7 @@ from agentfs.core.by_inode import ByInode
 from agentfs.core.fs import Attrs, FileSystem
 from agentfs.core.inodes import ROOT_INO, Stat, is_dir
 from agentfs.core.readers import ReaderHold
+from agentfs.db import sync_wal
 from agentfs.mount.files import OpenFiles
 from agentfs.mount.group import GroupCommit
 from agentfs.mount.kernel_cache import KernelCache, Notifier
@@ -505,7 +506,7 @@ class WorkspaceOperations(pyfuse3.Operations):
         with self._committing():
             self.files.commit(handle.ino)
         self.group.commit()
-        self.fs.conn.wal_checkpoint()  # fsyncs the WAL: what was committed survives a power cut
+        sync_wal(self.fs.conn)  # what was committed survives a power cut
 
     @_errors
     async def release(self, fh: int) -> None:

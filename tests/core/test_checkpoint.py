@@ -3,6 +3,7 @@ WAL stays bounded even when the thread cannot help; close stops it."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
@@ -98,3 +99,65 @@ def test_without_the_thread_the_writer_keeps_the_wal_bounded(tmp_path: Path) -> 
         assert bg._thread is None
         # each write adds a few frames; the writer checkpoints itself past BEHIND x threshold
         assert wal_frames(ws) <= checkpoint.BEHIND * bg.threshold + 50
+
+
+def count_own_checkpoints(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The WAL's frames at each checkpoint the writer runs in its own thread (filled in as it
+    runs them)."""
+    own: list[int] = []
+    real = checkpoint.BackgroundCheckpointer._checkpoint_here
+
+    def counted(self: checkpoint.BackgroundCheckpointer, conn: object, name: str) -> None:
+        own.append(self._frames)
+        real(self, conn, name)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(checkpoint.BackgroundCheckpointer, "_checkpoint_here", counted)
+    return own
+
+
+def test_commits_larger_than_the_threshold_are_copied_by_the_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer that commits in steps of many times the threshold (the mount commits a file
+    streamed in one go every 256 MiB) copies nothing itself while the thread keeps up, and the
+    WAL still starts over: a transaction that begins with the whole WAL copied restarts it."""
+    own = count_own_checkpoints(monkeypatch)
+    with agentfs.open(tmp_path / "ws.db") as ws:
+        bg = checkpointer(ws)
+        bg.threshold = 64
+        step = os.urandom(1 << 20)  # 256 frames of 4 KiB: four times the threshold
+        seen = []
+        for i in range(12):
+            ws.write(f"/big{i}", step)
+            seen.append(bg._frames)
+            deadline = time.monotonic() + 30
+            while bg._copied != (bg._generation, bg._frames) and time.monotonic() < deadline:
+                time.sleep(0.005)  # a writer slower than the disk: the thread catches up
+        assert own == [] and bg.error is None, own
+        assert max(seen) < 2 * 300, seen  # one step per WAL generation, never two
+        assert all(ws.read(f"/big{i}") == step for i in range(12))
+    with agentfs.open(tmp_path / "ws.db") as again:
+        assert fsck.check(again).clean
+
+
+def test_a_thread_that_falls_behind_large_commits_makes_the_writer_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the thread copying nothing (a disk slower than the writer, at worst), the writer
+    copies the WAL itself once BEHIND times its largest commit is uncopied: the WAL stays
+    bounded and the writer is held back."""
+    monkeypatch.setattr(checkpoint.BackgroundCheckpointer, "_start", lambda self: None)
+    own = count_own_checkpoints(monkeypatch)
+    with agentfs.open(tmp_path / "ws.db") as ws:
+        bg = checkpointer(ws)
+        bg.threshold = 64
+        step = os.urandom(1 << 20)
+        seen = []
+        for i in range(16):
+            ws.write(f"/big{i}", step)
+            seen.append(bg._frames)
+        # each write commits about 270 frames (the first about 390, with the schema's pages)
+        assert len(own) >= 2 and all(n >= checkpoint.BEHIND * 269 for n in own), (own, seen)
+        assert max(seen) <= (checkpoint.BEHIND + 1) * 400, seen
+        assert sum(b < a for a, b in itertools.pairwise(seen)) >= 2, seen  # it started over
+        assert all(ws.read(f"/big{i}") == step for i in range(16))

@@ -6,6 +6,8 @@ import os
 import threading
 from pathlib import Path
 
+import pytest
+
 import agentfs
 
 
@@ -44,12 +46,25 @@ def test_close_frees_what_the_connection_queued(tmp_path: Path) -> None:
         assert ws.conn.execute("SELECT count(*) FROM fs_data").get == 0
 
 
-def test_sync_copies_the_committed_wal_into_the_main_file(tmp_path: Path) -> None:
+def test_sync_fsyncs_the_wal_that_holds_the_commits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A power cut cannot be staged here; what makes commits survive one can be watched: the
+    WAL file that holds them, and its directory, are fsynced, and nothing is copied into the
+    main file in the caller's thread."""
     path = tmp_path / "ws.db"
+    synced: list[str] = []
+    real = os.fsync
+
+    def watched(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+
     with agentfs.open(path) as ws:
         for i in range(50):
             ws.write(f"/f{i}", bytes(5000))
-        pages = ws.conn.execute("PRAGMA page_count").get * ws.conn.execute("PRAGMA page_size").get
-        assert path.stat().st_size < pages  # the new pages are only in the WAL so far
+        size = path.stat().st_size
+        monkeypatch.setattr(os, "fsync", watched)
         ws.sync()
-        assert path.stat().st_size == pages
+        assert synced == [f"{path}-wal", str(tmp_path)]
+        assert path.stat().st_size == size  # the new pages are still only in the WAL
