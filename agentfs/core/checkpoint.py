@@ -77,17 +77,24 @@ class BackgroundCheckpointer:
         """The checkpoint sequence number in the WAL file's header: SQLite bumps it each time
         the WAL starts over. (A WAL that started over is not always shorter than before: one
         large commit per generation leaves it the same size.) SQLite never locks the WAL file
-        itself, so this descriptor of it takes no lock of the connection's when it closes."""
-        if self._wal_fd is None:
-            self._wal_fd = os.open(self.path + "-wal", os.O_RDONLY)
-        return int.from_bytes(os.pread(self._wal_fd, 4, 12), "big")
+        itself, so this descriptor of it takes no lock of the connection's when it closes.
+        -1 if the header cannot be read: then only a WAL that got shorter counts as started
+        over (the commit hook must not fail a commit that has happened)."""
+        try:
+            if self._wal_fd is None:
+                self._wal_fd = os.open(self.path + "-wal", os.O_RDONLY)
+            return int.from_bytes(os.pread(self._wal_fd, 4, 12), "big")
+        except OSError:
+            return -1
 
     def _on_commit(self, conn: apsw.Connection, name: str, pages: int) -> int:
         if pages < self._frames:  # the WAL started over since the last commit
             self._started_over(-1)
         if pages >= self.threshold:
             generation = self.wal_generation()
-            if generation != self._generation:
+            if self._generation == -1:  # first read since opening or since the WAL got shorter
+                self._generation = generation
+            elif generation != self._generation:
                 self._started_over(generation)
         self._largest = max(self._largest, pages - self._frames)
         self._frames = pages
