@@ -70,7 +70,11 @@ class BackgroundCheckpointer:
         self._copied = (-1, 0)
 
     def install(self, conn: apsw.Connection) -> None:
-        """Make ``conn``'s commits wake this checkpointer instead of checkpointing."""
+        """Make ``conn``'s commits wake this checkpointer instead of checkpointing. The WAL
+        file exists from now until ``conn`` closes (an open connection keeps any other from
+        deleting it): its header is read through one descriptor, opened here."""
+        with contextlib.suppress(OSError):  # unreadable: generations are not told apart
+            self._wal_fd = os.open(self.path + "-wal", os.O_RDONLY)
         conn.set_wal_hook(self._on_commit)
 
     def wal_generation(self) -> int:
@@ -80,9 +84,9 @@ class BackgroundCheckpointer:
         itself, so this descriptor of it takes no lock of the connection's when it closes.
         -1 if the header cannot be read: then only a WAL that got shorter counts as started
         over (the commit hook must not fail a commit that has happened)."""
+        if self._wal_fd is None:
+            return -1
         try:
-            if self._wal_fd is None:
-                self._wal_fd = os.open(self.path + "-wal", os.O_RDONLY)
             return int.from_bytes(os.pread(self._wal_fd, 4, 12), "big")
         except OSError:
             return -1
