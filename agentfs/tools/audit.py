@@ -124,11 +124,14 @@ def _stored(
 
 def _logged(value: Any) -> str:
     """``value``'s JSON text: whole when it is at most ``WHOLE_BYTES`` long (most calls:
-    nothing to walk), else of the value cut by ``_cut``."""
-    text = to_json(value, inf_nan_mode="strings")
-    if len(text) > WHOLE_BYTES:
-        text = to_json(_cut(value), inf_nan_mode="strings")
-    return text.decode()
+    nothing to walk), else of the value cut by ``_cut``. A file's text over that size (a
+    read's result, a write's arguments) is cut without encoding the whole value first."""
+    content = value.get("content") if isinstance(value, dict) else None
+    if not (isinstance(content, str) and len(content) > WHOLE_BYTES):
+        text = to_json(value, inf_nan_mode="strings")
+        if len(text) <= WHOLE_BYTES:
+            return text.decode()
+    return to_json(_cut(value), inf_nan_mode="strings").decode()
 
 
 def _cut(value: Any, limit: int = STRING_LIMIT) -> Any:

