@@ -89,16 +89,17 @@ def wal_checkpoint_pages(conn: apsw.Connection) -> int:
 def sync_wal(conn: apsw.Connection) -> None:
     """Make every transaction ``conn`` committed survive a power cut: fsync the WAL file.
 
-    With ``synchronous=NORMAL`` a commit writes its frames to the WAL without an fsync. Frames
-    a checkpoint has copied into the main file were fsynced there by that checkpoint, so the
-    WAL file is all that is left to sync (and its directory, in case the WAL is new). A
-    checkpoint is not the way to get this: it fsyncs the WAL only when it has frames to copy
-    (a reader's snapshot can leave it none), copies the whole WAL in the caller's thread, and
-    fails while the background checkpointer runs. SQLite never locks the WAL file itself (its
-    locks live in the ``-shm`` file), so the descriptor opened and closed here takes none of
+    With ``synchronous=NORMAL`` a commit writes its frames to the WAL without an fsync. Every
+    committed frame is still in the WAL file: SQLite starts the WAL over only after a
+    checkpoint copied all of it into the main file and fsynced that file. So the WAL file is
+    all that is left to sync (and its directory, in case the WAL is new). A checkpoint is not
+    the way to get this: it fsyncs the WAL only when it has frames to copy (a reader's
+    snapshot can leave it none), copies the whole WAL in the caller's thread, and fails while
+    the background checkpointer runs. SQLite never locks the WAL file (its locks live in the
+    ``-shm`` file and the main file), so the descriptor opened and closed here takes none of
     the connection's locks with it.
     """
-    wal = conn.filename + "-wal"
+    wal = conn.filename_wal
     for path, flags in ((wal, os.O_RDONLY), (os.path.dirname(wal) or ".", os.O_DIRECTORY)):
         try:
             fd = os.open(path, flags)

@@ -13,12 +13,13 @@ pauses keeps adding more, so the WAL would never be wholly copied and never star
 once the thread has copied all but a few frames, the writer's next commit copies the rest
 itself (a short checkpoint: ``TAIL`` of the threshold at most), and its next transaction
 starts the WAL from the beginning. A writer that commits in large steps (the mount commits a
-file streamed in one go every 256 MiB) restarts it without copying anything: the thread copies
-one step while the next one is being buffered, and a transaction that begins with the whole
-WAL copied starts it over. Should the thread fall far behind (frames it has not copied:
-``BEHIND`` times the threshold or the largest commit, whichever is more), the writer
-checkpoints everything itself, so the WAL stays bounded and a disk slower than the writer holds
-it back.
+file streamed in one go every 256 MiB) restarts it without copying anything as long as the
+thread keeps up: the thread copies one step while the next one is being buffered, and a
+transaction that begins with the whole WAL copied starts it over. Should the WAL reach
+``BEHIND`` times the threshold or the largest commit, whichever is more (the thread cannot keep
+up, or never quite catches up with a writer that never pauses), the writer waits for the
+checkpoint the thread is running, then copies the rest itself: the WAL stays bounded, and a
+disk slower than the writer holds the writer back.
 
 The thread starts at the first wake-up (most handles never write 40 MiB) and stops at
 ``close``; it is a daemon, and a checkpoint killed half-way is harmless (SQLite redoes it).
@@ -33,8 +34,8 @@ from pathlib import Path
 
 import apsw
 
-#: Uncopied frames this many times the threshold (or the largest commit since the WAL started
-#: over) make the writer checkpoint by itself.
+#: A WAL this many times the threshold (or the largest commit since it started over: frames
+#: other processes committed in between count too) makes the writer checkpoint by itself.
 BEHIND = 4
 #: The writer copies the WAL's last frames itself when the thread has left at most this
 #: fraction of the threshold uncopied (or ``TAIL_FRAMES``, whichever is more: a few ms of
@@ -57,6 +58,9 @@ class BackgroundCheckpointer:
         self.checkpoints = 0
         self.error: BaseException | None = None
         self._wake = threading.Event()
+        #: Held by whoever checkpoints (the thread, or the writer): the writer can wait for the
+        #: thread's checkpoint instead of failing with SQLITE_BUSY next to it.
+        self._checkpointing = threading.Lock()
         self._stop = False
         self._thread: threading.Thread | None = None
         self._wal_fd: int | None = None
@@ -74,24 +78,27 @@ class BackgroundCheckpointer:
         file exists from now until ``conn`` closes (an open connection keeps any other from
         deleting it): its header is read through one descriptor, opened here."""
         with contextlib.suppress(OSError):  # unreadable: generations are not told apart
-            self._wal_fd = os.open(self.path + "-wal", os.O_RDONLY)
+            self._wal_fd = os.open(conn.filename_wal, os.O_RDONLY)
         conn.set_wal_hook(self._on_commit)
 
     def wal_generation(self) -> int:
-        """The checkpoint sequence number in the WAL file's header: SQLite bumps it each time
-        the WAL starts over. (A WAL that started over is not always shorter than before: one
-        large commit per generation leaves it the same size.) SQLite never locks the WAL file
-        itself, so this descriptor of it takes no lock of the connection's when it closes.
-        -1 if the header cannot be read: then only a WAL that got shorter counts as started
-        over (the commit hook must not fail a commit that has happened)."""
+        """The salts in the WAL file's header: every restart of the WAL changes them, whichever
+        connection restarts it. (A WAL that started over is not always shorter than before:
+        one large commit per generation leaves it the same size. The header's checkpoint
+        sequence number is no generation either: each connection keeps its own.) -1 if the
+        header cannot be read: then only a WAL that got shorter counts as started over (the
+        commit hook must not fail a commit that has happened)."""
         if self._wal_fd is None:
             return -1
         try:
-            return int.from_bytes(os.pread(self._wal_fd, 4, 12), "big")
+            salts = os.pread(self._wal_fd, 8, 16)
         except OSError:
             return -1
+        return int.from_bytes(salts, "big") if len(salts) == 8 else -1
 
     def _on_commit(self, conn: apsw.Connection, name: str, pages: int) -> int:
+        if self._stop:  # closed: the connection is closing too
+            return apsw.SQLITE_OK
         if pages < self._frames:  # the WAL started over since the last commit
             self._started_over(-1)
         if pages >= self.threshold:
@@ -107,8 +114,8 @@ class BackgroundCheckpointer:
         generation, copied = self._copied
         if generation != self._generation:
             copied = 0
-        if self.error is not None or pages - copied >= BEHIND * max(self.threshold, self._largest):
-            self._checkpoint_here(conn, name)
+        if self.error is not None or pages >= BEHIND * max(self.threshold, self._largest):
+            self._checkpoint_here(conn, name, wait=True)
         elif copied > 0 and pages - copied <= max(self.threshold * TAIL, TAIL_FRAMES):
             self._checkpoint_here(conn, name)  # the rest; the next transaction restarts the WAL
         elif pages - self._woken_at >= self.threshold * TAIL:
@@ -124,9 +131,16 @@ class BackgroundCheckpointer:
         self._generation = generation
         self._woken_at = self._largest = self._frames = 0
 
-    def _checkpoint_here(self, conn: apsw.Connection, name: str) -> None:
-        with contextlib.suppress(apsw.BusyError):  # the thread is checkpointing right now
-            conn.wal_checkpoint(name, apsw.SQLITE_CHECKPOINT_PASSIVE)
+    def _checkpoint_here(self, conn: apsw.Connection, name: str, *, wait: bool = False) -> None:
+        """Copy what the WAL holds that is not copied yet, in the writer's thread; after the
+        thread's running checkpoint (``wait``), or not at all while there is one."""
+        if not self._checkpointing.acquire(blocking=wait):
+            return
+        try:
+            with contextlib.suppress(apsw.BusyError):  # another process is checkpointing
+                conn.wal_checkpoint(name, apsw.SQLITE_CHECKPOINT_PASSIVE)
+        finally:
+            self._checkpointing.release()
 
     def _start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="agentfs-checkpoint", daemon=True)
@@ -147,9 +161,10 @@ class BackgroundCheckpointer:
                 self._wake.clear()
                 if self._stop:
                     return
-                generation = self.wal_generation()
                 try:
-                    log, copied = conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+                    with self._checkpointing:
+                        generation = self.wal_generation()
+                        log, copied = conn.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
                 except apsw.BusyError:
                     continue  # a connection is closing or recovering: the next commit retries
                 if log < 0:
