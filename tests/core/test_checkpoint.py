@@ -148,23 +148,31 @@ def test_a_thread_that_falls_behind_large_commits_makes_the_writer_copy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With the thread copying nothing (a disk slower than the writer, at worst), the writer
-    copies the WAL itself once BEHIND times its largest commit is uncopied: the WAL stays
-    bounded and the writer is held back."""
+    copies the WAL itself once it is BEHIND times its largest commit: the WAL stays bounded
+    and the writer is held back."""
     monkeypatch.setattr(checkpoint.BackgroundCheckpointer, "_start", lambda self: None)
     own = count_own_checkpoints(monkeypatch)
     with agentfs.open(tmp_path / "ws.db") as ws:
-        bg = checkpointer(ws)
-        bg.threshold = 64
-        step = os.urandom(1 << 20)
-        seen = []
-        for i in range(16):
-            ws.write(f"/big{i}", step)
-            seen.append(bg._frames)
-        # each write commits about 270 frames (the first about 390, with the schema's pages)
+        seen = write_steps_bounded(ws, 16)
         assert len(own) >= 2 and all(n >= checkpoint.BEHIND * 269 for n in own), (own, seen)
-        assert max(seen) <= (checkpoint.BEHIND + 1) * 400, seen
-        assert sum(b < a for a, b in itertools.pairwise(seen)) >= 2, seen  # it started over
-        assert all(ws.read(f"/big{i}") == step for i in range(16))
+
+
+def write_steps_bounded(ws: agentfs.Workspace, count: int) -> list[int]:
+    """Write ``count`` 1 MiB files, each its own commit of about 270 frames (the first about
+    390, with the schema's pages), with a threshold of 64 frames; check that the WAL stayed
+    within BEHIND times the largest commit (and one more), started over, and lost nothing.
+    The WAL's size at each commit."""
+    bg = checkpointer(ws)
+    bg.threshold = 64
+    step = os.urandom(1 << 20)
+    seen = []
+    for i in range(count):
+        ws.write(f"/big{i}", step)
+        seen.append(bg._frames)
+    assert max(seen) <= (checkpoint.BEHIND + 1) * 400, seen
+    assert sum(b < a for a, b in itertools.pairwise(seen)) >= 2, seen  # it started over
+    assert all(ws.read(f"/big{i}") == step for i in range(count))
+    return seen
 
 
 def test_a_writer_the_thread_never_quite_catches_up_with_keeps_the_wal_bounded(
@@ -175,17 +183,8 @@ def test_a_writer_the_thread_never_quite_catches_up_with_keeps_the_wal_bounded(
     largest commit the writer waits for the thread's checkpoint and copies the rest."""
     monkeypatch.setattr(checkpoint, "TAIL_FRAMES", 16)
     with agentfs.open(tmp_path / "ws.db") as ws:
-        bg = checkpointer(ws)
-        bg.threshold = 64
-        step = os.urandom(1 << 20)
-        seen = []
-        for i in range(40):
-            ws.write(f"/big{i}", step)
-            seen.append(bg._frames)
-        # about 270 frames a write (390 for the first): at most BEHIND of the largest, and one
-        assert max(seen) <= (checkpoint.BEHIND + 1) * 400, seen
-        assert sum(b < a for a, b in itertools.pairwise(seen)) >= 2, seen
-        assert bg.error is None
+        write_steps_bounded(ws, 40)
+        assert checkpointer(ws).error is None
 
 
 def test_the_generation_changes_whoever_restarts_the_wal(tmp_path: Path) -> None:
