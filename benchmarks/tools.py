@@ -260,10 +260,9 @@ def overhead(ws: agentfs.Workspace) -> list[tuple[str, float, float]]:
     ``stat`` its entry and version, ``read_file`` the bytes, size and version, ``write_file``
     whether it created the file and the new version. The writes alternate two contents, so
     every call writes a new version, as an agent's writes do (the same bytes again change
-    nothing, on either side). Timed in the calling thread's CPU time: the checkpoint thread
-    copies the WAL beside the calls, on the other core, and its work and its locks fell on
-    one side or the other by chance (wall-clock overheads of the write moved between 30 and
-    106 µs from one process to the next; CPU time between 82 and 97)."""
+    nothing, on either side). Timed in the calling thread's CPU time, after one untimed round
+    a side: the checkpoint thread copies the WAL beside the calls, on the other core, and its
+    work fell on one side or the other by chance (docs/benchmarks.md)."""
     tools = Toolset(ws, thread="bench")
     ws.thread = "bench"  # the bare read is a tracked read too, as the tool's is
     contents = ["y" * 1024, "z" * 1024]
@@ -293,26 +292,23 @@ def overhead(ws: agentfs.Workspace) -> list[tuple[str, float, float]]:
         ),
     ]
     calls = OVERHEAD_CALLS // OVERHEAD_RUNS
+
+    def run(call: Callable[[int], Any]) -> float:
+        """Seconds of this thread's CPU per call, over ``calls`` calls."""
+        start = time.thread_time()
+        for i in range(calls):
+            call(i)
+        return (time.thread_time() - start) / calls
+
     out = []
     for name, arguments, bare in cases:
-        argument_list = [arguments(i) for i in range(calls)]
-        tool_times, bare_times = [], []
-        # one untimed round a side first: right after the build the checkpoint thread is
-        # still copying its WAL, which slowed whichever side ran then (docs/benchmarks.md)
-        for args in argument_list:
-            tools.call(name, args)
-        for i in range(calls):
-            bare(i)
-        for _ in range(OVERHEAD_RUNS):  # interleaved runs: drift hits both sides alike
-            start = time.thread_time()
-            for args in argument_list:
-                tools.call(name, args)
-            tool_times.append((time.thread_time() - start) / calls)
-            start = time.thread_time()
-            for i in range(calls):
-                bare(i)
-            bare_times.append((time.thread_time() - start) / calls)
-        out.append((name, statistics.median(tool_times) * 1e6, statistics.median(bare_times) * 1e6))
+        given = [arguments(i) for i in range(calls)]
+        sides = (lambda i, name=name, given=given: tools.call(name, given[i]), bare)
+        for side in sides:  # untimed: right after the build the WAL is still being copied
+            run(side)
+        times = [[run(side) for side in sides] for _ in range(OVERHEAD_RUNS)]  # interleaved
+        tool_s, bare_s = (statistics.median(side) for side in zip(*times, strict=True))
+        out.append((name, tool_s * 1e6, bare_s * 1e6))
     tools.flush()
     ws.thread = None
     return out

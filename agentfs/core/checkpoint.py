@@ -64,7 +64,8 @@ class BackgroundCheckpointer:
         self._stop = False
         self._thread: threading.Thread | None = None
         self._wal_fd: int | None = None
-        #: The WAL's generation (``wal_generation``) and frames as last seen at commit.
+        #: The WAL's generation (``wal_generation``, read at ``install``) and frames as last
+        #: seen at commit.
         self._generation = -1
         self._frames = 0
         self._woken_at = 0
@@ -79,6 +80,7 @@ class BackgroundCheckpointer:
         deleting it): its header is read through one descriptor, opened here."""
         with contextlib.suppress(OSError):  # unreadable: generations are not told apart
             self._wal_fd = os.open(conn.filename_wal, os.O_RDONLY)
+        self._generation = self.wal_generation()
         conn.set_wal_hook(self._on_commit)
 
     def wal_generation(self) -> int:
@@ -99,14 +101,12 @@ class BackgroundCheckpointer:
     def _on_commit(self, conn: apsw.Connection, name: str, pages: int) -> int:
         if self._stop:  # closed: the connection is closing too
             return apsw.SQLITE_OK
-        if pages < self._frames:  # the WAL started over since the last commit
-            self._started_over(-1)
-        if pages >= self.threshold:
-            generation = self.wal_generation()
-            if self._generation == -1:  # first read since opening or since the WAL got shorter
-                self._generation = generation
-            elif generation != self._generation:
-                self._started_over(generation)
+        # the WAL started over since the last commit: it got shorter, or (read only when it
+        # matters, past the threshold) its generation changed
+        if pages < self._frames:
+            self._started_over(self.wal_generation())
+        elif pages >= self.threshold and (generation := self.wal_generation()) != self._generation:
+            self._started_over(generation)
         self._largest = max(self._largest, pages - self._frames)
         self._frames = pages
         if pages < self.threshold:
@@ -127,7 +127,7 @@ class BackgroundCheckpointer:
 
     def _started_over(self, generation: int) -> None:
         """Forget what was seen of the WAL before it started over (``generation``: its new
-        one, -1 until read)."""
+        one)."""
         self._generation = generation
         self._woken_at = self._largest = self._frames = 0
 

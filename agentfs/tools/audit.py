@@ -138,8 +138,8 @@ def _cut(value: Any, limit: int = STRING_LIMIT) -> Any:
     """A copy of ``value`` with long strings and long lists cut, so the log stays small. A
     file's text (``content``: what a write wrote, what a read showed) is kept by the version
     the call wrote or read, so only its first ``CONTENT_LIMIT`` characters are copied into
-    the row. Used on values over ``WHOLE_BYTES`` of JSON, and on those pydantic cannot
-    encode (``_stored``)."""
+    the row. Used on values over ``WHOLE_BYTES`` of JSON (``_logged``), and on those
+    pydantic cannot encode (``_stored``)."""
     if isinstance(value, str):
         if len(value) <= limit:
             return value

@@ -143,8 +143,8 @@ def _numbered(prefixes: list[str], lines: list[str]) -> str:
 
 
 def _prefixes(first: int, count: int) -> list[str]:
-    """The prefixes of lines ``first .. first + count - 1`` (joining them to the lines in
-    C, with ``map``, is what makes a 2,000-line page cheap)."""
+    """The prefixes of lines ``first .. first + count - 1``, sliced from those made once
+    for the first 10,000 lines."""
     if first + count - 1 <= len(_PREFIXES):
         return _PREFIXES[first - 1 : first - 1 + count]
     return [f"{n:>6}\t" for n in range(first, first + count)]
