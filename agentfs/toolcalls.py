@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import apsw
-from pydantic_core import from_json
+from pydantic_core import from_json, to_json
 
 from agentfs.core.errors import InvalidValueError
 from agentfs.db import write_transaction
@@ -142,7 +142,7 @@ class ToolCallLog:
         self.conn.execute(
             "INSERT INTO ws_tool_call_staged(name, parameters, result, error, started_at,"
             " completed_at, writes) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (*call, _ENCODER.encode([[path, n] for path, n in writes])),
+            (*call, to_json(list(writes)).decode()),
         )
 
     def publish(self, waiting: Iterable[StoredCall] = ()) -> None:

@@ -124,13 +124,16 @@ def _stored(
 
 def _logged(value: Any) -> str:
     """``value``'s JSON text: whole when it is at most ``WHOLE_BYTES`` long (most calls:
-    nothing to walk), else of the value cut by ``_cut``. A file's text over that size (a
-    read's result, a write's arguments) is cut without encoding the whole value first."""
-    content = value.get("content") if isinstance(value, dict) else None
-    if not (isinstance(content, str) and len(content) > WHOLE_BYTES):
-        text = to_json(value, inf_nan_mode="strings")
-        if len(text) <= WHOLE_BYTES:
-            return text.decode()
+    nothing to walk), else of the value cut by ``_cut``. A file's text (``content``: what a
+    write wrote, what a read showed) is cut to ``CONTENT_LIMIT`` characters first, without
+    walking the rest: the version keeps all of it."""
+    if isinstance(value, dict):
+        content = value.get("content")
+        if isinstance(content, str) and len(content) > CONTENT_LIMIT:
+            value = {**value, "content": _cut(content, CONTENT_LIMIT)}
+    text = to_json(value, inf_nan_mode="strings")
+    if len(text) <= WHOLE_BYTES:
+        return text.decode()
     return to_json(_cut(value), inf_nan_mode="strings").decode()
 
 

@@ -101,11 +101,10 @@ def test_a_file_s_text_is_logged_briefly_other_strings_in_full(tools: Toolset) -
     assert len(shown) < audit.CONTENT_LIMIT + 40 and calls["read_file"].result["total_lines"] == 199
 
 
-def test_a_call_whose_json_fits_in_whole_bytes_is_logged_whole(tools: Toolset) -> None:
-    """Up to ``WHOLE_BYTES`` of JSON a call's arguments and result are logged as they are
-    (nothing to walk on most calls); one byte more and a file's text is cut as above."""
-    overhead = len('{"path":"/s.txt","content":""}')
-    fits = "y" * (audit.WHOLE_BYTES - overhead)
+def test_a_file_s_text_up_to_content_limit_is_logged_whole(tools: Toolset) -> None:
+    """A file's text of up to ``CONTENT_LIMIT`` characters is logged as it is; one more and
+    it is cut (the version keeps it all), whatever the rest of the call's JSON weighs."""
+    fits = "y" * audit.CONTENT_LIMIT
     tools.call("write_file", {"path": "/s.txt", "content": fits})
     tools.call("write_file", {"path": "/t.txt", "content": fits + "y"})
     tools.flush()
@@ -113,7 +112,8 @@ def test_a_call_whose_json_fits_in_whole_bytes_is_logged_whole(tools: Toolset) -
         call.parameters["path"]: call.parameters["content"] for call in tools.ws.tool_calls.list()
     }
     assert logged["/s.txt"] == fits
-    assert logged["/t.txt"].startswith("y" * audit.CONTENT_LIMIT + "...[")
+    assert logged["/t.txt"] == fits + "...[1 more chars]"
+    assert tools.ws.read_text("/t.txt") == fits + "y"
 
 
 KILLED = """
