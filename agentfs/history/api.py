@@ -20,11 +20,10 @@ import apsw
 from agentfs.core import paths, xattrs
 from agentfs.core.errors import HistoryNotFoundError, fs_error
 from agentfs.core.fs import FileSystem
-from agentfs.core.globs import compile_glob
 from agentfs.core.inodes import S_IFMT, S_IFREG, is_dir, now_ns
 from agentfs.history.cow import HistorySettings, keep_text
 from agentfs.history.hooks import HistoryHooks
-from agentfs.history.reads import Read
+from agentfs.history.reads import Read, read_before_write_globs
 from agentfs.history.snapshots import Snapshots
 from agentfs.history.versions import Version
 
@@ -115,17 +114,7 @@ class HistoryMixin(FileSystem):
 
     @read_before_write.setter
     def read_before_write(self, value: bool | str | Iterable[str]) -> None:
-        if value is True:
-            globs: tuple[str, ...] = ("/**",)
-        elif value is False:
-            globs = ()
-        elif isinstance(value, str):
-            globs = (value,)
-        else:
-            globs = tuple(value)
-        for glob in globs:
-            compile_glob(glob)  # a bad pattern fails here, not at the first write
-        self.hooks.reads.read_before_write = globs
+        self.hooks.reads.read_before_write = read_before_write_globs(value)
 
     def reads_log(self, thread: str | None = None) -> list[Read]:
         """The last read of each path by each thread (only ``thread``'s when given)."""

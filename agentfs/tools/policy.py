@@ -40,6 +40,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agentfs.core.globs import compile_glob
+from agentfs.history.reads import read_before_write_globs
 
 
 class ToolPolicy(BaseModel):
@@ -139,6 +140,8 @@ class ResolvedToolPolicy(BaseModel):
     enabled: bool
     needs_approval: bool
     require_read_before_write: bool | tuple[str, ...]
+    #: ``require_read_before_write`` as the workspace's ``read_before_write`` globs.
+    read_before_write: tuple[str, ...]
     allow: tuple[str, ...]
     deny: tuple[str, ...]
 
@@ -190,6 +193,7 @@ class Policy(BaseModel):
             enabled=pick("enabled", True),
             needs_approval=pick("needs_approval", name in APPROVAL_BY_DEFAULT),
             require_read_before_write=tuple(rbw) if isinstance(rbw, list) else rbw,
+            read_before_write=read_before_write_globs(rbw),
             allow=tuple(pick("allow", [])),
             deny=tuple(pick("deny", [])),
         )

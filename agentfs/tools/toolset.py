@@ -202,8 +202,9 @@ class Toolset:
         # read-before-write rule; its own settings come back afterwards. (Inline, not a
         # context manager: this runs on every call.)
         saved = (ws.thread, ws.actor, ws.read_before_write)
-        ws.thread, ws.actor = self.thread, self.actor
-        ws.read_before_write = policy.require_read_before_write
+        acting = (self.thread, self.actor, policy.read_before_write)
+        if saved != acting:
+            ws.thread, ws.actor, ws.read_before_write = acting
         try:
             if not spec.writes_in_transaction or ws.readonly:
                 output = spec.run(ctx, args)
@@ -228,7 +229,8 @@ class Toolset:
         except Exception as exc:  # every failure becomes a result
             return self._failed(spec.name, raw, from_exception(exc), started)
         finally:
-            ws.thread, ws.actor, ws.read_before_write = saved
+            if saved != acting:
+                ws.thread, ws.actor, ws.read_before_write = saved
         return ToolResult(spec.name, data, output, None, versions)
 
     def flush(self) -> None:

@@ -27,6 +27,7 @@ import pytest
 
 import agentfs
 from agentfs import fsck
+from agentfs.tools import Toolset
 from agentfs.transfer import export_agentfs
 from tests.conftest import run_peer
 
@@ -130,6 +131,11 @@ def test_a_database_built_by_the_sdk_opens_as_a_workspace(tmp_path: Path) -> Non
         assert ws.read("/ours/new.txt") == b"x" * (SDK_CHUNK * 2 + 5)
         assert ws.read("/src/pkg/large.bin") == b"rewritten by agentfs"
         ws.tool_calls.record("ours", {"n": 1}, result=2, started_at=20, completed_at=21)
+        with Toolset(ws) as tools:  # staged and waiting rows, published into the SDK's table
+            tools.call("write_file", {"path": "/ours/staged.txt", "content": "s"})
+            tools.call("read_file", {"path": "/missing.txt"})
+        published = "SELECT name, status FROM tool_calls WHERE name IN ('write_file', 'read_file')"
+        assert dict(ws.conn.execute(published)) == {"write_file": "success", "read_file": "error"}
         report = fsck.check(ws)
         assert report.clean, report.problems
         plain = tmp_path / "plain.db"

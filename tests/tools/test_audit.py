@@ -189,18 +189,30 @@ def test_a_value_json_cannot_hold_is_noted_and_stops_no_other_row(tools: Toolset
 
 
 @pytest.mark.damages_workspace
+@pytest.mark.parametrize(
+    ("writes", "linked"),
+    [
+        ('[["/a"]]', []),
+        ("not json", []),
+        ('{"x": ["/a", 1]}', []),
+        ("5", []),
+        ('[["/a", "1"], [2, 3], ["/b", 1.5], ["/c", true]]', []),
+        ('[["/a", 1], ["/b"], ["/c", 2, 3]]', [("/a", 1)]),
+    ],
+)
 def test_a_staged_row_with_malformed_links_is_published_without_them(
-    ws: agentfs.Workspace,
+    ws: agentfs.Workspace, writes: str, linked: list[tuple[str, int]]
 ) -> None:
     """A hand-edited staged row never blocks opening the workspace: it goes into the log
-    without its links, and fsck reported it before."""
+    with only its well-formed ``[path, n]`` links, and fsck reported it before."""
     ws.conn.execute(
         "INSERT INTO ws_tool_call_staged(name, parameters, result, error, started_at,"
-        " completed_at, writes) VALUES ('write_file', '{}', '{}', NULL, 1.0, 2.0, '[[\"/a\"]]')"
+        " completed_at, writes) VALUES ('write_file', '{}', '{}', NULL, 1.0, 2.0, ?)",
+        (writes,),
     )
     assert [p.message for p in fsck.check(ws).problems] == [
         "staged log row 1 of a write_file call is malformed"
     ]
     ws.tool_calls.publish()
     assert ws.tool_calls.staged() == 0 and [c.name for c in ws.tool_calls.list()] == ["write_file"]
-    assert ws.tool_calls.writes(ws.tool_calls.list()[0].id) == []
+    assert ws.tool_calls.writes(ws.tool_calls.list()[0].id) == linked
