@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import difflib
 import errno
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from types import EllipsisType
 
@@ -25,7 +24,7 @@ from agentfs.history.cow import HistorySettings, keep_text
 from agentfs.history.hooks import HistoryHooks
 from agentfs.history.reads import Read, read_before_write_globs
 from agentfs.history.snapshots import Snapshots
-from agentfs.history.versions import Version
+from agentfs.history.versions import Version, Versions
 
 
 @dataclass(frozen=True)
@@ -39,6 +38,24 @@ class GcReport:
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
+
+
+class RecordingVersions:
+    """``recording_versions``'s block: a class, not a generator, as it sits on every
+    changing tool call."""
+
+    __slots__ = ("_versions", "journal")
+
+    def __init__(self, versions: Versions) -> None:
+        self._versions = versions
+        self.journal: list[tuple[str, int]] = []
+
+    def __enter__(self) -> list[tuple[str, int]]:
+        self._versions.journal = self.journal
+        return self.journal
+
+    def __exit__(self, *exc: object) -> None:
+        self._versions.journal = None
 
 
 class HistoryMixin(FileSystem):
@@ -123,18 +140,17 @@ class HistoryMixin(FileSystem):
 
     # --- versions -----------------------------------------------------------------------------
 
-    @contextmanager
-    def recording_versions(self) -> Iterator[list[tuple[str, int]]]:
+    def recording_versions(self) -> RecordingVersions:
         """Collect ``(path, n)`` of every version this handle records inside the block, so a
         caller can say exactly which versions one operation made (the agent tools' audit
         links each tool call to them). Several writes of a path in one transaction make
-        one version and one entry; nesting is not supported."""
-        journal: list[tuple[str, int]] = []
-        self.hooks.versions.journal = journal
-        try:
-            yield journal
-        finally:
-            self.hooks.versions.journal = None
+        one version and one entry; nesting is not supported::
+
+            with ws.transaction(), ws.recording_versions() as journal:
+                ws.write("/a", b"1")
+            journal  # [("/a", 3)]
+        """
+        return RecordingVersions(self.hooks.versions)
 
     def history(self, path: str) -> list[Version]:
         """Every event of ``path`` (symlink-free), oldest first; deleted files too."""
