@@ -26,6 +26,53 @@ def json_schema(model: type[BaseModel]) -> dict[str, Any]:
     return _inline(schema, defs)
 
 
+def mcp_output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The output schema the MCP server declares: ``json_schema(model)`` with each array whose
+    items are objects (a listing's entries, a search's hits, a history's versions) declared
+    without an item schema, the items' fields described in words instead. (An array of
+    alternatives, ``read_multiple_files``'s files, keeps its schema: it holds the files
+    asked for, not a directory's worth.)
+
+    Clients check every structured result against it, item by item: the Python SDK's client
+    with pure-Python ``jsonschema``, which took 16 ms for the 500 typed entries of an ``ls``
+    (0.02 ms without an item schema, 2.9 ms with ``{"type": "object"}`` alone), five times
+    the call's whole round trip. Every other field keeps its type, and the complete typed
+    schema stays where it costs a client nothing: the tool's models, ``docs/tools.md`` and
+    ``agentfs tools schema NAME --format output``."""
+    return _described_arrays(json_schema(model))
+
+
+def _described_arrays(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_described_arrays(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    items = node.get("items")
+    if isinstance(items, dict) and "object" in _types(items):
+        fields = ", ".join(
+            f"{name} ({_kind(field)})" for name, field in items.get("properties", {}).items()
+        )
+        said = node.get("description", "")
+        said = f"{said}; each item" if said else "Each item"
+        rest = {key: value for key, value in node.items() if key != "items"}
+        return {**rest, "description": f"{said}: {fields}"}
+    return {key: _described_arrays(value) for key, value in node.items()}
+
+
+def _types(node: dict[str, Any]) -> list[str]:
+    kind = node.get("type", [])
+    return [kind] if isinstance(kind, str) else list(kind)
+
+
+def _kind(field: dict[str, Any]) -> str:
+    """A field's type in words: ``integer``, ``string or null``, ``one of file, directory``."""
+    if "enum" in field:
+        kind = "one of " + ", ".join(str(value) for value in field["enum"])
+    else:
+        kind = " or ".join(_types(field)) or "any"
+    return f"{kind}: {field['description']}" if "description" in field else kind
+
+
 def _inline(node: Any, defs: dict[str, Any]) -> Any:
     if isinstance(node, dict):
         ref = node.get("$ref")

@@ -44,7 +44,7 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import Server
 
-from agentfs.tools.export import json_schema
+from agentfs.tools.export import json_schema, mcp_output_schema
 from agentfs.tools.mcp_direct import DirectCalls
 from agentfs.tools.mcp_stdio import serve_streams
 from agentfs.tools.pusher import Pusher, took_snapshot
@@ -74,7 +74,7 @@ def mcp_tool(spec: Tool) -> types.Tool:
         title=spec.title,
         description=spec.description,
         input_schema=json_schema(spec.input),
-        output_schema=json_schema(spec.output),
+        output_schema=mcp_output_schema(spec.output),
         annotations=types.ToolAnnotations(
             title=spec.title,
             read_only_hint=not spec.mutates,

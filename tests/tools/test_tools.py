@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import agentfs
 from agentfs.tools import Policy, Toolset, catalog
 from agentfs.tools.errors import ERROR_CODES
-from agentfs.tools.export import anthropic_tool, json_schema, openai_tool
+from agentfs.tools.export import anthropic_tool, json_schema, mcp_output_schema, openai_tool
 
 APP = "".join(f"line {i}\n" for i in range(1, 11))
 
@@ -41,7 +41,8 @@ def ok(tools: Toolset, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     assert result == called.output.model_dump(mode="json")
     spec = catalog.find(name)
     assert spec is not None
-    jsonschema.validate(json.loads(json.dumps(result)), json_schema(spec.output))
+    for schema in (json_schema(spec.output), mcp_output_schema(spec.output)):
+        jsonschema.validate(json.loads(json.dumps(result)), schema)
     return result
 
 
@@ -563,6 +564,44 @@ def test_exported_schemas_are_valid_in_both_formats(tools: Toolset) -> None:
             assert schema["type"] == "object" and "$ref" not in json.dumps(schema)
         jsonschema.Draft202012Validator.check_schema(json_schema(spec.output))
         assert spec.description and spec.title
+
+
+def test_mcp_output_schemas_describe_object_arrays_instead_of_typing_their_items() -> None:
+    """What MCP clients check item by item (an ``ls`` of 500 entries) is declared as an
+    array whose description names every field of its items; everything else is the full
+    schema, unchanged."""
+
+    def compare(full: Any, declared: Any, where: str) -> int:
+        if not isinstance(full, dict):
+            assert declared == full, where
+            return 0
+        items = full.get("items")
+        if isinstance(items, dict) and items.get("type") == "object":
+            assert "items" not in declared, where
+            for name, field in items["properties"].items():
+                kind = field.get("type", "any")
+                said = " or ".join([kind] if isinstance(kind, str) else kind)
+                if "enum" in field:
+                    said = "one of " + ", ".join(map(str, field["enum"]))
+                assert f"{name} ({said}" in declared["description"], (where, name)
+            rest = {k: v for k, v in full.items() if k not in ("items", "description")}
+            assert {k: v for k, v in declared.items() if k != "description"} == rest, where
+            return 1
+        assert declared.keys() == full.keys(), where
+        return sum(compare(full[key], declared[key], f"{where}.{key}") for key in full)
+
+    described = 0
+    for spec in catalog.all_tools():
+        declared = mcp_output_schema(spec.output)
+        jsonschema.Draft202012Validator.check_schema(declared)
+        described += compare(json_schema(spec.output), declared, spec.name)
+    entries = mcp_output_schema(catalog.find("ls").output)["properties"]["entries"]  # type: ignore[union-attr]
+    assert entries == {
+        "type": "array",
+        "description": "Each item: name (string), type (one of file, directory, symlink,"
+        " other), size (integer), modified (string: last modification, ISO 8601 UTC)",
+    }
+    assert described >= 8  # ls, list_tree, grep's lines, the searches' hits, the histories, ...
 
 
 def test_optional_values_are_a_type_with_null(tools: Toolset) -> None:
