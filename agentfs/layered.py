@@ -354,6 +354,23 @@ class LayeredWorkspace:
             mode = place.stat.st_mode & 0o7777
         return self.top.write(place.real, data, parents=True, mode=mode)
 
+    def put(
+        self,
+        path: str,
+        data: bytes | str,
+        *,
+        parents: bool = False,
+        mode: int = 0o644,
+        exclusive: bool = False,
+    ) -> tuple[Stat, bool]:
+        """``write`` that says whether it created the file in the union: ``(stat, created)``
+        (a file copied up from a lower layer was not created). ``exclusive``: EEXIST when
+        anything is at ``path`` in any layer, and nothing changes."""
+        if exclusive and self._place(path, follow=False, strict=False).owner is not None:
+            raise fs_error(errno.EEXIST, paths.normalize(path))
+        existed = self.exists(path)
+        return self.write(path, data, parents=parents, mode=mode), not existed
+
     def _check_lower_read(self, place: _Place) -> None:
         """Read-before-write for a copy-up: the core's check of the lower file as it is now,
         against this thread's record in the first layer's read log (module docstring)."""

@@ -20,8 +20,9 @@ the bytes, and is timed as well.
 
 Each server is measured three times. Twice through the Python SDK's client: as it is, which
 checks every structured result against the tool's output schema with ``jsonschema`` (pure
-Python, about 30 us per object of a listing: our tools declare full output schemas, the
-peer's results are one string), and with that check off. Then through the TypeScript SDK's
+Python, about 30 us per typed object of a listing, which is why our MCP schemas describe a
+listing's entries instead of typing them: docs/mcp.md; the peer's results are one string),
+and with that check off. Then through the TypeScript SDK's
 client (``benchmarks/mcp_client.mjs`` on ``@modelcontextprotocol/sdk`` from npm), what Claude
 Code, Claude Desktop and the MCP Inspector are built on: it checks structured results with
 ajv's compiled validators and parses JSON natively, so the servers' own costs show. Every

@@ -485,29 +485,44 @@ class FileSystem:
         self, path: str, data: bytes | str, *, parents: bool = False, mode: int = 0o644
     ) -> Stat:
         """Create or replace a whole file (following a symlink at ``path``, like ``open``)."""
+        return self.put(path, data, parents=parents, mode=mode)[0]
+
+    def put(
+        self,
+        path: str,
+        data: bytes | str,
+        *,
+        parents: bool = False,
+        mode: int = 0o644,
+        exclusive: bool = False,
+    ) -> tuple[Stat, bool]:
+        """``write`` that says whether it created the file: ``(stat, created)``, for a caller
+        that must tell a new file from a replaced one (one walk of the path instead of a
+        ``stat`` first). ``exclusive``: create only; anything at ``path``, a dangling symlink
+        too, is EEXIST and nothing changes (``open(path, "x")``)."""
         data = _as_bytes(data)
         path = paths.normalize(path)
         now = now_ns()
         with self._write():
-            target = self._open_for_write(path, parents, mode, len(data), now)
+            target = self._open_for_write(path, parents, mode, len(data), now, exclusive=exclusive)
             ino = target.ino
             if target.created:  # the inode already has the final size: only chunks to add
                 self.chunks.append_new(ino, 0, data)
                 self.hooks.created_file(target, data)
                 perm = S_IFREG | (mode & 0o7777)
-                return Stat(ino, perm, 1, 0, 0, len(data), now, now, now)
+                return Stat(ino, perm, 1, 0, 0, len(data), now, now, now), True
             self.hooks.guard(target)
             rewrite = self.hooks.rewriting(target, data)
             if rewrite is None:  # the same bytes, and history knows them: times only
                 self._touch(target, now)
-                return self._stat_ino(ino)
+                return self._stat_ino(ino), False
             if rewrite.in_place:
                 self.chunks.replace(ino, data, rewrite.in_place)
             else:  # no chunk left (history took them, or it was empty): all are new
                 self.chunks.append_new(ino, 0, data)
             st = self._set_content(ino, len(data))
             self.hooks.rewritten(target, rewrite, data)
-            return st
+            return st, False
 
     def create(self, path: str, mode: int = 0o644) -> Stat:
         """A new empty regular file, EEXIST if ``path`` names anything (``O_CREAT|O_EXCL``).
@@ -583,9 +598,11 @@ class FileSystem:
         now: int | None = None,
         *,
         create: bool = True,
+        exclusive: bool = False,
     ) -> WriteTarget:
         """The regular file at ``path`` after symlinks, or (with ``create``) a new inode
-        recorded as ``size`` bytes long whose chunks the caller adds."""
+        recorded as ``size`` bytes long whose chunks the caller adds; with ``exclusive``
+        only the new inode (EEXIST when anything is at ``path``)."""
         if type(path) is paths.DirPath:  # open("x/", O_CREAT) asks for a directory
             try:
                 self._resolve(path, True)
@@ -603,6 +620,8 @@ class FileSystem:
                     raise
                 raise fs_error(exc.errno or errno.EIO, start) from None
             found = self.conn.execute(_LOOKUP_FILE, (parent_ino, name)).get
+            if found is not None and exclusive:
+                raise fs_error(errno.EEXIST, start)
             if found is None:
                 if not create:
                     raise not_found(start)

@@ -52,15 +52,22 @@ class Context:
         return path
 
     def write(self, path: str, data: bytes, *, parents: bool = False) -> int:
-        """Write ``data`` to the (checked) ``path``; the file's version after it: the one
-        entry the write added to the call's journal (no query), else what the history says
-        (history off, the same bytes again, a path kept under another name)."""
+        """Write ``data`` to the (checked) ``path``; the file's version after it."""
+        return self.put(path, data, parents=parents)[0]
+
+    def put(
+        self, path: str, data: bytes, *, parents: bool = False, exclusive: bool = False
+    ) -> tuple[int, bool]:
+        """``write`` (``ws.put``): the file's version after it, and whether it created the
+        file. The version is the one entry the write added to the call's journal (no query),
+        else what the history says (history off, the same bytes again, a path kept under
+        another name)."""
         journal = self.journal
         mark = -1 if journal is None else len(journal)
-        st = self.ws.write(path, data, parents=parents)
+        st, created = self.ws.put(path, data, parents=parents, exclusive=exclusive)
         if journal is not None and len(journal) == mark + 1 and journal[-1][0] == path:
-            return journal[-1][1]
-        return version_of(self.ws, path, st)
+            return journal[-1][1], created
+        return version_of(self.ws, path, st), created
 
     @property
     def filters_paths(self) -> bool:

@@ -44,20 +44,8 @@ def _write(
     path = ctx.path(raw_path, write=True)
     data = content.encode("utf-8")
     ctx.check_size(len(data), path)
-    try:
-        st = ws.stat(path)
-    except FileNotFoundError:
-        st = None
-    if st is not None:
-        if st.is_dir():
-            raise ToolError("is_directory", f"{path} is a directory; write to a file path")
-        if not replace:
-            raise ToolError(
-                "exists",
-                f"{path} already exists; to replace it pass overwrite=true (read it first), or"
-                " change part of it with edit_file",
-            )
-        check_expected(ws, path, expected)
+    if expected is not None:  # the version is compared before anything changes
+        _refuse_existing(ctx, path, replace, expected)
     if not parents:
         parent = paths.parent_and_name(path)[0]
         if not ws.exists(parent):
@@ -66,8 +54,35 @@ def _write(
                 f"the directory {parent} does not exist; create it with mkdir or pass"
                 " create_parent_dirs=true",
             )
-    version = ctx.write(path, data, parents=parents)
-    return WriteFileOutput(path=path, size=len(data), created=st is None, version=version)
+    # One walk of the path: the write says whether it created the file, and refuses what is
+    # there when it must not replace it (no stat first: a tenth of the call).
+    try:
+        version, created = ctx.put(path, data, parents=parents, exclusive=not replace)
+    except (FileExistsError, IsADirectoryError) as exc:
+        if exc.filename != path:
+            raise
+        _refuse_existing(ctx, path, replace, None)
+        # nothing to refuse: a dangling symlink, which the write follows
+        version, created = ctx.put(path, data, parents=parents)
+    return WriteFileOutput(path=path, size=len(data), created=created, version=version)
+
+
+def _refuse_existing(ctx: Context, path: str, replace: bool, expected: int | None) -> None:
+    """Fail if what is at ``path`` must not be written: a directory, a file not to be
+    replaced, a file that moved on from version ``expected``."""
+    try:
+        st = ctx.ws.stat(path)
+    except FileNotFoundError:
+        return
+    if st.is_dir():
+        raise ToolError("is_directory", f"{path} is a directory; write to a file path")
+    if not replace:
+        raise ToolError(
+            "exists",
+            f"{path} already exists; to replace it pass overwrite=true (read it first), or"
+            " change part of it with edit_file",
+        )
+    check_expected(ctx.ws, path, expected)
 
 
 @tool(

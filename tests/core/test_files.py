@@ -8,8 +8,11 @@ Most tests use ``small_ws`` (512-byte chunks) so that a few KiB already span sev
 from __future__ import annotations
 
 import errno
+import os
 import random
 import time
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -260,6 +263,71 @@ def test_write_through_a_dangling_symlink_creates_its_target(ws: agentfs.Workspa
     ws.write("/link", b"x")
     assert ws.read("/d/made") == b"x"
     assert ws.lstat("/link").is_symlink()
+
+
+#: What can be at the path ``put`` writes: each set up in the workspace and in a plain
+#: directory alike.
+AT_PATH = ["nothing", "file", "directory", "link to a file", "link to a directory", "dangling"]
+
+
+def _make(at: str, file: Any, directory: Any, link: Any) -> None:
+    """Put at ``p`` what ``at`` says (``t`` is a link's target)."""
+    if at == "file":
+        file("p")
+    elif at == "directory":
+        directory("p")
+    elif at == "link to a file":
+        file("t")
+        link("t", "p")
+    elif at == "link to a directory":
+        directory("t")
+        link("t", "p")
+    elif at == "dangling":
+        link("t", "p")
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("at", AT_PATH)
+def test_put_tells_created_and_refuses_as_open_x_does(
+    ws: agentfs.Workspace, tmp_path: Path, at: str, exclusive: bool
+) -> None:
+    """``put`` against the kernel on a real directory: ``open(p, "x" if exclusive else
+    "w")`` creates, replaces or fails with the same errno, and leaves the same tree; created
+    is whether ``p`` resolved to nothing before."""
+    real = tmp_path / "real"
+    real.mkdir()
+    _make(
+        at,
+        lambda name: (real / name).write_bytes(b"old"),
+        lambda name: (real / name).mkdir(),
+        lambda target, name: os.symlink(target, real / name),
+    )
+    _make(
+        at,
+        lambda name: ws.write(f"/{name}", b"old"),
+        lambda name: ws.mkdir(f"/{name}"),
+        lambda target, name: ws.symlink(target, f"/{name}"),
+    )
+    existed = os.path.exists(real / "p")
+    try:
+        with open(real / "p", "xb" if exclusive else "wb") as f:
+            f.write(b"new")
+        expected_errno = None
+    except OSError as exc:
+        expected_errno = exc.errno
+    try:
+        st, created = ws.put("/p", b"new", exclusive=exclusive)
+    except OSError as exc:
+        assert exc.errno == expected_errno
+    else:
+        assert expected_errno is None
+        assert created is (not existed)
+        assert st == ws.stat("/p")
+    for name in ("p", "t"):
+        if os.path.isfile(real / name):
+            assert ws.read(f"/{name}") == (real / name).read_bytes(), name
+        else:
+            assert ws.exists(f"/{name}") is os.path.exists(real / name), name
 
 
 def test_hard_links_share_content_changes(ws: agentfs.Workspace) -> None:
