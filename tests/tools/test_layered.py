@@ -180,6 +180,22 @@ def test_read_before_write_covers_copy_up(layers: LayeredWorkspace) -> None:
     layers.write("/brand-new.md", "no read needed for a new file\n")
 
 
+def test_write_file_over_layers_tells_what_the_union_held(layers: LayeredWorkspace) -> None:
+    """A file below is not created by a write that copies it up, and is not replaced
+    without overwrite; a path no layer holds is created in the first."""
+    tools = Toolset(layers, thread="t1")
+    below = {"path": "/src/lib/util.py", "content": "x"}
+    assert tools.call("write_file", below)["error"]["code"] == "exists"
+    replaced = tools.call("write_file", {**below, "overwrite": True})
+    assert replaced["created"] is False and layers.top.read("/src/lib/util.py") == b"x"
+    assert layers.layers[2].read("/src/lib/util.py") == b"def util(): pass\n"
+    new = tools.call("write_file", {"path": "/src/new.py", "content": "n"})
+    assert new["created"] is True and layers.top.read("/src/new.py") == b"n"
+    assert tools.call("write_file", {"path": "/src/lib", "content": "x"})["error"]["code"] == (
+        "is_directory"
+    )
+
+
 def test_toolset_works_over_layers_unchanged(layers: LayeredWorkspace) -> None:
     layers.layers[2].write(
         "/skills/review/SKILL.md",

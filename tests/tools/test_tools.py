@@ -212,6 +212,25 @@ def test_write_and_create(tools: Toolset) -> None:
     assert code(tools, "write_file", {"path": "/bin.dat/x", "content": "x"}) == "not_directory"
 
 
+def test_write_file_through_symlinks(tools: Toolset) -> None:
+    """What ``write_file`` finds through a symlink: a dangling one is followed and its
+    target created (overwrite or not); one to a directory is a directory; one to a file is
+    that file, which only overwrite replaces."""
+    ws = tools.ws
+    ws.symlink("made.txt", "/dangling")
+    ws.symlink("src", "/to_dir")
+    ws.symlink("src/app.py", "/to_file")
+    made = ok(tools, "write_file", {"path": "/dangling", "content": "m"})
+    assert made["created"] is True and ws.read("/made.txt") == b"m"
+    for overwrite in (False, True):
+        args = {"path": "/to_dir", "content": "x", "overwrite": overwrite}
+        assert code(tools, "write_file", args) == "is_directory"
+    assert code(tools, "write_file", {"path": "/to_file", "content": "x"}) == "exists"
+    replaced = ok(tools, "write_file", {"path": "/to_file", "content": "x", "overwrite": True})
+    assert replaced["created"] is False and ws.read("/src/app.py") == b"x"
+    assert ws.lstat("/to_file").is_symlink() and ws.lstat("/dangling").is_symlink()
+
+
 def test_expected_version_is_optimistic_concurrency(tools: Toolset) -> None:
     seen = ok(tools, "read_file", {"path": "/src/app.py"})["version"]
     tools.ws.actor, tools.ws.thread = "reviewer", "t2"
