@@ -74,9 +74,11 @@ CALLS = {
     "grep": 20,
 }
 OVERHEAD_CALLS = 10_000
-#: The overhead's calls are timed in this many runs a side, interleaved: a write's share of
-#: WAL checkpoints and audit batches lands in some runs and not others.
+#: The overhead's calls are timed in this many runs, each giving both sides' times.
 OVERHEAD_RUNS = 10
+#: Within a run the sides take turns every this many calls, so both meet every phase of the
+#: WAL's checkpoint cycle alike (see ``overhead``).
+OVERHEAD_TURN = 10
 
 
 def build(ws: agentfs.Workspace, files: int) -> None:
@@ -261,9 +263,14 @@ def overhead(ws: agentfs.Workspace) -> list[tuple[str, float, float]]:
     ``stat`` its entry and version, ``read_file`` the bytes, size and version, ``write_file``
     whether it created the file and the new version. The writes alternate two contents, so
     every call writes a new version, as an agent's writes do (the same bytes again change
-    nothing, on either side). Timed in the calling thread's CPU time, after one untimed round
-    a side: the checkpoint thread copies the WAL beside the calls, on the other core, and its
-    work fell on one side or the other by chance (docs/benchmarks.md)."""
+    nothing, on either side).
+
+    Timed in the calling thread's CPU time: the checkpoint thread copies the WAL beside the
+    calls, on the other core. The two sides take turns every ``OVERHEAD_TURN`` calls: the
+    cost of a write depends on where the WAL is in its checkpoint cycle (how full, who copies
+    the tail), and with a thousand calls a side per turn the write's overhead swung between
+    27 and 70 µs from turn to turn with that cycle, so a median of ten turns depended on the
+    phase the run started in (docs/benchmarks.md)."""
     tools = Toolset(ws, thread="bench")
     ws.thread = "bench"  # the bare read is a tracked read too, as the tool's is
     contents = ["y" * 1024, "z" * 1024]
@@ -294,20 +301,24 @@ def overhead(ws: agentfs.Workspace) -> list[tuple[str, float, float]]:
     ]
     calls = OVERHEAD_CALLS // OVERHEAD_RUNS
 
-    def run(call: Callable[[int], Any]) -> float:
-        """Seconds of this thread's CPU per call, over ``calls`` calls."""
-        start = time.thread_time()
-        for i in range(calls):
-            call(i)
-        return (time.thread_time() - start) / calls
+    def run(sides: tuple[Callable[[int], Any], Callable[[int], Any]]) -> tuple[float, float]:
+        """Seconds of this thread's CPU per call on each side, over ``calls`` calls a side
+        taken in turns."""
+        spent = [0.0, 0.0]
+        for turn in range(0, calls, OVERHEAD_TURN):
+            for k, side in enumerate(sides):
+                start = time.thread_time()
+                for i in range(turn, turn + OVERHEAD_TURN):
+                    side(i)
+                spent[k] += time.thread_time() - start
+        return spent[0] / calls, spent[1] / calls
 
     out = []
     for name, arguments, bare in cases:
         given = [arguments(i) for i in range(calls)]
         sides = (lambda i, name=name, given=given: tools.call(name, given[i]), bare)
-        for side in sides:  # untimed: right after the build the WAL is still being copied
-            run(side)
-        times = [[run(side) for side in sides] for _ in range(OVERHEAD_RUNS)]  # interleaved
+        run(sides)  # untimed: right after the build the WAL is still being copied
+        times = [run(sides) for _ in range(OVERHEAD_RUNS)]
         tool_s, bare_s = (statistics.median(side) for side in zip(*times, strict=True))
         out.append((name, tool_s * 1e6, bare_s * 1e6))
     tools.flush()
