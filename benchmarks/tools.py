@@ -15,8 +15,9 @@ in one run, per operation, the median round trip of a call (calls/s = 1 / median
 
 ``ls`` gives each entry's type, size and modification time (a structured result and the
 text), so the peer's tool that does the same work is ``list_directory_with_sizes``, which
-stats every entry too; its ``list_directory`` sends names and types only, about a sixth of
-the bytes, and is timed as well.
+stats every entry too: that is the listing's row, judged against the target. The peer's
+``list_directory`` sends names and types only, about a sixth of the bytes, without a stat;
+it is timed and shown for what it is, not judged.
 
 Each server is measured three times. Twice through the Python SDK's client: as it is, which
 checks every structured result against the tool's output schema with ``jsonschema`` (pure
@@ -384,8 +385,10 @@ def report(
     for op, label in labels.items():
         a = 1 / statistics.median(mine[op])
         b = 1 / statistics.median(theirs[op])
-        verdict = "ok" if a >= b else "MISS"
-        print(f"| {label} | {a:,.0f} | {b:,.0f} | {a / b:.2f}x | >= 1x {verdict} |")
+        target = f">= 1x {'ok' if a >= b else 'MISS'}"
+        if op == "list_names":  # shown, not judged: see the module docstring
+            target = "none: not the same work (names only, a sixth of the bytes, no stat)"
+        print(f"| {label} | {a:,.0f} | {b:,.0f} | {a / b:.2f}x | {target} |")
     if "grep" in mine:
         p50 = statistics.median(mine["grep"]) * 1000
         p95 = mine["grep_p95"][0] * 1000
