@@ -199,8 +199,8 @@ class ToolCallLog:
     @property
     def _publish_calls(self) -> str:
         """Every staged row into ``tool_calls``, in the order the calls started: whole-second
-        times, the duration from the fractional ones (as ``_spec_row``), ``status`` where
-        agentfs-sdk's table has it."""
+        times, the duration from the fractional ones rounded half up (as ``_spec_row``),
+        ``status`` where agentfs-sdk's table has it."""
         columns = "name, parameters, result, error, started_at, completed_at, duration_ms"
         status = ""
         if self._status_column:
@@ -294,7 +294,7 @@ def _spec_row(
         error,
         int(started_at),
         int(completed_at),
-        round((completed_at - started_at) * 1000),
+        int((completed_at - started_at) * 1000 + 0.5),  # SQLite's round(): half up
     )
 
 
@@ -304,19 +304,23 @@ _STAGE = (
 )
 
 #: The staged rows' links, for the ``tool_calls`` rows they became: the k-th row in start
-#: order got id ?1 + k. Only well-formed ``[path, n]`` pairs of well-formed lists are linked
-#: (a hand-edited row goes in without them; fsck reports it). The window function keeps
-#: ``json_each`` off rows that the subquery refused (such a subquery is never flattened).
+#: order (every row counted, as ``_publish_calls`` inserts every row) got id ?1 + k. Only
+#: well-formed ``[path, n]`` pairs of a well-formed list are linked: a hand-edited row
+#: (fsck reports it) goes in without links, its ``writes`` read as ``[]`` before
+#: ``json_each`` sees it.
 _PUBLISH_LINKS = """
 INSERT OR IGNORE INTO ws_tool_write(call_id, path, n)
 SELECT ?1 + s.k, j.value ->> 0, j.value ->> 1
 FROM (
-  SELECT row_number() OVER (ORDER BY started_at, id) - 1 AS k, writes
-  FROM ws_tool_call_staged WHERE json_valid(writes) AND json_type(writes) = 'array'
+  SELECT row_number() OVER (ORDER BY started_at, id) - 1 AS k,
+    CASE WHEN NOT json_valid(writes) THEN '[]' WHEN json_type(writes) = 'array' THEN writes
+      ELSE '[]' END AS writes
+  FROM ws_tool_call_staged
 ) AS s, json_each(s.writes) AS j
 WHERE j.type = 'array' AND json_array_length(j.value) = 2
   AND json_type(j.value, '$[0]') = 'text' AND json_type(j.value, '$[1]') = 'integer'
 """
+
 
 #: One encoder for every row: ``json.dumps`` with options builds a new one per call.
 _ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False)

@@ -123,18 +123,24 @@ def _stored(
 
 
 def _logged(value: Any) -> str:
-    """``value``'s JSON text: whole when it is at most ``WHOLE_BYTES`` long (most calls:
-    nothing to walk), else of the value cut by ``_cut``. A file's text (``content``: what a
-    write wrote, what a read showed) is cut to ``CONTENT_LIMIT`` characters first, without
-    walking the rest: the version keeps all of it."""
-    if isinstance(value, dict):
-        content = value.get("content")
-        if isinstance(content, str) and len(content) > CONTENT_LIMIT:
-            value = {**value, "content": _cut(content, CONTENT_LIMIT)}
+    """``value``'s JSON text for the log. A file's text (a top-level ``content``: what a write
+    wrote, what a read showed) is cut to ``CONTENT_LIMIT`` characters first, without walking
+    the rest: the version keeps all of it. Then the value is logged whole when its JSON is at
+    most ``WHOLE_BYTES`` long (most calls: nothing to walk), else cut by ``_cut`` (the text,
+    cut already, kept as it is)."""
+    content = value.get("content") if isinstance(value, dict) else None
+    if isinstance(content, str) and len(content) > CONTENT_LIMIT:
+        content = _cut(content, CONTENT_LIMIT)
+        value = {**value, "content": content}
+    else:
+        content = None
     text = to_json(value, inf_nan_mode="strings")
     if len(text) <= WHOLE_BYTES:
         return text.decode()
-    return to_json(_cut(value), inf_nan_mode="strings").decode()
+    cut = _cut(value)
+    if content is not None:
+        cut["content"] = content
+    return to_json(cut, inf_nan_mode="strings").decode()
 
 
 def _cut(value: Any, limit: int = STRING_LIMIT) -> Any:

@@ -116,6 +116,27 @@ def test_a_file_s_text_up_to_content_limit_is_logged_whole(tools: Toolset) -> No
     assert tools.ws.read_text("/t.txt") == fits + "y"
 
 
+def test_a_cut_text_keeps_its_count_when_the_rest_is_cut_too(tools: Toolset) -> None:
+    """A text whose cut is still over ``WHOLE_BYTES`` of JSON (four-byte characters) is not
+    cut a second time: its marker counts what the version has and the log does not."""
+    text = "\N{GRINNING FACE}" * 5000
+    tools.call("write_file", {"path": "/e.txt", "content": text})
+    tools.flush()
+    [call] = tools.ws.tool_calls.list()
+    assert call.parameters["content"] == text[: audit.CONTENT_LIMIT] + "...[4,744 more chars]"
+
+
+def test_a_duration_is_rounded_alike_recorded_or_published(ws: agentfs.Workspace) -> None:
+    """``record`` (Python) and ``publish`` (SQL) round a duration's half millisecond up."""
+    ws.tool_calls.record("recorded", {}, result=1, started_at=0.0, completed_at=0.0025)
+    ws.conn.execute(
+        "INSERT INTO ws_tool_call_staged(name, parameters, result, error, started_at,"
+        " completed_at, writes) VALUES ('published', '{}', '1', NULL, 0.0, 0.0025, '[]')"
+    )
+    ws.tool_calls.publish()
+    assert {c.name: c.duration_ms for c in ws.tool_calls.list()} == {"recorded": 3, "published": 3}
+
+
 KILLED = """
 import os, sys
 import agentfs
@@ -204,15 +225,21 @@ def test_a_staged_row_with_malformed_links_is_published_without_them(
     ws: agentfs.Workspace, writes: str, linked: list[tuple[str, int]]
 ) -> None:
     """A hand-edited staged row never blocks opening the workspace: it goes into the log
-    with only its well-formed ``[path, n]`` links, and fsck reported it before."""
-    ws.conn.execute(
+    with only its well-formed ``[path, n]`` links, and fsck reported it before. The rows
+    staged before and after it keep their own links."""
+    stage = (
         "INSERT INTO ws_tool_call_staged(name, parameters, result, error, started_at,"
-        " completed_at, writes) VALUES ('write_file', '{}', '{}', NULL, 1.0, 2.0, ?)",
-        (writes,),
+        " completed_at, writes) VALUES (?, '{}', '{}', NULL, ?, ?, ?)"
     )
+    ws.conn.execute(stage, ("after", 5.0, 6.0, '[["/after", 2]]'))
+    ws.conn.execute(stage, ("write_file", 3.0, 4.0, writes))
+    ws.conn.execute(stage, ("before", 1.0, 2.0, '[["/before", 1]]'))
     assert [p.message for p in fsck.check(ws).problems] == [
-        "staged log row 1 of a write_file call is malformed"
+        "staged log row 2 of a write_file call is malformed"
     ]
     ws.tool_calls.publish()
-    assert ws.tool_calls.staged() == 0 and [c.name for c in ws.tool_calls.list()] == ["write_file"]
-    assert ws.tool_calls.writes(ws.tool_calls.list()[0].id) == linked
+    calls = {call.name: call.id for call in ws.tool_calls.list()}
+    assert ws.tool_calls.staged() == 0 and list(calls) == ["after", "write_file", "before"]
+    assert ws.tool_calls.writes(calls["write_file"]) == linked
+    assert ws.tool_calls.writes(calls["before"]) == [("/before", 1)]
+    assert ws.tool_calls.writes(calls["after"]) == [("/after", 2)]
