@@ -366,10 +366,20 @@ class LayeredWorkspace:
         """``write`` that says whether it created the file in the union: ``(stat, created)``
         (a file copied up from a lower layer was not created). ``exclusive``: EEXIST when
         anything is at ``path`` in any layer, and nothing changes."""
-        if exclusive and self._place(path, follow=False, strict=False).owner is not None:
-            raise fs_error(errno.EEXIST, paths.normalize(path))
-        existed = self.exists(path)
-        return self.write(path, data, parents=parents, mode=mode), not existed
+        with self.top.transaction():
+            if exclusive and self._taken(path):
+                raise fs_error(errno.EEXIST, paths.normalize(path))
+            existed = self.exists(path)
+            return self.write(path, data, parents=parents, mode=mode), not existed
+
+    def _taken(self, path: str) -> bool:
+        """Is anything at ``path`` itself in some layer (a symlink there, dangling too)? A
+        path that cannot name anything (``x/`` through a file) is left to ``write`` to
+        refuse as it refuses it."""
+        try:
+            return self._place(path, follow=False, strict=False).owner is not None
+        except OSError:
+            return False
 
     def _check_lower_read(self, place: _Place) -> None:
         """Read-before-write for a copy-up: the core's check of the lower file as it is now,

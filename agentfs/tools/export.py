@@ -12,6 +12,7 @@ result with ``anyOf`` and 79 µs without).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel
@@ -48,7 +49,7 @@ def _described_arrays(node: Any) -> Any:
     if not isinstance(node, dict):
         return node
     items = node.get("items")
-    if isinstance(items, dict) and "object" in _types(items):
+    if "array" in _types(node) and isinstance(items, dict) and "object" in _types(items):
         fields = ", ".join(
             f"{name} ({_kind(field)})" for name, field in items.get("properties", {}).items()
         )
@@ -67,7 +68,9 @@ def _types(node: dict[str, Any]) -> list[str]:
 def _kind(field: dict[str, Any]) -> str:
     """A field's type in words: ``integer``, ``string or null``, ``one of file, directory``."""
     if "enum" in field:
-        kind = "one of " + ", ".join(str(value) for value in field["enum"])
+        kind = "one of " + ", ".join(
+            value if isinstance(value, str) else json.dumps(value) for value in field["enum"]
+        )
     else:
         kind = " or ".join(_types(field)) or "any"
     return f"{kind}: {field['description']}" if "description" in field else kind

@@ -44,8 +44,8 @@ def _write(
     path = ctx.path(raw_path, write=True)
     data = content.encode("utf-8")
     ctx.check_size(len(data), path)
-    if expected is not None:  # the version is compared before anything changes
-        _refuse_existing(ctx, path, replace, expected)
+    if expected is not None or path == "/":  # compared before anything changes; the root
+        _refuse_existing(ctx, path, replace, expected)  # has no parent to write in
     if not parents:
         parent = paths.parent_and_name(path)[0]
         if not ws.exists(parent):
@@ -62,7 +62,7 @@ def _write(
         if exc.filename != path:
             raise
         _refuse_existing(ctx, path, replace, None)
-        # nothing to refuse: a dangling symlink, which the write follows
+        # nothing to refuse (a dangling symlink, which the write follows): write
         version, created = ctx.put(path, data, parents=parents)
     return WriteFileOutput(path=path, size=len(data), created=created, version=version)
 

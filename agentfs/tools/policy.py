@@ -139,8 +139,8 @@ class ResolvedToolPolicy(BaseModel):
 
     enabled: bool
     needs_approval: bool
-    require_read_before_write: bool | tuple[str, ...]
-    #: ``require_read_before_write`` as the workspace's ``read_before_write`` globs.
+    #: ``require_read_before_write`` as the workspace's ``read_before_write`` globs (True:
+    #: every path, False: none).
     read_before_write: tuple[str, ...]
     allow: tuple[str, ...]
     deny: tuple[str, ...]
@@ -192,7 +192,6 @@ class Policy(BaseModel):
         return ResolvedToolPolicy(
             enabled=pick("enabled", True),
             needs_approval=pick("needs_approval", name in APPROVAL_BY_DEFAULT),
-            require_read_before_write=tuple(rbw) if isinstance(rbw, list) else rbw,
             read_before_write=read_before_write_globs(rbw),
             allow=tuple(pick("allow", [])),
             deny=tuple(pick("deny", [])),

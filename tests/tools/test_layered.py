@@ -191,9 +191,11 @@ def test_write_file_over_layers_tells_what_the_union_held(layers: LayeredWorkspa
     assert layers.layers[2].read("/src/lib/util.py") == b"def util(): pass\n"
     new = tools.call("write_file", {"path": "/src/new.py", "content": "n"})
     assert new["created"] is True and layers.top.read("/src/new.py") == b"n"
-    assert tools.call("write_file", {"path": "/src/lib", "content": "x"})["error"]["code"] == (
-        "is_directory"
-    )
+    layers.layers[2].symlink("src", "/to_src")
+    for path in ("/src/lib", "/to_src/", "/"):
+        for overwrite in (False, True):
+            args = {"path": path, "content": "x", "overwrite": overwrite}
+            assert tools.call("write_file", args)["error"]["code"] == "is_directory", args
 
 
 def test_toolset_works_over_layers_unchanged(layers: LayeredWorkspace) -> None:

@@ -207,6 +207,12 @@ def test_write_and_create(tools: Toolset) -> None:
     args = {"path": "/nodir/a.txt", "content": "x", "create_parent_dirs": False}
     assert code(tools, "write_file", args) == "not_found"
     assert code(tools, "write_file", {"path": "/src", "content": "x"}) == "is_directory"
+    for overwrite in (False, True):
+        for parents in (False, True):
+            root = {"path": "/", "content": "x", "overwrite": overwrite}
+            assert code(tools, "write_file", {**root, "create_parent_dirs": parents}) == (
+                "is_directory"
+            )
     assert ok(tools, "create_file", {"path": "/c.txt"})["size"] == 0
     assert code(tools, "create_file", {"path": "/c.txt", "content": "again"}) == "exists"
     assert code(tools, "write_file", {"path": "/bin.dat/x", "content": "x"}) == "not_directory"
@@ -601,7 +607,9 @@ def test_mcp_output_schemas_describe_object_arrays_instead_of_typing_their_items
                 kind = field.get("type", "any")
                 said = " or ".join([kind] if isinstance(kind, str) else kind)
                 if "enum" in field:
-                    said = "one of " + ", ".join(map(str, field["enum"]))
+                    said = "one of " + ", ".join(
+                        v if isinstance(v, str) else json.dumps(v) for v in field["enum"]
+                    )
                 assert f"{name} ({said}" in declared["description"], (where, name)
             rest = {k: v for k, v in full.items() if k not in ("items", "description")}
             assert {k: v for k, v in declared.items() if k != "description"} == rest, where
