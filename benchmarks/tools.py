@@ -262,9 +262,9 @@ def overhead(ws: agentfs.Workspace) -> list[tuple[str, float, float]]:
 
     Each bare case makes the calls a program would make for the fields the tool returns:
     ``stat`` its entry and version, ``read_file`` the bytes, size and version, ``write_file``
-    whether it created the file and the new version. The writes alternate two contents, so
-    every call writes a new version, as an agent's writes do (the same bytes again change
-    nothing, on either side).
+    the write that says whether it created the file (``put``) and the new version. The
+    writes alternate two contents, so every call writes a new version, as an agent's writes
+    do (the same bytes again change nothing, on either side).
 
     Timed in the calling thread's CPU time: the checkpoint thread copies the WAL beside the
     calls, on the other core. The two sides take turns every ``OVERHEAD_TURN`` calls: the
@@ -294,13 +294,13 @@ def overhead(ws: agentfs.Workspace) -> list[tuple[str, float, float]]:
             "write_file",
             lambda i: {"path": "/bench/o.txt", "content": contents[i % 2], "overwrite": True},
             lambda i: (
-                ws.exists("/bench/o.txt"),
-                ws.write("/bench/o.txt", contents[i % 2]),
+                ws.put("/bench/o.txt", contents[i % 2]),
                 ws.version("/bench/o.txt"),
             ),
         ),
     ]
     calls = OVERHEAD_CALLS // OVERHEAD_RUNS
+    assert calls % OVERHEAD_TURN == 0, "each run is whole turns"
 
     def run(sides: tuple[Callable[[int], Any], Callable[[int], Any]]) -> tuple[float, float]:
         """Seconds of this thread's CPU per call on each side, over ``calls`` calls a side
