@@ -163,10 +163,10 @@ class LayeredWorkspace:
     def snapshots(self) -> Snapshots:
         return self.top.snapshots
 
-    def transaction(self) -> Transaction:
+    def transaction(self, *, savepoints: bool = True) -> Transaction:
         """The first layer's transaction: every write of a ``LayeredWorkspace`` lands there,
         so a block of writes is atomic; reads of lower layers are not isolated by it."""
-        return self.top.transaction()
+        return self.top.transaction(savepoints=savepoints)
 
     def read_transaction(self) -> Transaction:
         """The first layer's read transaction (lower layers are read as they are)."""

@@ -212,8 +212,8 @@ class Toolset:
                 if spec.mutates and not ws.readonly:  # made elsewhere: logged after
                     with ws.transaction():
                         self.audit.record(spec.name, raw, data, None, started, [])
-            elif spec.mutates:  # the change and its log row commit together
-                with ws.transaction(), ws.recording_versions() as journal:
+            elif spec.mutates:  # the change and its log row commit together, or nothing does
+                with ws.transaction(savepoints=False), ws.recording_versions() as journal:
                     ctx.journal = journal
                     output = spec.run(ctx, args)
                     self._check_workspace_size()

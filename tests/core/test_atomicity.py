@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 from failure_cases import ALL_CASES, Case, populate
-from table_rows import all_rows
+from table_rows import all_rows, rows_seen_by
 
 import agentfs
 from agentfs.core.chunks import Chunks
+from agentfs.db import DoomedBlockError
 
 
 @pytest.fixture
@@ -143,3 +144,74 @@ def test_failure_midway_through_a_recursive_copy_leaves_no_partial_tree(
         monkeypatch.undo()
         ws.copy("/src", "/dst", recursive=True)
         assert ws.read("/dst/sub4/f") == b"file 4"
+
+
+# --- all-or-nothing blocks: transaction(savepoints=False) -----------------------------------
+
+
+@pytest.mark.parametrize("case", ALL_CASES.values(), ids=ALL_CASES.keys())
+def test_a_caught_failure_in_a_block_commits_untouched_or_dooms_the_block(
+    populated: agentfs.Workspace, ws_path: Path, case: Case
+) -> None:
+    """Every failing operation, its error caught inside a block without savepoints: if it
+    changed nothing the block commits just what came before it; if it changed anything the
+    whole block rolls back and says so. Never a half-done operation committed."""
+    before = all_rows(ws_path)
+    untouched = None
+    try:
+        with populated.transaction(savepoints=False):
+            populated.write("/earlier", b"kept")
+            earlier = rows_seen_by(populated.conn)
+            with pytest.raises(OSError):
+                case.call(populated)
+            untouched = rows_seen_by(populated.conn) == earlier
+    except DoomedBlockError:
+        assert untouched is False
+        assert all_rows(ws_path) == before
+    else:
+        assert untouched is True
+        assert all_rows(ws_path) == earlier
+
+
+def test_a_failure_half_way_dooms_the_block(
+    ws: agentfs.Workspace, ws_path: Path, failing_chunks: type[RuntimeError]
+) -> None:
+    """An operation that fails after changing something (here: after creating the parents
+    of its file), its error caught: the block rolls back whole at its end."""
+    ws.mkdir("/existing")
+    before = all_rows(ws_path)
+    with pytest.raises(DoomedBlockError), ws.transaction(savepoints=False):
+        ws.mkdir("/existing/made")
+        with pytest.raises(failing_chunks):
+            ws.write("/existing/new/deeper/f", b"content", parents=True)
+    assert all_rows(ws_path) == before
+    assert ws.listdir("/existing") == []
+    ws.mkdir("/existing/after")  # the handle goes on: its caches were dropped
+    assert ws.listdir("/existing") == ["after"]
+
+
+def test_a_block_takes_no_savepoints_and_a_nested_one_is_a_level(ws: agentfs.Workspace) -> None:
+    """Inside a block the operations run without savepoints; a block asked for inside
+    another transaction is a level of it (a savepoint, undone alone)."""
+    statements: list[str] = []
+    ws.conn.exec_trace = lambda cursor, sql, bindings: statements.append(sql) or True
+    with ws.transaction(savepoints=False):
+        ws.write("/a", b"1")
+        ws.mkdir("/d")
+    assert not any("SAVEPOINT" in sql for sql in statements)
+    with ws.transaction():
+        ws.write("/b", b"2")
+        with pytest.raises(FileExistsError), ws.transaction(savepoints=False):
+            ws.write("/c", b"3")
+            ws.mkdir("/d")
+    ws.conn.exec_trace = None
+    assert ws.read("/b") == b"2" and not ws.exists("/c")
+    assert any("SAVEPOINT" in sql for sql in statements)
+
+
+def test_an_uncaught_failure_rolls_a_block_back(ws: agentfs.Workspace, ws_path: Path) -> None:
+    before = all_rows(ws_path)
+    with pytest.raises(FileNotFoundError), ws.transaction(savepoints=False):
+        ws.write("/a", b"1")
+        ws.read("/missing")
+    assert all_rows(ws_path) == before
