@@ -9,6 +9,8 @@ destination unless asked.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 
 from agentfs.core import paths
@@ -35,6 +37,14 @@ class WriteFileOutput(ToolOutput):
     def text(self) -> str:
         verb = "Created" if self.created else "Replaced"
         return f"{verb} {self.path} ({self.size:,} bytes, version {self.version})."
+
+    def data(self) -> dict[str, Any]:  # JSON values already: no dump (on every write)
+        return {
+            "path": self.path,
+            "size": self.size,
+            "created": self.created,
+            "version": self.version,
+        }
 
 
 def _write(
