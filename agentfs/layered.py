@@ -355,13 +355,7 @@ class LayeredWorkspace:
         return self.top.write(place.real, data, parents=True, mode=mode)
 
     def put(
-        self,
-        path: str,
-        data: bytes | str,
-        *,
-        parents: bool = False,
-        mode: int = 0o644,
-        exclusive: bool = False,
+        self, path: str, data: bytes | str, *, parents: bool = False, exclusive: bool = False
     ) -> tuple[Stat, bool]:
         """``write`` that says whether it created the file in the union: ``(stat, created)``
         (a file copied up from a lower layer was not created). ``exclusive``: EEXIST when
@@ -370,7 +364,7 @@ class LayeredWorkspace:
             if exclusive and self._taken(path):
                 raise fs_error(errno.EEXIST, paths.normalize(path))
             existed = self.exists(path)
-            return self.write(path, data, parents=parents, mode=mode), not existed
+            return self.write(path, data, parents=parents), not existed
 
     def _taken(self, path: str) -> bool:
         """Is anything at ``path`` itself in some layer (a symlink there, dangling too)? A

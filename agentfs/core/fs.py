@@ -498,21 +498,20 @@ class FileSystem:
         self, path: str, data: bytes | str, *, parents: bool = False, mode: int = 0o644
     ) -> Stat:
         """Create or replace a whole file (following a symlink at ``path``, like ``open``)."""
-        return self.put(path, data, parents=parents, mode=mode)[0]
+        return self._put(path, data, parents, mode, exclusive=False)[0]
 
     def put(
-        self,
-        path: str,
-        data: bytes | str,
-        *,
-        parents: bool = False,
-        mode: int = 0o644,
-        exclusive: bool = False,
+        self, path: str, data: bytes | str, *, parents: bool = False, exclusive: bool = False
     ) -> tuple[Stat, bool]:
         """``write`` that says whether it created the file: ``(stat, created)``, for a caller
         that must tell a new file from a replaced one (one walk of the path instead of a
         ``stat`` first). ``exclusive``: create only; anything at ``path``, a dangling symlink
-        too, is EEXIST and nothing changes (``open(path, "x")``)."""
+        too, is EEXIST and nothing changes (``open(path, "x")``). A new file's mode is 0644."""
+        return self._put(path, data, parents, 0o644, exclusive=exclusive)
+
+    def _put(
+        self, path: str, data: bytes | str, parents: bool, mode: int, *, exclusive: bool
+    ) -> tuple[Stat, bool]:
         data = _as_bytes(data)
         path = paths.normalize(path)
         now = now_ns()
