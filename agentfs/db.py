@@ -214,7 +214,7 @@ class Block:
 
     The operations nested in it take no savepoints of their own. A savepoint makes SQLite
     copy every page the operation changes into a statement journal before changing it: on a
-    1 KiB write through the agent tools, 20 µs of the call (docs/benchmarks.md). Inside a
+    1 KiB write through the agent tools, 8 µs of the call (docs/benchmarks.md). Inside a
     block nothing needs that copy, except an operation that fails after changing something
     while its caller catches the error and goes on: the block is then ``doomed``, and rolls
     back whole when it ends instead of committing what the failed operation left half done.

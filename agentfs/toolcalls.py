@@ -148,8 +148,8 @@ class ToolCallLog:
         a read-only handle staged rows stay where they are (it can move nothing). A staged
         row whose links are malformed (a hand edit; fsck reports it) goes in without them
         rather than stopping the others. The rows move in two INSERT ... SELECT statements,
-        not through Python: a row's move costs SQLite's B-tree work only (a third of a
-        changing tool call's audit cost before, docs/benchmarks.md)."""
+        not through Python: a row's move costs SQLite's B-tree work only (about 10 µs less
+        per changing tool call than a Python loop, docs/benchmarks.md)."""
         waiting = builtins.list(waiting)
         if not waiting and (
             self._readonly or not self.conn.execute("SELECT 1 FROM ws_tool_call_staged LIMIT 1").get
