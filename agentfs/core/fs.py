@@ -40,7 +40,7 @@ from agentfs.core.inodes import (
     split_ns,
 )
 from agentfs.core.orphans import Orphans
-from agentfs.db import Block, Transaction
+from agentfs.db import Block, BlockLevel, Transaction
 
 MAX_SYMLINK_HOPS = 40
 
@@ -210,13 +210,14 @@ class FileSystem:
     def _write(self, *, savepoint: bool = True) -> Transaction:
         if self._readonly:
             raise fs_error(errno.EROFS, self.conn.filename, "the workspace is open read-only")
+        if self._block is not None:  # a level of the open block (its own transaction)
+            return BlockLevel(self.conn, self._block)
         return Transaction(
             self.conn,
             write=True,
             on_begin=self._check_cache,
             on_rollback=self.drop_caches,
             savepoint=savepoint,
-            block=self._block,
         )
 
     def _read(self) -> Transaction:
