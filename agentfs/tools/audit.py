@@ -51,6 +51,7 @@ class AuditLog:
 
     def __init__(self, ws: AnyWorkspace) -> None:
         self.ws = ws
+        self._readonly = ws.readonly  # a handle's mode never changes
         self._waiting: list[StoredCall] = []
         self._staged = 0  # rows this log staged since its last publish
 
@@ -65,7 +66,7 @@ class AuditLog:
     ) -> None:
         """Log one call. ``writes`` (even empty) means the caller holds the call's write
         transaction: the row is staged in it. Otherwise the row waits in memory."""
-        if self.ws.readonly:
+        if self._readonly:
             return  # a read-only handle writes nothing, the audit included
         row = _stored(
             name, arguments, result, None if error is None else json_text(error.as_dict()), started
@@ -85,7 +86,7 @@ class AuditLog:
     def flush(self) -> None:
         """Move every pending row into ``tool_calls`` now (staged ones left by another
         process too)."""
-        if self.ws.readonly or not (self._waiting or self._staged):
+        if self._readonly or not (self._waiting or self._staged):
             return
         with self.ws.transaction():
             self.ws.tool_calls.publish(self._waiting)

@@ -191,10 +191,9 @@ class Toolset:
             )
             return self._failed(name, raw, error, started)
         try:
-            args = self._admit(spec, raw, approve)
+            args, policy = self._admit(spec, raw, approve)
         except ToolError as error:
             return self._failed(spec.name, raw, error, started)
-        policy = self._policy(spec.name)
         ctx = Context(self.ws, spec.name, policy, self.policy.limits, self)
         versions: list[tuple[str, int]] = []
         ws = self.ws
@@ -258,8 +257,10 @@ class Toolset:
             resolved = self._resolved[name] = self.policy.for_tool(name)
         return resolved
 
-    def _admit(self, spec: Tool, raw: dict[str, Any], approve: Approve | None) -> Any:
-        """The validated arguments, once the policy lets the call run."""
+    def _admit(
+        self, spec: Tool, raw: dict[str, Any], approve: Approve | None
+    ) -> tuple[Any, ResolvedToolPolicy]:
+        """The validated arguments and the tool's policy, once the policy lets the call run."""
         if self._only is not None and spec.name not in self._only:
             raise ToolError("denied", f"{spec.name} is not one of this toolset's tools")
         policy = self._policy(spec.name)
@@ -286,7 +287,7 @@ class Toolset:
                     f"the user did not approve this {spec.name} call; nothing was changed."
                     " Ask the user, or try something else",
                 )
-        return args
+        return args, policy
 
     def _check_workspace_size(self) -> None:
         most = self.policy.limits.max_workspace_bytes
