@@ -311,7 +311,7 @@ class BlockLevel(Transaction):
     instead of nested levels): no savepoint, and if the operation fails after changing
     something (SQLite's count of changed rows moved) the block is doomed. Its own small
     ``__enter__`` and ``__exit__``: one is made for every operation of every changing tool
-    call (4 µs of a 1 KiB write_file, docs/benchmarks.md)."""
+    call (what that saves: docs/benchmarks.md)."""
 
     __slots__ = ("_changes",)
 
