@@ -209,28 +209,6 @@ def _is_empty(conn: apsw.Connection) -> bool:
 # --- transactions ------------------------------------------------------------------------------
 
 
-class Block:
-    """An all-or-nothing write transaction in progress (``Transaction(block=...)``).
-
-    The operations nested in it take no savepoints of their own. A savepoint makes SQLite
-    copy every page the operation changes into a statement journal before changing it: on a
-    1 KiB write through the agent tools, 8 µs of the call (docs/benchmarks.md). Inside a
-    block nothing needs that copy, except an operation that fails after changing something
-    while its caller catches the error and goes on: the block is then ``doomed``, and rolls
-    back whole when it ends instead of committing what the failed operation left half done.
-    """
-
-    __slots__ = ("doomed",)
-
-    def __init__(self) -> None:
-        self.doomed = False
-
-
-class DoomedBlockError(RuntimeError):
-    """An all-or-nothing block ended after one of its operations failed half-way (its error
-    was caught inside the block): everything the block did was rolled back."""
-
-
 class Transaction:
     """One logical operation = one transaction (a context manager; make one per use).
 
@@ -239,14 +217,14 @@ class Transaction:
     of waiting). A nested write level is a savepoint, so a helper may open its own scope safely.
     A read level groups SELECTs that must see one state while other processes commit; nested,
     it is a no-op, and so is a nested write level made with ``savepoint=False``, for an
-    operation whose one write is a single statement (atomic by itself). Inside a ``block``
+    operation whose one write is a single statement (atomic by itself). Inside a ``Block``
     the levels are ``BlockLevel``s instead. ``on_begin`` runs right after an outermost BEGIN
     (inside the snapshot, so it can validate caches against it) and ``on_rollback`` whenever
     this level is undone, so caches filled inside it can be dropped. A class, not a
     generator: it sits on every call.
     """
 
-    __slots__ = ("_nested", "block", "conn", "on_begin", "on_rollback", "savepoint", "write")
+    __slots__ = ("_nested", "conn", "on_begin", "on_rollback", "savepoint", "write")
 
     def __init__(
         self,
@@ -256,13 +234,10 @@ class Transaction:
         on_begin: Callable[[], None] | None = None,
         on_rollback: Callable[[], None] | None = None,
         savepoint: bool = True,
-        block: Block | None = None,
     ) -> None:
         self.conn = conn
         self.write = write
         self.savepoint = write and savepoint
-        #: The all-or-nothing block this outermost level is: checked before it commits.
-        self.block = block
         self.on_begin = on_begin
         self.on_rollback = on_rollback
         self._nested = False
@@ -291,14 +266,6 @@ class Transaction:
             if self.savepoint:
                 conn.__exit__(exc_type, exc, tb)  # type: ignore[arg-type]
         elif exc_type is None:
-            if self.block is not None and self.block.doomed:
-                conn.execute("ROLLBACK")
-                if self.on_rollback is not None:
-                    self.on_rollback()
-                raise DoomedBlockError(
-                    "an operation failed half-way inside an all-or-nothing block and its"
-                    " error was caught; the whole block was rolled back"
-                )
             conn.execute("COMMIT")
         else:
             conn.execute("ROLLBACK")
@@ -306,36 +273,77 @@ class Transaction:
             self.on_rollback()
 
 
+class Block(Transaction):
+    """An all-or-nothing write transaction, outermost: the operations inside it take no
+    savepoints of their own (``BlockLevel``s instead of nested levels).
+
+    A savepoint makes SQLite copy every page the operation changes into a statement journal
+    before changing it: on a 1 KiB write through the agent tools, 8 µs of the call
+    (docs/benchmarks.md). Inside a block nothing needs that copy, except an operation that
+    fails after changing something while its caller catches the error and goes on: the block
+    is then ``doomed``, and rolls back whole when it ends (``DoomedBlockError``) instead of
+    committing what the failed operation left half done. ``open`` while it runs.
+    """
+
+    __slots__ = ("doomed", "open")
+
+    def __init__(
+        self,
+        conn: apsw.Connection,
+        *,
+        on_begin: Callable[[], None] | None = None,
+        on_rollback: Callable[[], None] | None = None,
+    ) -> None:
+        super().__init__(conn, write=True, on_begin=on_begin, on_rollback=on_rollback)
+        self.doomed = False
+        self.open = False
+
+    def __enter__(self) -> Block:
+        super().__enter__()
+        self.open = True
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
+        self.open = False
+        if exc_type is None and self.doomed:
+            super().__exit__(DoomedBlockError, None, None)  # rolls back, drops the caches
+            raise DoomedBlockError(
+                "an operation failed half-way inside an all-or-nothing block and its"
+                " error was caught; the whole block was rolled back"
+            )
+        super().__exit__(exc_type, exc, tb)
+
+
 class BlockLevel(Transaction):
-    """One operation's level inside a ``Block`` (the handle of an open block makes these
-    instead of nested levels): no savepoint, and if the operation fails after changing
-    something (SQLite's count of changed rows moved) the block is doomed. Its own small
-    ``__enter__`` and ``__exit__``: one is made for every operation of every changing tool
-    call (what that saves: docs/benchmarks.md)."""
+    """One operation's level inside an open ``Block``: no savepoint; if the operation fails
+    after changing something (SQLite's count of changed rows moved), the block is doomed. A
+    ``Transaction`` to its callers, with its own small ``__init__``, ``__enter__`` and
+    ``__exit__``: one is made for every operation of every changing tool call (what that
+    saves: docs/benchmarks.md)."""
 
-    __slots__ = ("_changes",)
+    __slots__ = ("_block", "_changes")
 
-    def __init__(self, conn: apsw.Connection, block: Block) -> None:
-        self.conn = conn
+    def __init__(self, block: Block) -> None:
+        self.conn = block.conn
         self.write = True
         self.savepoint = False
-        self.block = block
         self.on_begin = self.on_rollback = None
         self._nested = True
+        self._block = block
         self._changes = 0
 
-    def __enter__(self) -> Transaction:
+    def __enter__(self) -> BlockLevel:
         self._changes = self.conn.total_changes()
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
-        block = self.block
-        if (
-            exc_type is not None
-            and block is not None
-            and self.conn.total_changes() != self._changes
-        ):
-            block.doomed = True  # failed half-way: only the whole block can undo it
+        if exc_type is not None and self.conn.total_changes() != self._changes:
+            self._block.doomed = True  # failed half-way: only the whole block can undo it
+
+
+class DoomedBlockError(RuntimeError):
+    """An all-or-nothing block ended after one of its operations failed half-way (its error
+    was caught inside the block): everything the block did was rolled back."""
 
 
 class CommitWatch:

@@ -170,7 +170,7 @@ class FileSystem:
         conn.set_rollback_hook(self.drop_caches)
         self._data_version = conn.execute("PRAGMA data_version").get
         self._readonly = conn.readonly("main")
-        #: The all-or-nothing block open on this handle, if any (``transaction``).
+        #: The last all-or-nothing block opened on this handle (``transaction``), open or not.
         self._block: Block | None = None
 
     # --- transactions and the directory cache -------------------------------------------------
@@ -194,7 +194,9 @@ class FileSystem:
         """
         if savepoints or self.conn.in_transaction:
             return self._write()
-        return _Block(self)
+        self._check_writable()
+        self._block = Block(self.conn, on_begin=self._check_cache, on_rollback=self.drop_caches)
+        return self._block
 
     def read_transaction(self) -> Transaction:
         """Make several reads see one state while other processes commit::
@@ -207,11 +209,15 @@ class FileSystem:
         """
         return self._read()
 
-    def _write(self, *, savepoint: bool = True) -> Transaction:
+    def _check_writable(self) -> None:
         if self._readonly:
             raise fs_error(errno.EROFS, self.conn.filename, "the workspace is open read-only")
-        if self._block is not None:  # a level of the open block (its own transaction)
-            return BlockLevel(self.conn, self._block)
+
+    def _write(self, *, savepoint: bool = True) -> Transaction:
+        self._check_writable()
+        block = self._block
+        if block is not None and block.open:  # a level of the open block
+            return BlockLevel(block)
         return Transaction(
             self.conn,
             write=True,
@@ -1046,29 +1052,3 @@ class FileSystem:
         path = paths.normalize(path)
         with self._write():
             self.xattrs.remove(self._resolve(path, follow_symlinks)[1], key, path)
-
-
-class _Block(Transaction):
-    """``FileSystem.transaction(savepoints=False)``: an outermost write transaction whose
-    ``Block`` the handle's operations run in while it is open (no savepoints of their own)."""
-
-    __slots__ = ("_fs",)
-
-    def __init__(self, fs: FileSystem) -> None:
-        super().__init__(
-            fs.conn,
-            write=True,
-            on_begin=fs._check_cache,
-            on_rollback=fs.drop_caches,
-            block=Block(),
-        )
-        self._fs = fs
-
-    def __enter__(self) -> Transaction:
-        super().__enter__()
-        self._fs._block = self.block
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
-        self._fs._block = None
-        super().__exit__(exc_type, exc, tb)

@@ -7,6 +7,7 @@ show), before and after the failure.
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import pytest
@@ -207,6 +208,13 @@ def test_a_block_takes_no_savepoints_and_a_nested_one_is_a_level(ws: agentfs.Wor
     ws.conn.exec_trace = None
     assert ws.read("/b") == b"2" and not ws.exists("/c")
     assert any("SAVEPOINT" in sql for sql in statements)
+
+
+def test_a_read_only_handle_opens_no_block(ws_path: Path) -> None:
+    agentfs.open(ws_path).close()
+    with agentfs.open(ws_path, readonly=True) as reader, pytest.raises(OSError) as info:
+        reader.transaction(savepoints=False)
+    assert info.value.errno == errno.EROFS
 
 
 def test_an_uncaught_failure_rolls_a_block_back(ws: agentfs.Workspace, ws_path: Path) -> None:
