@@ -303,12 +303,18 @@ _STAGE = (
     " writes) VALUES (?, ?, ?, ?, ?, ?, ?)"
 )
 
+#: Is ``j``, an element of a staged row's ``writes`` (a ``json_each`` row), a well-formed
+#: ``[path, n]`` link? (``publish`` links only those; fsck reports a row with any other.)
+LINK_PAIR = (
+    "j.type = 'array' AND json_array_length(j.value) = 2"
+    " AND json_type(j.value, '$[0]') = 'text' AND json_type(j.value, '$[1]') = 'integer'"
+)
+
 #: The staged rows' links, for the ``tool_calls`` rows they became: the k-th row in start
-#: order (every row counted, as ``_publish_calls`` inserts every row) got id ?1 + k. Only
-#: well-formed ``[path, n]`` pairs of a well-formed list are linked: a hand-edited row
-#: (fsck reports it) goes in without links, its ``writes`` read as ``[]`` before
-#: ``json_each`` sees it.
-_PUBLISH_LINKS = """
+#: order (every row counted, as ``_publish_calls`` inserts every row) got id ?1 + k. A
+#: hand-edited row goes in with only its well-formed pairs, its ``writes`` read as ``[]``
+#: when it is no JSON list, before ``json_each`` sees it.
+_PUBLISH_LINKS = f"""
 INSERT OR IGNORE INTO ws_tool_write(call_id, path, n)
 SELECT ?1 + s.k, j.value ->> 0, j.value ->> 1
 FROM (
@@ -317,8 +323,7 @@ FROM (
       ELSE '[]' END AS writes
   FROM ws_tool_call_staged
 ) AS s, json_each(s.writes) AS j
-WHERE j.type = 'array' AND json_array_length(j.value) = 2
-  AND json_type(j.value, '$[0]') = 'text' AND json_type(j.value, '$[1]') = 'integer'
+WHERE {LINK_PAIR}
 """
 
 

