@@ -622,7 +622,7 @@ class FileSystem:
         """The regular file at ``path`` after symlinks, or (with ``create``) a new inode
         recorded as ``size`` bytes long whose chunks the caller adds; with ``exclusive``
         only the new inode (EEXIST when anything is at ``path``)."""
-        if type(path) is paths.DirPath:  # open("x/", O_CREAT) asks for a directory
+        if type(path) is paths.DirPath or path == "/":  # open("x/", O_CREAT): a directory
             try:
                 self._resolve(path, True)
             except (FileNotFoundError, NotADirectoryError) as exc:

@@ -54,18 +54,11 @@ def _write(
     path = ctx.path(raw_path, write=True)
     data = content.encode("utf-8")
     ctx.check_size(len(data), path)
-    if expected is not None or path == "/":  # compared before anything changes; the root
-        _refuse_existing(ctx, path, replace, expected)  # has no parent to write in
-    if not parents:
-        parent = paths.parent_and_name(path)[0]
-        if not ws.exists(parent):
-            raise ToolError(
-                "not_found",
-                f"the directory {parent} does not exist; create it with mkdir or pass"
-                " create_parent_dirs=true",
-            )
+    if expected is not None:  # the version is compared before anything changes
+        _refuse_existing(ctx, path, replace, expected)
     # One walk of the path: the write says whether it created the file, and refuses what is
-    # there when it must not replace it (no stat first: a tenth of the call).
+    # there when it must not replace it (no stat first: a tenth of the call). Its errors are
+    # explained afterwards, when there is one.
     try:
         version, created = ctx.put(path, data, parents=parents, exclusive=not replace)
     except (FileExistsError, IsADirectoryError) as exc:
@@ -74,6 +67,15 @@ def _write(
         _refuse_existing(ctx, path, replace, None)
         # nothing to refuse (a dangling symlink, which the write follows): write
         version, created = ctx.put(path, data, parents=parents)
+    except FileNotFoundError:
+        parent = paths.parent_and_name(path)[0]
+        if parents or ws.exists(parent):
+            raise
+        raise ToolError(
+            "not_found",
+            f"the directory {parent} does not exist; create it with mkdir or pass"
+            " create_parent_dirs=true",
+        ) from None
     return WriteFileOutput(path=path, size=len(data), created=created, version=version)
 
 

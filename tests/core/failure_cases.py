@@ -50,6 +50,8 @@ CASES: dict[str, Case] = {
     "link over existing": Case(lambda ws: ws.link("/file", "/dir"), errno.EEXIST, "/dir"),
     "read a directory": Case(lambda ws: ws.read("/dir"), errno.EISDIR, "/dir"),
     "write over a directory": Case(lambda ws: ws.write("/dir", b""), errno.EISDIR, "/dir"),
+    "write the root": Case(lambda ws: ws.write("/", b""), errno.EISDIR, "/"),
+    "append to the root": Case(lambda ws: ws.append("/", b"x"), errno.EISDIR, "/"),
     "append to a directory": Case(lambda ws: ws.append("/dir", b"x"), errno.EISDIR, "/dir"),
     "pwrite to a directory": Case(lambda ws: ws.pwrite("/dir", b"x", 0), errno.EISDIR, "/dir"),
     "truncate a directory": Case(lambda ws: ws.truncate("/dir", 0), errno.EISDIR, "/dir"),
