@@ -324,9 +324,7 @@ class FileSystem:
     def _parent(self, path: str, create: bool = False) -> tuple[int, str]:
         """(parent directory ino, name) for creating or replacing ``path``."""
         parent, name = paths.parent_and_name(path)
-        if create:
-            self._makedirs(parent)
-        return self._resolve_dir(parent, [0]), name
+        return (self._makedirs(parent) if create else self._resolve_dir(parent, [0])), name
 
     def _makedirs(self, path: str) -> int:
         """``mkdir -p`` inside an open write transaction; returns the directory's ino."""

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from agentfs.tools.toolset import Toolset
 
 
-@dataclass
+@dataclass(slots=True)
 class Context:
     """One call's view of the toolset: ``ws``, its policy and limits, its thread."""
 

@@ -76,7 +76,9 @@ def _write(
             f"the directory {parent} does not exist; create it with mkdir or pass"
             " create_parent_dirs=true",
         ) from None
-    return WriteFileOutput(path=path, size=len(data), created=created, version=version)
+    return WriteFileOutput.of(
+        {"path": path, "size": len(data), "created": created, "version": version}
+    )
 
 
 def _refuse_existing(ctx: Context, path: str, replace: bool, expected: int | None) -> None:

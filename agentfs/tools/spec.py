@@ -11,8 +11,8 @@ policy, approval, the transaction, the audit.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar, get_type_hints
+from dataclasses import dataclass, field
+from typing import Any, Self, TypeVar, get_type_hints
 
 from pydantic import BaseModel, ConfigDict
 
@@ -39,6 +39,14 @@ class ToolOutput(BaseModel):
         every call."""
         data: dict[str, Any] = type(self).__pydantic_serializer__.to_python(self, mode="json")
         return data
+
+    @classmethod
+    def of(cls, values: dict[str, Any]) -> Self:
+        """``cls(**values)``: the same validation, by the model's validator called directly
+        (a third cheaper than ``__init__``'s keyword handling, for the tools every agent calls
+        most)."""
+        output: Self = cls.__pydantic_validator__.validate_python(values)
+        return output
 
 
 Run = Callable[[Context, Any], ToolOutput]
@@ -73,10 +81,13 @@ class Tool:
     idempotent: bool
     aliases: tuple[str, ...] = ()
     elsewhere: bool = False
+    #: runs in one transaction (a change with its audit row, or a tracked read); a field, not
+    #: a property, as the dispatcher asks on every call.
+    writes_in_transaction: bool = field(init=False)
 
-    @property
-    def writes_in_transaction(self) -> bool:
-        return (self.mutates or self.tracks_reads) and not self.elsewhere
+    def __post_init__(self) -> None:
+        in_transaction = (self.mutates or self.tracks_reads) and not self.elsewhere
+        object.__setattr__(self, "writes_in_transaction", in_transaction)
 
 
 #: Every tool, by name, in declaration order (the order clients list them in).

@@ -48,7 +48,7 @@ class ToolCallRequest:
 Approve = Callable[[ToolCallRequest], bool]
 
 
-@dataclass
+@dataclass(slots=True)
 class ToolResult:
     """One call's outcome: ``data`` (the JSON result, or ``{"error": ...}``) and ``text``
     (what a model should read), with the versions it wrote (``ws.tool_calls.writer(path, n)``
@@ -216,7 +216,7 @@ class Toolset:
                     ctx.journal = journal
                     output = spec.run(ctx, args)
                     self._check_workspace_size()
-                    versions = list(dict.fromkeys(journal))
+                    versions = journal  # one entry per version made (recording_versions)
                     data = output.data()
                     self.audit.record(spec.name, raw, data, None, started, versions)
             else:  # a tracked read: its records and what it shows are one state
