@@ -481,6 +481,15 @@ def _search(conn: apsw.Connection) -> None:
     queue_every_file(conn)
 
 
+def _staged_link(conn: apsw.Connection) -> None:
+    """The staged log rows' link columns, where they are missing: like the other migrations'
+    ``IF NOT EXISTS``, a migration may meet what it makes already (a file whose counter is
+    behind its tables)."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(ws_tool_call_staged)")}
+    if "path" not in columns:
+        _run_sql("migrations/0012-staged-link.sql")(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "spec tables v0.4", _bootstrap),
     Migration(2, "orphan queue", _run_sql("migrations/0002-workspace.sql")),
@@ -495,6 +504,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "extended attributes", _run_sql("migrations/0009-xattr.sql")),
     Migration(10, "orphan queue keepers", _run_sql("migrations/0010-keepers.sql")),
     Migration(11, "tool calls' log rows staged", _run_sql("migrations/0011-staged-calls.sql")),
+    Migration(12, "a staged log row's first link in columns", _staged_link),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

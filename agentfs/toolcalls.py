@@ -5,7 +5,7 @@ from __future__ import annotations
 import builtins
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -134,12 +134,17 @@ class ToolCallLog:
                 )
             return call_id
 
-    def stage(self, call: StoredCall, writes: Iterable[tuple[str, int]]) -> None:
+    def stage(self, call: StoredCall, writes: Sequence[tuple[str, int]]) -> None:
         """Log a finished call that changed the workspace, inside the caller's transaction so
         the change and its row commit together, as a staged row (one B-tree append instead
         of five, schema/migrations/0011-staged-calls.sql) that ``publish`` later moves into
-        ``tool_calls`` with its ``writes`` links."""
-        self.conn.execute(_STAGE, (*call, to_json(list(writes)).decode()))
+        ``tool_calls`` with its ``writes`` links: the first in two columns (most calls make
+        one version, migration 12), any others as a JSON list."""
+        if not writes:
+            self.conn.execute(_STAGE, (*call, None, None, "[]"))
+        else:
+            rest = "[]" if len(writes) == 1 else to_json(writes[1:]).decode()
+            self.conn.execute(_STAGE, (*call, *writes[0], rest))
 
     def publish(self, waiting: Iterable[StoredCall] = ()) -> None:
         """Move every staged row (this process's or any other's) and ``waiting`` (finished
@@ -157,7 +162,7 @@ class ToolCallLog:
             return
         with write_transaction(self.conn):
             if waiting:  # they join the staged rows and are moved with them, in start order
-                self.conn.executemany(_STAGE, [(*call, "[]") for call in waiting])
+                self.conn.executemany(_STAGE, [(*call, None, None, "[]") for call in waiting])
             self.conn.execute(self._publish_calls)
             moved = self.conn.changes()
             # one statement's rows take consecutive ids (nothing else writes in between)
@@ -300,8 +305,13 @@ def _spec_row(
 
 _STAGE = (
     "INSERT INTO ws_tool_call_staged(name, parameters, result, error, started_at, completed_at,"
-    " writes) VALUES (?, ?, ?, ?, ?, ?, ?)"
+    " path, n, writes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+
+#: Is a staged row's first link (its ``path`` and ``n`` columns) a well-formed one? (Both
+#: are NULL when the call made no version; ``publish`` links only a well-formed pair, and
+#: fsck reports a row with anything else.)
+FIRST_LINK = "typeof(path) = 'text' AND typeof(n) = 'integer'"
 
 #: Is ``j``, an element of a staged row's ``writes`` (a ``json_each`` row), a well-formed
 #: ``[path, n]`` link? (``publish`` links only those; fsck reports a row with any other.)
@@ -311,19 +321,25 @@ LINK_PAIR = (
 )
 
 #: The staged rows' links, for the ``tool_calls`` rows they became: the k-th row in start
-#: order (every row counted, as ``_publish_calls`` inserts every row) got id ?1 + k. A
-#: hand-edited row goes in with only its well-formed pairs, its ``writes`` read as ``[]``
-#: when it is no JSON list, before ``json_each`` sees it.
+#: order (every row counted, as ``_publish_calls`` inserts every row) got id ?1 + k. A row's
+#: first link is in its columns; the others (and, in a row staged before migration 12, all
+#: of them) in ``writes``, parsed only when it holds any. A hand-edited row goes in with only
+#: its well-formed pairs, its ``writes`` read as ``[]`` when it is no JSON list, before
+#: ``json_each`` sees it.
 _PUBLISH_LINKS = f"""
 INSERT OR IGNORE INTO ws_tool_write(call_id, path, n)
-SELECT ?1 + s.k, j.value ->> 0, j.value ->> 1
-FROM (
-  SELECT row_number() OVER (ORDER BY started_at, id) - 1 AS k,
-    CASE WHEN NOT json_valid(writes) THEN '[]' WHEN json_type(writes) = 'array' THEN writes
-      ELSE '[]' END AS writes
+WITH s AS (
+  SELECT row_number() OVER (ORDER BY started_at, id) - 1 AS k, path, n, writes
   FROM ws_tool_call_staged
-) AS s, json_each(s.writes) AS j
-WHERE {LINK_PAIR}
+)
+SELECT ?1 + k, path, n FROM s WHERE {FIRST_LINK}
+UNION ALL
+SELECT ?1 + s.k, j.value ->> 0, j.value ->> 1
+FROM s, json_each(
+  CASE WHEN NOT json_valid(s.writes) THEN '[]' WHEN json_type(s.writes) = 'array' THEN s.writes
+    ELSE '[]' END
+) AS j
+WHERE s.writes != '[]' AND {LINK_PAIR}
 """
 
 

@@ -1,8 +1,8 @@
 """Workspaces as an earlier schema left them, for migration tests: a workspace file made by
-this release without ws_xattr (schema 8), without ws_pin too (schema 7), or with its search
-index rewritten the way schema 6 kept it (one FTS5 row and one vector per chunk, keyed by
-chunk id, the text's digest on the chunk row; migrations 8 and 9 make ws_pin and ws_xattr
-only if they are missing)."""
+this release without the staged log rows' link columns (schema 11), without ws_xattr (schema
+8), without ws_pin too (schema 7), or with its search index rewritten the way schema 6 kept it
+(one FTS5 row and one vector per chunk, keyed by chunk id, the text's digest on the chunk row;
+migrations 8 and 9 make ws_pin and ws_xattr only if they are missing, 12 the link columns)."""
 
 from __future__ import annotations
 
@@ -43,6 +43,19 @@ def as_schema_7(path: Path) -> None:
     ``path`` and set its counter to 7."""
     as_schema_8(path)
     _as_schema(path, 7, "ws_pin")
+
+
+def as_schema_11(path: Path) -> None:
+    """Drop what migration 12 made (the staged log rows' link columns) from the closed
+    workspace file ``path`` and set its counter to 11."""
+    conn = apsw.Connection(str(path))
+    try:
+        with conn:
+            conn.execute("ALTER TABLE ws_tool_call_staged DROP COLUMN path")
+            conn.execute("ALTER TABLE ws_tool_call_staged DROP COLUMN n")
+            conn.execute("UPDATE fs_config SET value = '11' WHERE key = ?", (db.SCHEMA_KEY,))
+    finally:
+        conn.close()
 
 
 def index_as_schema_6(ws: agentfs.Workspace) -> None:

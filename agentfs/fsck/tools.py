@@ -7,7 +7,7 @@ from __future__ import annotations
 import apsw
 
 from agentfs.fsck.report import _check, _Finding, _rows
-from agentfs.toolcalls import LINK_PAIR
+from agentfs.toolcalls import FIRST_LINK, LINK_PAIR
 
 _DANGLING_LINK = "call_id NOT IN (SELECT id FROM tool_calls) OR n < 1"
 _BAD_SKILL = "skill_id = '' OR instr(skill_id, '/') > 0 OR at_ns <= 0"
@@ -32,11 +32,13 @@ def repair_ws_tool_write_call(conn: apsw.Connection) -> list[str]:
 
 @_check
 def check_ws_tool_call_staged_values(conn: apsw.Connection) -> _Finding:
-    """Staged log rows hold what ``publish`` moves: JSON texts, a JSON list of the
-    ``[path, n]`` versions written, ordered times, and a result or an error, not both. Not
-    repaired: a staged row is a change's only log row, so fsck reports it and leaves it."""
+    """Staged log rows hold what ``publish`` moves: JSON texts, the first version written as
+    a text ``path`` and an integer ``n`` (both NULL for none) and a JSON list of the others'
+    ``[path, n]``, ordered times, and a result or an error, not both. Not repaired: a staged
+    row is a change's only log row, so fsck reports it and leaves it."""
     for id_, name in conn.execute(
-        "SELECT id, name FROM ws_tool_call_staged WHERE NOT json_valid(writes)"
+        "SELECT id, name FROM ws_tool_call_staged WHERE"
+        f" NOT ((path IS NULL AND n IS NULL) OR ({FIRST_LINK})) OR NOT json_valid(writes)"
         " OR json_type(writes) != 'array' OR EXISTS (SELECT 1 FROM json_each(writes) j WHERE"
         f" NOT ({LINK_PAIR}))"
         " OR (parameters IS NOT NULL AND NOT"

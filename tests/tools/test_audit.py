@@ -9,13 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import apsw
 import pytest
 
 import agentfs
-from agentfs import fsck
+from agentfs import db, fsck
 from agentfs.tools import audit
 from agentfs.tools.toolset import Toolset
 from tests.clirun import ok as cli_ok
+from tests.old_schema import as_schema_11
 
 
 @pytest.fixture
@@ -243,3 +245,70 @@ def test_a_staged_row_with_malformed_links_is_published_without_them(
     assert ws.tool_calls.writes(calls["write_file"]) == linked
     assert ws.tool_calls.writes(calls["before"]) == [("/before", 1)]
     assert ws.tool_calls.writes(calls["after"]) == [("/after", 2)]
+
+
+def test_a_call_that_makes_several_versions_is_linked_to_all_of_them(tools: Toolset) -> None:
+    """A staged row keeps its first link in columns and the others as JSON (migration 12):
+    publish links every one, and the calls either side keep theirs."""
+    tools.call("write_file", {"path": "/before.txt", "content": "b\n"})
+    patch = (
+        "*** Begin Patch\n"
+        + "".join(f"*** Add File: p{i}.txt\n+{i}\n" for i in range(3))
+        + "*** Update File: a.txt\n@@\n-one\n+uno\n*** End Patch"
+    )
+    assert "error" not in tools.call("apply_patch", {"patch": patch})
+    tools.call("mkdir", {"path": "/d"})
+    tools.flush()
+    assert logged(tools.ws) == [
+        ("write_file", [("/before.txt", 1)]),
+        ("apply_patch", [("/a.txt", 2), ("/p0.txt", 1), ("/p1.txt", 1), ("/p2.txt", 1)]),
+        ("mkdir", []),
+    ]
+
+
+@pytest.mark.damages_workspace
+@pytest.mark.parametrize(
+    ("path", "n"),
+    [("/a", "one"), ("/a", None), (None, 3), ("/a", 1.5), (b"/a", 1)],
+)
+def test_a_staged_row_with_a_malformed_first_link_is_published_without_it(
+    ws: agentfs.Workspace, path: object, n: object
+) -> None:
+    """The first link's columns hold a text path and an integer version, or nothing: anything
+    else (their affinities turn '1' into 1 and 5 into '5', not these) is reported by fsck and
+    left out when the row is published, with its other links kept."""
+    ws.conn.execute(
+        "INSERT INTO ws_tool_call_staged(name, parameters, result, error, started_at,"
+        " completed_at, path, n, writes) VALUES ('apply_patch', '{}', '{}', NULL, 1.0, 2.0,"
+        " ?, ?, '[[\"/b\", 2]]')",
+        (path, n),
+    )
+    assert [p.message for p in fsck.check(ws).problems] == [
+        "staged log row 1 of a apply_patch call is malformed"
+    ]
+    ws.tool_calls.publish()
+    [call] = ws.tool_calls.list()
+    assert ws.tool_calls.staged() == 0 and ws.tool_calls.writes(call.id) == [("/b", 2)]
+
+
+def test_rows_staged_before_migration_12_are_published_with_their_links(
+    tmp_path: Path,
+) -> None:
+    """A schema-11 file's staged rows keep all their links in ``writes``: the next writable
+    open adds the link columns and publishes those rows with every link."""
+    path = tmp_path / "ws.db"
+    agentfs.open(path).close()
+    as_schema_11(path)
+    conn = apsw.Connection(str(path))
+    with conn:
+        conn.execute(
+            "INSERT INTO ws_tool_call_staged(name, parameters, result, error, started_at,"
+            " completed_at, writes) VALUES ('apply_patch', '{}', '{}', NULL, 1.0, 2.0,"
+            ' \'[["/a", 1], ["/b", 3]]\')'
+        )
+    conn.close()
+    with agentfs.open(path) as ws:
+        assert db.schema_version(ws.conn) == db.SCHEMA_VERSION
+        [call] = ws.tool_calls.list()
+        assert ws.tool_calls.writes(call.id) == [("/a", 1), ("/b", 3)]
+        assert ws.tool_calls.staged() == 0 and fsck.check(ws).clean
