@@ -156,18 +156,21 @@ class ToolCallLog:
         not through Python: a row's move costs SQLite's B-tree work only (about 10 µs less
         per changing tool call than a Python loop, docs/benchmarks.md)."""
         waiting = builtins.list(waiting)
-        if not waiting and (
-            self._readonly or not self.conn.execute("SELECT 1 FROM ws_tool_call_staged LIMIT 1").get
-        ):
+        if not waiting and (self._readonly or not self._any_staged()):
             return
         with write_transaction(self.conn):
+            linked = self._any_staged()  # asked under the lock: another process may stage
             if waiting:  # they join the staged rows and are moved with them, in start order
                 self.conn.executemany(_STAGE, [(*call, None, None, "[]") for call in waiting])
             self.conn.execute(self._publish_calls)
             moved = self.conn.changes()
-            # one statement's rows take consecutive ids (nothing else writes in between)
-            self.conn.execute(_PUBLISH_LINKS, (self.conn.last_insert_rowid() - moved + 1,))
+            if linked:  # waiting rows have no links: a batch of read-only calls skips this
+                # one statement's rows take consecutive ids (nothing else writes in between)
+                self.conn.execute(_PUBLISH_LINKS, (self.conn.last_insert_rowid() - moved + 1,))
             self.conn.execute("DELETE FROM ws_tool_call_staged")  # all: a truncation
+
+    def _any_staged(self) -> bool:
+        return bool(self.conn.execute("SELECT 1 FROM ws_tool_call_staged LIMIT 1").get)
 
     def staged(self) -> int:
         """How many staged rows wait to be published."""
