@@ -257,25 +257,20 @@ def run_node_client(
     return medians
 
 
-def overhead(ws: agentfs.Workspace) -> list[tuple[str, float, float]]:
-    """(tool, µs per Toolset.call, µs per the bare API calls that give the same answer).
+#: One case of the overhead: (tool, its arguments for call i, the bare API calls for call i).
+Case = tuple[str, Callable[[int], dict[str, Any]], Callable[[int], Any]]
 
-    Each bare case makes the calls a program would make for the fields the tool returns:
-    ``stat`` its entry and version, ``read_file`` the bytes, size and version, ``write_file``
-    the write that says whether it created the file (``put``) and the new version. The
-    writes alternate two contents, so every call writes a new version, as an agent's writes
-    do (the same bytes again change nothing, on either side).
 
-    Timed in the calling thread's CPU time: the checkpoint thread copies the WAL beside the
-    calls, on the other core. The two sides take turns every ``OVERHEAD_TURN`` calls: the
-    cost of a write depends on where the WAL is in its checkpoint cycle (how full, who copies
-    the tail), and with a thousand calls a side per turn the write's overhead swung between
-    27 and 70 µs from turn to turn with that cycle, so a median of ten turns depended on the
-    phase the run started in (docs/benchmarks.md)."""
-    tools = Toolset(ws, thread="bench")
-    ws.thread = "bench"  # the bare read is a tracked read too, as the tool's is
+def overhead_cases(ws: agentfs.Workspace) -> list[Case]:
+    """The tools whose overhead is measured, each with the bare API calls a program would make
+    for the fields the tool returns: ``stat`` its entry and version, ``read_file`` the bytes,
+    size and version, ``write_file`` the write that says whether it created the file
+    (``put``) and the new version. The writes alternate two contents, so every call writes a
+    new version, as an agent's writes do (the same bytes again change nothing, on either
+    side). The bare read is a tracked read too, as the tool's is: ``ws.thread`` is set."""
+    ws.thread = "bench"
     contents = ["y" * 1024, "z" * 1024]
-    cases: list[tuple[str, Callable[[int], dict[str, Any]], Callable[[int], Any]]] = [
+    return [
         (
             "stat",
             lambda i: {"path": "/bench/read.txt"},
@@ -299,6 +294,21 @@ def overhead(ws: agentfs.Workspace) -> list[tuple[str, float, float]]:
             ),
         ),
     ]
+
+
+def overhead(ws: agentfs.Workspace) -> list[tuple[str, float, float]]:
+    """(tool, µs per Toolset.call, µs per the bare API calls that give the same answer), for
+    each of ``overhead_cases``.
+
+    Timed in the calling thread's CPU time: the checkpoint thread copies the WAL beside the
+    calls, on the other core. The two sides take turns every ``OVERHEAD_TURN`` calls: the
+    cost of a write depends on where the WAL is in its checkpoint cycle (how full, who copies
+    the tail), and with a thousand calls a side per turn the write's overhead swung between
+    27 and 70 µs from turn to turn with that cycle, so a median of ten turns depended on the
+    phase the run started in (docs/benchmarks.md). For differences smaller than the runs'
+    spread (about ±3 µs), ``benchmarks/tool_instructions.py`` counts instructions instead."""
+    tools = Toolset(ws, thread="bench")
+    cases = overhead_cases(ws)
     calls = OVERHEAD_CALLS // OVERHEAD_RUNS
     assert calls % OVERHEAD_TURN == 0, "each run is whole turns"
 
