@@ -75,8 +75,9 @@ CALLS = {
     "grep": 20,
 }
 OVERHEAD_CALLS = 10_000
-#: The overhead's calls are timed in this many runs, each giving both sides' times.
-OVERHEAD_RUNS = 10
+#: The overhead's calls are timed in this many runs, each giving both sides' times and their
+#: difference.
+OVERHEAD_RUNS = 20
 #: Within a run the sides take turns every this many calls, so both meet every phase of the
 #: WAL's checkpoint cycle alike (see ``overhead``).
 OVERHEAD_TURN = 10
@@ -296,17 +297,33 @@ def overhead_cases(ws: agentfs.Workspace) -> list[Case]:
     ]
 
 
-def overhead(ws: agentfs.Workspace) -> list[tuple[str, float, float]]:
-    """(tool, µs per Toolset.call, µs per the bare API calls that give the same answer), for
-    each of ``overhead_cases``.
+@dataclass(frozen=True)
+class Overhead:
+    """One tool's overhead, in µs per call: the medians of the runs' times on each side, and
+    the median and range of the runs' differences."""
+
+    tool: str
+    call_us: float
+    bare_us: float
+    overhead_us: float
+    lowest_us: float
+    highest_us: float
+
+
+def overhead(ws: agentfs.Workspace) -> list[Overhead]:
+    """What ``Toolset.call`` adds to the bare API calls that give the same answer, for each
+    of ``overhead_cases``.
 
     Timed in the calling thread's CPU time: the checkpoint thread copies the WAL beside the
     calls, on the other core. The two sides take turns every ``OVERHEAD_TURN`` calls: the
     cost of a write depends on where the WAL is in its checkpoint cycle (how full, who copies
     the tail), and with a thousand calls a side per turn the write's overhead swung between
     27 and 70 µs from turn to turn with that cycle, so a median of ten turns depended on the
-    phase the run started in (docs/benchmarks.md). For differences smaller than the runs'
-    spread (about ±3 µs), ``benchmarks/tool_instructions.py`` counts instructions instead."""
+    phase the run started in (docs/benchmarks.md). The overhead is the median of the runs'
+    differences, not the difference of the two sides' medians: a run's two sides take turns
+    and so share the machine's state (another tenant's burst slows both), which a
+    difference cancels and separate medians do not. For differences smaller than the runs'
+    spread, ``benchmarks/tool_instructions.py`` counts instructions instead."""
     tools = Toolset(ws, thread="bench")
     cases = overhead_cases(ws)
     calls = OVERHEAD_CALLS // OVERHEAD_RUNS
@@ -330,8 +347,13 @@ def overhead(ws: agentfs.Workspace) -> list[tuple[str, float, float]]:
         sides = (lambda i, name=name, given=given: tools.call(name, given[i]), bare)
         run(sides)  # untimed: right after the build the WAL is still being copied
         times = [run(sides) for _ in range(OVERHEAD_RUNS)]
+        extra = [(tool_s - bare_s) * 1e6 for tool_s, bare_s in times]
         tool_s, bare_s = (statistics.median(side) for side in zip(*times, strict=True))
-        out.append((name, tool_s * 1e6, bare_s * 1e6))
+        out.append(
+            Overhead(
+                name, tool_s * 1e6, bare_s * 1e6, statistics.median(extra), min(extra), max(extra)
+            )
+        )
     tools.flush()
     ws.thread = None
     return out
@@ -410,17 +432,20 @@ def report(
     print()
 
 
-def report_overhead(micro: list[tuple[str, float, float]]) -> None:
+def report_overhead(micro: list[Overhead]) -> None:
     print(
-        "Toolset.call over the bare API calls, in-process"
-        f" (µs of the calling thread's CPU time per call, median of {OVERHEAD_RUNS} runs)\n"
+        "Toolset.call over the bare API calls, in-process (µs of the calling thread's CPU time"
+        f" per call; medians of {OVERHEAD_RUNS} runs, the overhead the median of the runs'"
+        " differences)\n"
     )
-    print("| tool | Toolset.call | bare API | overhead | target |")
-    print("|---|---:|---:|---:|---|")
-    for name, tool_us, bare_us in micro:
-        extra = tool_us - bare_us
-        verdict = "ok" if extra <= 50 else "MISS"
-        print(f"| {name} | {tool_us:.1f} | {bare_us:.1f} | {extra:.1f} | <= 50 {verdict} |")
+    print("| tool | Toolset.call | bare API | overhead | runs' differences | target |")
+    print("|---|---:|---:|---:|---:|---|")
+    for m in micro:
+        verdict = "ok" if m.overhead_us <= 50 else "MISS"
+        print(
+            f"| {m.tool} | {m.call_us:.1f} | {m.bare_us:.1f} | {m.overhead_us:.1f}"
+            f" | {m.lowest_us:.1f}-{m.highest_us:.1f} | <= 50 {verdict} |"
+        )
 
 
 if __name__ == "__main__":
