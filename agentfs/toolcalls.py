@@ -101,6 +101,23 @@ class ToolCallLog:
         columns = {row[1] for row in conn.execute("PRAGMA table_info(tool_calls)")}
         self._status_column = "status" in columns
         self._readonly = conn.readonly("main")
+        columns_in = "name, parameters, result, error, started_at, completed_at, duration_ms"
+        params, status = "?, ?, ?, ?, ?, ?, ?", ""
+        if self._status_column:
+            columns_in += ", status"
+            params += ", ?"
+            status = ", CASE WHEN error IS NULL THEN 'success' ELSE 'error' END"
+        #: One row in (``_with_status``'s values), giving its id.
+        self._insert = f"INSERT INTO tool_calls({columns_in}) VALUES ({params}) RETURNING id"
+        #: Every staged row in, in the order the calls started: whole-second times, the
+        #: duration from the fractional ones rounded half up (as ``_spec_row``), ``status``
+        #: where agentfs-sdk's table has it.
+        self._publish_calls = (
+            f"INSERT INTO tool_calls({columns_in}) SELECT name, parameters, result, error,"
+            " CAST(started_at AS INTEGER), CAST(completed_at AS INTEGER),"
+            f" CAST(round((completed_at - started_at) * 1000) AS INTEGER){status}"
+            " FROM ws_tool_call_staged ORDER BY started_at, id"
+        )
 
     def record(
         self,
@@ -126,7 +143,7 @@ class ToolCallLog:
         values = self._values(call)
         links = list(writes)
         with write_transaction(self.conn):
-            call_id: int = self.conn.execute(self._insert + " RETURNING id", values).get
+            call_id: int = self.conn.execute(self._insert, values).get
             if links:
                 self.conn.executemany(
                     "INSERT OR IGNORE INTO ws_tool_write(call_id, path, n) VALUES (?, ?, ?)",
@@ -192,34 +209,8 @@ class ToolCallLog:
         with write_transaction(self.conn):
             for row in rows:
                 values = self._with_status(tuple(row[1:]), row[4])  # row[4]: error
-                ids.append(self.conn.execute(self._insert + " RETURNING id", values).get)
+                ids.append(self.conn.execute(self._insert, values).get)
         return ids
-
-    @property
-    def _insert(self) -> str:
-        columns = "name, parameters, result, error, started_at, completed_at, duration_ms"
-        count = 7
-        if self._status_column:
-            columns += ", status"
-            count += 1
-        return f"INSERT INTO tool_calls({columns}) VALUES ({', '.join('?' * count)})"
-
-    @property
-    def _publish_calls(self) -> str:
-        """Every staged row into ``tool_calls``, in the order the calls started: whole-second
-        times, the duration from the fractional ones rounded half up (as ``_spec_row``),
-        ``status`` where agentfs-sdk's table has it."""
-        columns = "name, parameters, result, error, started_at, completed_at, duration_ms"
-        status = ""
-        if self._status_column:
-            columns += ", status"
-            status = ", CASE WHEN error IS NULL THEN 'success' ELSE 'error' END"
-        return (
-            f"INSERT INTO tool_calls({columns}) SELECT name, parameters, result, error,"
-            " CAST(started_at AS INTEGER), CAST(completed_at AS INTEGER),"
-            f" CAST(round((completed_at - started_at) * 1000) AS INTEGER){status}"
-            " FROM ws_tool_call_staged ORDER BY started_at, id"
-        )
 
     def _values(self, call: CallRecord) -> tuple[object, ...]:
         return self._with_status(_spec_row(*call.stored()), call.error)
