@@ -20,11 +20,14 @@ _SCHEMA_6_CHUNK = (
 )
 
 
-def _as_schema(path: Path, version: int, table: str) -> None:
+def _as_schema(path: Path, version: int, *undo: str) -> None:
+    """Run the ``undo`` statements on the closed workspace file ``path`` and set its counter
+    to ``version``, in one transaction."""
     conn = apsw.Connection(str(path))
     try:
         with conn:
-            conn.execute(f"DROP TABLE {table}")
+            for statement in undo:
+                conn.execute(statement)
             conn.execute(
                 "UPDATE fs_config SET value = ? WHERE key = ?", (str(version), db.SCHEMA_KEY)
             )
@@ -35,27 +38,25 @@ def _as_schema(path: Path, version: int, table: str) -> None:
 def as_schema_8(path: Path) -> None:
     """Drop what migration 9 made (ws_xattr) from the closed workspace file ``path`` and set
     its counter to 8."""
-    _as_schema(path, 8, "ws_xattr")
+    _as_schema(path, 8, "DROP TABLE ws_xattr")
 
 
 def as_schema_7(path: Path) -> None:
     """Drop what migrations 9 and 8 made (ws_xattr, ws_pin) from the closed workspace file
     ``path`` and set its counter to 7."""
     as_schema_8(path)
-    _as_schema(path, 7, "ws_pin")
+    _as_schema(path, 7, "DROP TABLE ws_pin")
 
 
 def as_schema_11(path: Path) -> None:
     """Drop what migration 12 made (the staged log rows' link columns) from the closed
     workspace file ``path`` and set its counter to 11."""
-    conn = apsw.Connection(str(path))
-    try:
-        with conn:
-            conn.execute("ALTER TABLE ws_tool_call_staged DROP COLUMN path")
-            conn.execute("ALTER TABLE ws_tool_call_staged DROP COLUMN n")
-            conn.execute("UPDATE fs_config SET value = '11' WHERE key = ?", (db.SCHEMA_KEY,))
-    finally:
-        conn.close()
+    _as_schema(
+        path,
+        11,
+        "ALTER TABLE ws_tool_call_staged DROP COLUMN path",
+        "ALTER TABLE ws_tool_call_staged DROP COLUMN n",
+    )
 
 
 def index_as_schema_6(ws: agentfs.Workspace) -> None:
