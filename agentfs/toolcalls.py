@@ -151,17 +151,31 @@ class ToolCallLog:
                 )
             return call_id
 
-    def stage(self, call: StoredCall, writes: Sequence[tuple[str, int]]) -> None:
-        """Log a finished call that changed the workspace, inside the caller's transaction so
-        the change and its row commit together, as a staged row (one B-tree append instead
-        of five, schema/migrations/0011-staged-calls.sql) that ``publish`` later moves into
-        ``tool_calls`` with its ``writes`` links: the first in two columns (most calls make
-        one version, migration 12), any others as a JSON list."""
+    def stage(
+        self,
+        name: str,
+        parameters: str | None,
+        result: str | None,
+        error: str | None,
+        started_at: float,
+        completed_at: float,
+        writes: Sequence[tuple[str, int]],
+    ) -> None:
+        """Log a finished call that changed the workspace (its values as ``StoredCall``
+        holds them, passed one by one: this runs on every changing tool call), inside the
+        caller's transaction so the change and its row commit together, as a staged row
+        (one B-tree append instead of five, schema/migrations/0011-staged-calls.sql) that
+        ``publish`` later moves into ``tool_calls`` with its ``writes`` links: the first in
+        two columns (most calls make one version, migration 12), any others as a JSON list."""
         if not writes:
-            self.conn.execute(_STAGE, (*call, None, None, "[]"))
+            path = n = None
+            rest = "[]"
         else:
+            path, n = writes[0]
             rest = "[]" if len(writes) == 1 else to_json(writes[1:]).decode()
-            self.conn.execute(_STAGE, (*call, *writes[0], rest))
+        self.conn.execute(
+            _STAGE, (name, parameters, result, error, started_at, completed_at, path, n, rest)
+        )
 
     def publish(self, waiting: Iterable[StoredCall] = ()) -> None:
         """Move every staged row (this process's or any other's) and ``waiting`` (finished
@@ -181,9 +195,12 @@ class ToolCallLog:
                 self.conn.executemany(_STAGE, [(*call, None, None, "[]") for call in waiting])
             self.conn.execute(self._publish_calls)
             moved = self.conn.changes()
-            if linked:  # waiting rows have no links: a batch of read-only calls skips this
+            if linked:  # waiting rows have no links: a batch of read-only calls skips these
                 # one statement's rows take consecutive ids (nothing else writes in between)
-                self.conn.execute(_PUBLISH_LINKS, (self.conn.last_insert_rowid() - moved + 1,))
+                first_id = self.conn.last_insert_rowid() - moved + 1
+                self.conn.execute(_PUBLISH_FIRST_LINKS, (first_id,))
+                if self.conn.execute(_ANY_MORE_LINKS).get:  # seldom: most calls make one
+                    self.conn.execute(_PUBLISH_MORE_LINKS, (first_id,))
             self.conn.execute("DELETE FROM ws_tool_call_staged")  # all: a truncation
 
     def _any_staged(self) -> bool:
@@ -314,22 +331,30 @@ LINK_PAIR = (
     " AND json_type(j.value, '$[0]') = 'text' AND json_type(j.value, '$[1]') = 'integer'"
 )
 
-#: The staged rows' links, for the ``tool_calls`` rows they became: the k-th row in start
-#: order (every row counted, as ``_publish_calls`` inserts every row) got id ?1 + k. A row's
-#: first link is in its columns; the others (and, in a row staged before migration 12, all
-#: of them) in ``writes``, parsed only when it holds any. A hand-edited row goes in with only
-#: its well-formed pairs, its ``writes`` read as ``[]`` when it is no JSON list, before
-#: ``json_each`` sees it.
-_PUBLISH_LINKS = f"""
-INSERT OR IGNORE INTO ws_tool_write(call_id, path, n)
-WITH s AS (
-  SELECT row_number() OVER (ORDER BY started_at, id) - 1 AS k, path, n, writes
-  FROM ws_tool_call_staged
+#: The staged rows in start order, numbered from 0 (every row counted, as
+#: ``_publish_calls`` inserts every row): the k-th became the ``tool_calls`` row ?1 + k.
+_NUMBERED = (
+    "SELECT row_number() OVER (ORDER BY started_at, id) - 1 AS k, path, n, writes"
+    " FROM ws_tool_call_staged"
 )
-SELECT ?1 + k, path, n FROM s WHERE {FIRST_LINK}
-UNION ALL
+
+#: The staged rows' first links, kept in their columns.
+_PUBLISH_FIRST_LINKS = f"""
+INSERT OR IGNORE INTO ws_tool_write(call_id, path, n)
+SELECT ?1 + k, path, n FROM ({_NUMBERED}) WHERE {FIRST_LINK}
+"""
+
+#: Does any staged row hold links in ``writes`` (a call that made several versions, or a row
+#: staged before migration 12)? A scan of the rows, a twentieth of parsing them.
+_ANY_MORE_LINKS = "SELECT 1 FROM ws_tool_call_staged WHERE writes != '[]' LIMIT 1"
+
+#: The staged rows' other links, kept in ``writes``. A hand-edited row goes in with only its
+#: well-formed pairs, its ``writes`` read as ``[]`` when it is no JSON list, before
+#: ``json_each`` sees it.
+_PUBLISH_MORE_LINKS = f"""
+INSERT OR IGNORE INTO ws_tool_write(call_id, path, n)
 SELECT ?1 + s.k, j.value ->> 0, j.value ->> 1
-FROM s, json_each(
+FROM ({_NUMBERED}) AS s, json_each(
   CASE WHEN NOT json_valid(s.writes) THEN '[]' WHEN json_type(s.writes) = 'array' THEN s.writes
     ELSE '[]' END
 ) AS j

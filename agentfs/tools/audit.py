@@ -52,6 +52,7 @@ class AuditLog:
     def __init__(self, ws: AnyWorkspace) -> None:
         self.ws = ws
         self._readonly = ws.readonly  # a handle's mode never changes
+        self._log = ws.tool_calls
         self._waiting: list[StoredCall] = []
         self._staged = 0  # rows this log staged since its last publish
 
@@ -65,21 +66,33 @@ class AuditLog:
         writes: list[tuple[str, int]] | None = None,
     ) -> None:
         """Log one call. ``writes`` (even empty) means the caller holds the call's write
-        transaction: the row is staged in it. Otherwise the row waits in memory."""
+        transaction: the row is staged in it. Otherwise the row waits in memory.
+
+        Every changing call passes here, so its common case (values pydantic can encode) is
+        one flat path: a Python call costs that path more than its work does, as each call
+        of a tool runs with its code evicted from the caches by SQLite's
+        (docs/benchmarks.md, fourteenth session)."""
         if self._readonly:
             return  # a read-only handle writes nothing, the audit included
-        row = _stored(
-            name, arguments, result, None if error is None else json_text(error.as_dict()), started
-        )
+        error_text = None if error is None else json_text(error.as_dict())
+        completed = max(time.time(), started)
+        try:
+            parameters = _logged(arguments)
+            logged_result = None if result is None else _logged(result)
+        except PydanticSerializationError:
+            row = _escaped(name, arguments, result, error_text, started, completed)
+            name, parameters, logged_result = row.name, row.parameters, row.result
         if writes is None:
-            self._waiting.append(row)
+            self._waiting.append(
+                StoredCall(name, parameters, logged_result, error_text, started, completed)
+            )
         else:
-            self.ws.tool_calls.stage(row, writes)
+            self._log.stage(name, parameters, logged_result, error_text, started, completed, writes)
             self._staged += 1
         if (
             len(self._waiting) >= BATCH
             or self._staged >= STAGED_BATCH
-            or (self._waiting and row.completed_at - self._waiting[0].started_at > MAX_DELAY)
+            or (self._waiting and completed - self._waiting[0].started_at > MAX_DELAY)
         ):
             self.flush()
 
@@ -89,33 +102,19 @@ class AuditLog:
         if self._readonly or not (self._waiting or self._staged):
             return
         with self.ws.transaction():
-            self.ws.tool_calls.publish(self._waiting)
+            self._log.publish(self._waiting)
         self._waiting.clear()
         self._staged = 0
 
 
-def _stored(
-    name: str, arguments: Any, result: Any, error: str | None, started: float
+def _escaped(
+    name: str, arguments: Any, result: Any, error: str | None, started: float, completed: float
 ) -> StoredCall:
-    """The call as JSON text now, so what the caller does later with the values it passed or
-    got back is not what is logged. pydantic's encoder (five times the standard library's
-    speed on a small result; a NaN written as the string "NaN"); what it cannot write (a
-    lone surrogate a client sent, an object JSON has no form for) goes through
-    ``CallRecord.stored``, which escapes what it can and otherwise logs a note, so one call's
-    odd value never stops the others' rows."""
-    completed = max(time.time(), started)
-    try:
-        return StoredCall(
-            name,
-            _logged(arguments),
-            None if result is None else _logged(result),
-            error,
-            started,
-            completed,
-        )
-    except PydanticSerializationError:
-        cut = None if result is None else _cut(result)
-        call = CallRecord(name, _cut(arguments), cut, error, started, completed)
+    """The call's row when pydantic's encoder cannot write a value (a lone surrogate a client
+    sent, an object JSON has no form for): ``CallRecord.stored`` escapes what it can and
+    otherwise logs a note, so one call's odd value never stops the others' rows."""
+    cut = None if result is None else _cut(result)
+    call = CallRecord(name, _cut(arguments), cut, error, started, completed)
     try:
         return call.stored()
     except InvalidValueError as exc:
@@ -123,16 +122,18 @@ def _stored(
         return call._replace(parameters=note, result=None if call.result is None else note).stored()
 
 
-def _logged(value: Any) -> str:
-    """``value``'s JSON text for the log. A file's text (a top-level ``content``: what a write
-    wrote, what a read showed) is cut to ``CONTENT_LIMIT`` characters first, without walking
-    the rest: the version keeps all of it. Then the value is logged whole when its JSON is at
-    most ``WHOLE_BYTES`` long (most calls: nothing to walk), else cut by ``_cut`` (the text,
-    cut already, kept as it is)."""
-    content = value.get("content") if isinstance(value, dict) else None
+def _logged(value: dict[str, Any]) -> str:
+    """``value``'s JSON text for the log, made now (so what the caller does later with the
+    values it passed or got back is not what is logged), by pydantic's encoder (five times
+    the standard library's speed on a small result; a NaN written as the string "NaN"). A
+    file's text (a top-level ``content``: what a write wrote, what a read showed) is cut to
+    ``CONTENT_LIMIT`` characters first, without walking the rest: the version keeps all of
+    it. Then the value is logged whole when its JSON is at most ``WHOLE_BYTES`` long (most
+    calls: nothing to walk), else cut by ``_cut`` (the text, cut already, kept as it is)."""
+    content = value.get("content")
     text_cut = None
-    if isinstance(content, str) and len(content) > CONTENT_LIMIT:
-        text_cut = _cut(content, CONTENT_LIMIT)
+    if content.__class__ is str and len(content) > CONTENT_LIMIT:
+        text_cut = _CUT_TEXT.format(content[:CONTENT_LIMIT], len(content) - CONTENT_LIMIT)
         value = {**value, "content": text_cut}
     text = to_json(value, inf_nan_mode="strings")
     if len(text) <= WHOLE_BYTES:
@@ -143,16 +144,20 @@ def _logged(value: Any) -> str:
     return to_json(cut, inf_nan_mode="strings").decode()
 
 
+#: A string cut to its first characters (the first field), and how many more it had.
+_CUT_TEXT = "{}...[{:,} more chars]"
+
+
 def _cut(value: Any, limit: int = STRING_LIMIT) -> Any:
     """A copy of ``value`` with long strings and long lists cut, so the log stays small. A
     file's text (``content``: what a write wrote, what a read showed) is kept by the version
     the call wrote or read, so only its first ``CONTENT_LIMIT`` characters are copied into
     the row. Used on values over ``WHOLE_BYTES`` of JSON (``_logged``), and on those
-    pydantic cannot encode (``_stored``)."""
+    pydantic cannot encode (``_escaped``)."""
     if isinstance(value, str):
         if len(value) <= limit:
             return value
-        return value[:limit] + f"...[{len(value) - limit:,} more chars]"
+        return _CUT_TEXT.format(value[:limit], len(value) - limit)
     if isinstance(value, dict):
         return {
             key: _cut(item, CONTENT_LIMIT if key == "content" else limit)

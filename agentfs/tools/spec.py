@@ -84,10 +84,14 @@ class Tool:
     #: runs in one transaction (a change with its audit row, or a tracked read); a field, not
     #: a property, as the dispatcher asks on every call.
     writes_in_transaction: bool = field(init=False)
+    #: ``input.model_validate``: the model's validator called directly, without the
+    #: classmethod's handling of options no call passes (on every call).
+    validate: Callable[[Any], Any] = field(init=False)
 
     def __post_init__(self) -> None:
         in_transaction = (self.mutates or self.tracks_reads) and not self.elsewhere
         object.__setattr__(self, "writes_in_transaction", in_transaction)
+        object.__setattr__(self, "validate", self.input.__pydantic_validator__.validate_python)
 
 
 #: Every tool, by name, in declaration order (the order clients list them in).

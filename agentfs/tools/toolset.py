@@ -215,7 +215,8 @@ class Toolset:
                 with ws.transaction(savepoints=False), ws.recording_versions() as journal:
                     ctx.journal = journal
                     output = spec.run(ctx, args)
-                    self._check_workspace_size()
+                    if (most := self.policy.limits.max_workspace_bytes) is not None:
+                        self._check_workspace_size(most)
                     versions = journal  # one entry per version made (recording_versions)
                     data = output.data()
                     self.audit.record(spec.name, raw, data, None, started, versions)
@@ -271,7 +272,7 @@ class Toolset:
                 "read_only", f"the workspace is read-only here: {spec.name} cannot change it"
             )
         try:
-            args = spec.input.model_validate(raw)
+            args = spec.validate(raw)
         except ValidationError as exc:
             raise ToolError("invalid_argument", _validation_message(spec.name, exc)) from None
         if policy.needs_approval:
@@ -289,10 +290,7 @@ class Toolset:
                 )
         return args, policy
 
-    def _check_workspace_size(self) -> None:
-        most = self.policy.limits.max_workspace_bytes
-        if most is None:
-            return
+    def _check_workspace_size(self, most: int) -> None:
         size = self.ws.database_bytes()
         if size > most:
             raise ToolError(
