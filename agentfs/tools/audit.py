@@ -76,6 +76,7 @@ class AuditLog:
             return  # a read-only handle writes nothing, the audit included
         error_text = None if error is None else json_text(error.as_dict())
         completed = max(time.time(), started)
+        parameters: str | None
         try:
             parameters = _logged(arguments)
             logged_result = None if result is None else _logged(result)
