@@ -211,6 +211,26 @@ def test_a_value_json_cannot_hold_is_noted_and_stops_no_other_row(tools: Toolset
     assert tools.ws.tool_calls.writes(calls["write_file"].id) == [("/after.txt", 1)]
 
 
+def test_a_staged_row_with_a_value_json_cannot_hold_keeps_its_links(ws: agentfs.Workspace) -> None:
+    """The same escapes for a changing call's staged row (no tool makes one today: every
+    change refuses such input first), which keeps its links."""
+    log = audit.AuditLog(ws)
+    with ws.transaction(), ws.recording_versions() as journal:
+        ws.write("/odd.txt", "x")
+        log.record(
+            "write_file", {"path": "/odd.txt", "note": "\ud800"}, {"v": 1}, None, 1.0, journal
+        )
+    with ws.transaction(), ws.recording_versions() as journal:
+        ws.write("/odd.txt", "y")
+        log.record("write_file", {"path": "/odd.txt", "x": object()}, {"v": 2}, None, 2.0, journal)
+    log.flush()
+    first, second = sorted(ws.tool_calls.list(), key=lambda call: call.id)
+    assert first.parameters == {"path": "/odd.txt", "note": "\ud800"}  # escaped, read back whole
+    assert "unlogged" in second.parameters and "unlogged" in second.result
+    assert ws.tool_calls.writes(first.id) == [("/odd.txt", 1)]
+    assert ws.tool_calls.writes(second.id) == [("/odd.txt", 2)]
+
+
 @pytest.mark.damages_workspace
 @pytest.mark.parametrize(
     ("writes", "linked"),
