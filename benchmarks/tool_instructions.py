@@ -7,8 +7,9 @@ the misses of a simulated first-level instruction and data cache and last-level 
 counts repeat from run to run to within a fraction of a percent.
 
 Each tool's two sides (``Toolset.call``, and the bare API calls of ``overhead_cases``) run in
-a child process under cachegrind twice, with ``WARM`` calls and with ``WARM + --calls``
-calls, each run flushing the toolset's audit at its end; the difference divided by
+a child process under cachegrind twice (string hashing fixed: with a random seed the
+dictionaries' layouts, and so the counts, move by up to 2 % of a side), with ``WARM`` calls
+and with ``WARM + --calls`` calls, each run flushing the toolset's audit at its end; the difference divided by
 ``--calls`` is one call, start-up, imports and the build excluded, its share of publishing
 audit rows included. Every thread is counted (the checkpoint thread's copying too); the
 kernel's work (writing the WAL) is not, so a change in pages written shows in the timed
@@ -28,6 +29,7 @@ not depend on what else runs.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -115,6 +117,7 @@ def counted(tool: str, side: str, calls: int) -> Counts:
             ],
             check=True,
             capture_output=True,
+            env={**os.environ, "PYTHONHASHSEED": "0"},
         )
         lines = out.read_text().splitlines()
     events = next(line for line in lines if line.startswith("events:")).split()[1:]
