@@ -230,7 +230,7 @@ class ToolCallLog:
         return ids
 
     def _values(self, call: CallRecord) -> tuple[object, ...]:
-        return self._with_status(_spec_row(*call.stored()), call.error)
+        return self._with_status(_spec_row(call.stored()), call.error)
 
     def _with_status(self, values: tuple[object, ...], error: object) -> tuple[object, ...]:
         """``values`` for ``_insert``, with agentfs-sdk's ``status`` where the table has it."""
@@ -293,16 +293,10 @@ class ToolCallLog:
         return [ToolStats(*row) for row in rows]
 
 
-def _spec_row(
-    name: str,
-    parameters: str | None,
-    result: str | None,
-    error: str | None,
-    started_at: float,
-    completed_at: float,
-) -> tuple[object, ...]:
+def _spec_row(call: StoredCall) -> tuple[object, ...]:
     """A ``tool_calls`` row without ``status``: whole-second times, and the duration measured
     from the fractional ones so it agrees with them to within their rounding (rule 3)."""
+    name, parameters, result, error, started_at, completed_at = call
     return (
         name,
         parameters,

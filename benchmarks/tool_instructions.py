@@ -6,14 +6,14 @@ a few microseconds. valgrind's cachegrind counts what a call executes: its instr
 the misses of a simulated first-level instruction and data cache and last-level cache. The
 counts repeat from run to run to within a fraction of a percent.
 
-Each tool's two sides (``Toolset.call``, and the bare API calls of ``overhead_cases``) run in
-a child process under cachegrind twice (string hashing fixed: with a random seed the
+Each tool's two sides (``Toolset.call``, and the bare API calls of ``overhead_cases``) run
+in a child process under cachegrind twice (string hashing fixed: with a random seed the
 dictionaries' layouts, and so the counts, move by up to 2 % of a side), with ``WARM`` calls
-and with ``WARM + --calls`` calls, each run flushing the toolset's audit at its end; the difference divided by
-``--calls`` is one call, start-up, imports and the build excluded, its share of publishing
-audit rows included. Every thread is counted (the checkpoint thread's copying too); the
-kernel's work (writing the WAL) is not, so a change in pages written shows in the timed
-benchmark only.
+and with ``WARM + --calls`` calls, each run flushing the toolset's audit at its end; the
+difference divided by ``--calls`` is one call, start-up, imports and the build excluded, its
+share of publishing audit rows included. Every thread is counted (the checkpoint thread's
+copying too); the kernel's work (writing the WAL) is not, so a change in pages written shows
+in the timed benchmark only.
 
 The estimated cycles weigh a first-level miss at 10 cycles and a last-level miss at 100, a
 rough model of a current x86 core; the misses matter because a tool call's Python runs among
