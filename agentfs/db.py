@@ -282,7 +282,8 @@ class Block(Transaction):
     (docs/benchmarks.md). Inside a block nothing needs that copy, except an operation that
     fails after changing something while its caller catches the error and goes on: the block
     is then ``doomed``, and rolls back whole when it ends (``DoomedBlockError``) instead of
-    committing what the failed operation left half done. ``open`` while it runs.
+    committing what the failed operation left half done. ``open`` while it runs. A handle
+    keeps one and reuses it (making one took a tenth of a changing tool call's overhead).
     """
 
     __slots__ = ("doomed", "open")
@@ -299,7 +300,14 @@ class Block(Transaction):
         self.open = False
 
     def __enter__(self) -> Block:
+        # One block serves its handle's blocks one after another (``FileSystem.transaction``
+        # makes it once): it starts clean each time, and is never entered twice at once.
+        if self.open:
+            raise RuntimeError(
+                "this block is open already: inside it, ws.transaction() gives a level of it"
+            )
         super().__enter__()
+        self.doomed = False
         self.open = True
         return self
 

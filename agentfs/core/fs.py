@@ -170,7 +170,8 @@ class FileSystem:
         conn.set_rollback_hook(self.drop_caches)
         self._data_version = conn.execute("PRAGMA data_version").get
         self._readonly = conn.readonly("main")
-        #: The last all-or-nothing block opened on this handle (``transaction``), open or not.
+        #: This handle's all-or-nothing block (``transaction``), open or not: made once, as
+        #: every changing tool call opens one, and reset as it opens.
         self._block: Block | None = None
 
     # --- transactions and the directory cache -------------------------------------------------
@@ -195,7 +196,10 @@ class FileSystem:
         if savepoints or self.conn.in_transaction:
             return self._write()
         self._check_writable()
-        self._block = Block(self.conn, on_begin=self._check_cache, on_rollback=self.drop_caches)
+        if self._block is None:
+            self._block = Block(
+                self.conn, on_begin=self._check_cache, on_rollback=self.drop_caches
+            )
         return self._block
 
     def read_transaction(self) -> Transaction:

@@ -189,6 +189,22 @@ def test_a_failure_half_way_dooms_the_block(
     assert ws.listdir("/existing") == []
     ws.mkdir("/existing/after")  # the handle goes on: its caches were dropped
     assert ws.listdir("/existing") == ["after"]
+    with ws.transaction(savepoints=False):  # the handle's next block starts undoomed
+        ws.mkdir("/existing/next")
+    assert ws.listdir("/existing") == ["after", "next"]
+
+
+def test_a_block_entered_twice_at_once_is_refused(ws: agentfs.Workspace) -> None:
+    """A handle reuses its one block object; entering it again while it is open (held from
+    before it was entered) is refused, and the open block goes on unharmed."""
+    block = ws.transaction(savepoints=False)
+    again = ws.transaction(savepoints=False)
+    with block:
+        ws.write("/a", b"1")
+        with pytest.raises(RuntimeError, match="open already"), again:
+            pass
+        ws.write("/b", b"2")
+    assert ws.read("/a") == b"1" and ws.read("/b") == b"2"
 
 
 def test_a_block_takes_no_savepoints_and_a_nested_one_is_a_level(ws: agentfs.Workspace) -> None:
