@@ -197,9 +197,7 @@ class FileSystem:
             return self._write()
         self._check_writable()
         if self._block is None:
-            self._block = Block(
-                self.conn, on_begin=self._check_cache, on_rollback=self.drop_caches
-            )
+            self._block = Block(self.conn, on_begin=self._check_cache, on_rollback=self.drop_caches)
         return self._block
 
     def read_transaction(self) -> Transaction:
