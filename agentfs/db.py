@@ -206,6 +206,12 @@ def _is_empty(conn: apsw.Connection) -> bool:
     return conn.execute("SELECT count(*) FROM sqlite_schema").get == 0
 
 
+def table_columns(conn: apsw.Connection, table: str) -> set[str]:
+    """The names of ``table``'s columns (none if there is no such table): for what depends on
+    a column another schema version or agentfs-sdk's own table may lack."""
+    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+
 # --- transactions ------------------------------------------------------------------------------
 
 
@@ -493,8 +499,7 @@ def _staged_link(conn: apsw.Connection) -> None:
     """The staged log rows' link columns, where they are missing: like the other migrations'
     ``IF NOT EXISTS``, a migration may meet what it makes already (a file whose counter is
     behind its tables)."""
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(ws_tool_call_staged)")}
-    if "path" not in columns:
+    if "path" not in table_columns(conn, "ws_tool_call_staged"):
         _run_sql("migrations/0012-staged-link.sql")(conn)
 
 

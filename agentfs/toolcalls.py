@@ -13,9 +13,12 @@ import apsw
 from pydantic_core import to_json
 
 from agentfs.core.errors import InvalidValueError
-from agentfs.db import write_transaction
+from agentfs.db import table_columns, write_transaction
 
 _COLUMNS = "id, name, parameters, result, error, started_at, completed_at, duration_ms"
+#: The order in which ``publish`` moves staged rows: the calls' start, then staging. The
+#: calls' insert and the links' numbering must agree on it, or a link names another call.
+_START_ORDER = "started_at, id"
 _PREFIXED = ", ".join(f"t.{column}" for column in _COLUMNS.split(", "))
 
 
@@ -98,8 +101,7 @@ class ToolCallLog:
         self.conn = conn
         # agentfs-sdk's own table has a ``status`` column ('pending'/'success'/'error',
         # default 'pending') that the spec does not; a finished call must not read as pending.
-        columns = {row[1] for row in conn.execute("PRAGMA table_info(tool_calls)")}
-        self._status_column = "status" in columns
+        self._status_column = "status" in table_columns(conn, "tool_calls")
         self._readonly = conn.readonly("main")
         columns_in = "name, parameters, result, error, started_at, completed_at, duration_ms"
         params, status = "?, ?, ?, ?, ?, ?, ?", ""
@@ -116,7 +118,7 @@ class ToolCallLog:
             f"INSERT INTO tool_calls({columns_in}) SELECT name, parameters, result, error,"
             " CAST(started_at AS INTEGER), CAST(completed_at AS INTEGER),"
             f" CAST(round((completed_at - started_at) * 1000) AS INTEGER){status}"
-            " FROM ws_tool_call_staged ORDER BY started_at, id"
+            f" FROM ws_tool_call_staged ORDER BY {_START_ORDER}"
         )
 
     def record(
@@ -325,10 +327,10 @@ LINK_PAIR = (
     " AND json_type(j.value, '$[0]') = 'text' AND json_type(j.value, '$[1]') = 'integer'"
 )
 
-#: The staged rows in start order, numbered from 0 (every row counted, as
-#: ``_publish_calls`` inserts every row): the k-th became the ``tool_calls`` row ?1 + k.
+#: The staged rows in start order, numbered from 0 (every row counted, in the order
+#: ``_publish_calls`` inserts them): the k-th became the ``tool_calls`` row ?1 + k.
 _NUMBERED = (
-    "SELECT row_number() OVER (ORDER BY started_at, id) - 1 AS k, path, n, writes"
+    f"SELECT row_number() OVER (ORDER BY {_START_ORDER}) - 1 AS k, path, n, writes"
     " FROM ws_tool_call_staged"
 )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import apsw
 
 from agentfs.core.inodes import S_IFLNK, S_IFREG
+from agentfs.db import table_columns
 from agentfs.fsck.report import _check, _Finding, _is, _rows
 from agentfs.fsck.sqlite import _chunk_size
 
@@ -213,8 +214,7 @@ def check_tool_calls_outcome(conn: apsw.Connection) -> _Finding:
 def check_tool_calls_times(conn: apsw.Connection) -> _Finding:
     """completed_at is set and duration_ms = (completed_at - started_at) * 1000, give or take
     the whole-second rounding of both columns (agentfs-sdk's pending calls are exempt)."""
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(tool_calls)")}
-    finished = "status IS NOT 'pending'" if "status" in columns else "1"
+    finished = "status IS NOT 'pending'" if "status" in table_columns(conn, "tool_calls") else "1"
     for id_, started, completed, duration in conn.execute(
         "SELECT id, started_at, completed_at, duration_ms FROM tool_calls"
         f" WHERE {finished} AND (completed_at IS NULL OR duration_ms IS NULL"
