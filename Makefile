@@ -12,8 +12,11 @@ WORKSPACE ?= .agentfs/workspace.db
 # rsync: the anchor benchmarks/history.py compares restores with; ripgrep: what grep is tested
 # and measured against; fuse3 and libfuse3-dev (with pkg-config, to build pyfuse3): the mount;
 # bubblewrap: the sandbox of `agentfs exec --sandbox`; bindfs (a C FUSE passthrough, the floor)
-# and fio: what benchmarks/mount.py measures the mount against.
-APT_PACKAGES := rsync ripgrep fuse3 libfuse3-dev pkg-config bubblewrap bindfs fio attr
+# and fio: what benchmarks/mount.py measures the mount against; libseccomp2: the sandbox's
+# seccomp filter; util-linux (prlimit, setpriv): the sandbox's limits, and the tests that drop
+# to an unprivileged user.
+APT_PACKAGES := rsync ripgrep fuse3 libfuse3-dev pkg-config bubblewrap bindfs fio attr \
+	libseccomp2 util-linux
 
 .PHONY: demo test lint bench clean system-deps
 

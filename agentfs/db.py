@@ -438,9 +438,10 @@ def _bootstrap(conn: apsw.Connection) -> None:
     now = time.time_ns()
     sec, nsec = divmod(now, 1_000_000_000)
     conn.execute(
-        "INSERT OR IGNORE INTO fs_inode(ino, mode, nlink, size, atime, mtime, ctime,"
-        " atime_nsec, mtime_nsec, ctime_nsec) VALUES (1, ?, 2, 0, ?, ?, ?, ?, ?, ?)",
-        (0o040755, sec, sec, sec, nsec, nsec, nsec),
+        "INSERT OR IGNORE INTO fs_inode(ino, mode, nlink, uid, gid, size, atime, mtime, ctime,"
+        " atime_nsec, mtime_nsec, ctime_nsec) VALUES (1, ?, 2, ?, ?, 0, ?, ?, ?, ?, ?, ?)",
+        # the root belongs to whoever creates the workspace, as any directory they make
+        (0o040755, os.geteuid(), os.getegid(), sec, sec, sec, nsec, nsec, nsec),
     )
     _normalise_directory_nlink(conn)
 

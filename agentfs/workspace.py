@@ -27,6 +27,8 @@ from agentfs.kv import KVStore
 from agentfs.mount.copyexec import run_in_copy
 from agentfs.mount.exec import CommandResult, Mode, RunOptions, fuse_available, run_command
 from agentfs.mount.exec import describe as describe_command
+from agentfs.mount.sandbox import Limits, SandboxError
+from agentfs.mount.sandbox import unavailable as sandbox_unavailable
 from agentfs.search.api import SearchMixin
 from agentfs.search.background import BackgroundEmbedder
 from agentfs.search.embedders import Embedder
@@ -227,6 +229,7 @@ class Workspace(HistoryMixin, SearchMixin):
         max_output: int | None = 64 * 1024,
         capture: bool = True,
         mode: Mode | None = None,
+        limits: Limits | None = None,
     ) -> CommandResult:
         """Run ``command`` (a shell string or an argument list) with this workspace as its
         directory tree, and return what it did (docs/mount.md)::
@@ -235,9 +238,12 @@ class Workspace(HistoryMixin, SearchMixin):
             ws.snapshots.restore(result.snapshot)    # undo everything the command changed
 
         A snapshot is taken first, labelled with this handle's thread and the command line, so
-        the command can be undone like any turn. ``sandbox``: under bubblewrap, with the
-        workspace at ``/workspace``, no network unless ``network``. ``timeout`` (seconds) kills
-        the command and all it started; each output stream keeps ``max_output`` bytes.
+        the command can be undone like any turn. ``sandbox``: isolated from the host
+        (docs/security.md), with the workspace at ``/workspace``, no network unless
+        ``network``, bounded by ``limits`` (default: ``Limits()``); a ``SandboxError`` where
+        no sandbox can be built here, never an unsandboxed run. Without it there is no
+        isolation. ``timeout`` (seconds) kills the command and all it started; each output
+        stream keeps ``max_output`` bytes.
         ``mode``: ``"mount"`` (FUSE; MountError where it cannot be made), ``"copy"`` (a
         private copy whose changes are carried back in one transaction), or None: a mount
         where FUSE is available, else a copy. The result's ``mode`` says which ran.
@@ -249,6 +255,9 @@ class Workspace(HistoryMixin, SearchMixin):
             raise fs_error(errno.EINVAL, line, f"mode must be 'mount' or 'copy', not {mode!r}")
         if mode is None:
             mode = "mount" if fuse_available() is None else "copy"
+        if sandbox and (reason := sandbox_unavailable()) is not None:
+            raise SandboxError(f"cannot build the sandbox: {reason}")
+        root_st = self.lstat("/")
         snapshot = self.snapshots.create(
             thread=self.thread, label=f"before: {line}"[:200], meta={"command": line}
         )
@@ -265,6 +274,8 @@ class Workspace(HistoryMixin, SearchMixin):
             env=env,
             max_output=max_output,
             capture=capture,
+            limits=limits or Limits(),
+            owner=(root_st.st_uid, root_st.st_gid),
         )
         result = runner(command, root=root, options=options)
         return replace(result, snapshot=snapshot.name)

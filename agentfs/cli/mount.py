@@ -38,6 +38,8 @@ START_TIMEOUT = 30.0
     help="No extended attributes: the kernel stops asking for them, one round trip less "
     "per write(2).",
 )
+@click.option("--swap-ids", hidden=True, help="UID:GID=UID:GID: owner shown as (sandbox).")
+@click.option("--source", hidden=True, help="The mount table's source (sandbox).")
 def mount(
     workspace: Path | None,
     mountpoint: Path | None,
@@ -47,6 +49,8 @@ def mount(
     allow_other: bool,
     cache_timeout: float,
     no_xattr: bool,
+    swap_ids: str | None,
+    source: str | None,
 ) -> None:
     """Mount WS on DIR so any program sees it as a directory tree; with no arguments, list
     the active mounts.
@@ -61,6 +65,7 @@ def mount(
       agentfs mount
     """
     from agentfs.mount import daemon
+    from agentfs.mount.owners import NO_SWAP, IdSwap
 
     if workspace is None or mountpoint is None:
         if workspace is not None:
@@ -76,6 +81,8 @@ def mount(
         args += ["--read-only"] if read_only else []
         args += ["--allow-other"] if allow_other else []
         args += ["--no-xattr"] if no_xattr else []
+        args += ["--swap-ids", swap_ids] if swap_ids else []
+        args += ["--source", source] if source else []
         _start_in_background(target, args)
         return
     ws = workspace_for_command(workspace, readonly=read_only)
@@ -90,6 +97,8 @@ def mount(
         allow_other=allow_other,
         timeout=cache_timeout,
         xattrs=not no_xattr,
+        ids=IdSwap.parse(swap_ids) if swap_ids else NO_SWAP,
+        source=source,
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import io
+import os
 from typing import NamedTuple
 
 import apsw
@@ -81,7 +82,7 @@ _SET_CONTENT = (
 )
 _CREATE_INODE = (
     "INSERT INTO fs_inode(mode, nlink, uid, gid, size, atime, mtime, ctime,"
-    " atime_nsec, mtime_nsec, ctime_nsec) VALUES (?, ?, 0, 0, ?, ?, ?, ?, ?, ?, ?) RETURNING ino"
+    " atime_nsec, mtime_nsec, ctime_nsec) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ino"
 )
 _ADD_DENTRY = "INSERT INTO fs_dentry(name, parent_ino, ino) VALUES (?, ?, ?)"
 
@@ -150,6 +151,9 @@ class FileSystem:
                 errno.EINVAL, conn.filename, f"fs_config.chunk_size is damaged ({chunk_size!r})"
             )
         self.chunks = Chunks(conn, int(chunk_size))
+        #: Who new inodes belong to: this process's effective ids, as a file made by any other
+        #: system call would (the mount records the requesting process's ids instead).
+        self.owner = (os.geteuid(), os.getegid())
         self.orphans = Orphans(conn, self.chunks.size)
         #: Extended attributes by inode number (the path-based calls are ``getxattr`` & co).
         self.xattrs = xattrs.Xattrs(self)
@@ -351,8 +355,10 @@ class FileSystem:
         """New inode + dentry; directories count in their parent's nlink. Updates parent times."""
         sec, nsec = split_ns(now_ns() if now is None else now)
         directory = mode & S_IFMT == S_IFDIR
+        uid, gid = self.owner
         ino = self.conn.execute(
-            _CREATE_INODE, (mode, 2 if directory else 1, size, sec, sec, sec, nsec, nsec, nsec)
+            _CREATE_INODE,
+            (mode, 2 if directory else 1, uid, gid, size, sec, sec, sec, nsec, nsec, nsec),
         ).get
         self.hooks.created(ino)
         try:
@@ -367,8 +373,9 @@ class FileSystem:
         """A new regular file with no name yet holding ``data`` (history restoring a version
         whose bytes were kept aside links it next)."""
         sec, nsec = split_ns(now_ns())
+        uid, gid = self.owner
         ino = self.conn.execute(
-            _CREATE_INODE, (mode, 0, len(data), sec, sec, sec, nsec, nsec, nsec)
+            _CREATE_INODE, (mode, 0, uid, gid, len(data), sec, sec, sec, nsec, nsec, nsec)
         ).get
         self.hooks.created(ino)
         self.chunks.append_new(ino, 0, data)

@@ -558,9 +558,10 @@ class _Restorer:
             if not exists:
                 sec, nsec = split_ns(time.time_ns())
                 self.conn.execute(
-                    "INSERT INTO fs_inode(ino, mode, nlink, size, atime, mtime, ctime,"
-                    " atime_nsec, mtime_nsec, ctime_nsec) VALUES (?, ?, 2, 0, ?, ?, ?, ?, ?, ?)",
-                    (entry.ino, entry.mode, sec, sec, sec, nsec, nsec, nsec),
+                    "INSERT INTO fs_inode(ino, mode, nlink, uid, gid, size, atime, mtime,"
+                    " ctime, atime_nsec, mtime_nsec, ctime_nsec)"
+                    " VALUES (?, ?, 2, ?, ?, 0, ?, ?, ?, ?, ?, ?)",
+                    (entry.ino, entry.mode, *self.fs.owner, sec, sec, sec, nsec, nsec, nsec),
                 )
             self.detached_dirs.discard(entry.ino)
         elif not exists:

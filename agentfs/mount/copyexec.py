@@ -23,6 +23,7 @@ from agentfs.core.inodes import S_IFMT, S_IFREG
 from agentfs.mount import hosttree
 from agentfs.mount.copyback import copy_back
 from agentfs.mount.exec import CommandResult, RunOptions, run_in_directory
+from agentfs.mount.sandbox import host_identity, scratch_parent
 
 #: Where the copy goes by preference: a memory filesystem, where making a file costs a few
 #: microseconds against up to a millisecond on a disk's /tmp (thousands are made per run).
@@ -41,11 +42,16 @@ def run_in_copy(
     the paths another process changed meanwhile (``conflicts``: the command's result won) and
     what could not be carried either way (``skipped``)."""
     top = paths.normalize(root)
-    scratch = Path(tempfile.mkdtemp(prefix="agentfs-exec-", dir=_scratch_parent(fs)))
+    parent = _scratch_parent(fs)
+    if options.sandbox:
+        parent = scratch_parent(parent)
+    scratch = Path(tempfile.mkdtemp(prefix="agentfs-exec-", dir=parent))
     try:
         tree = scratch / "workspace"
         tree.mkdir()
         exported = hosttree.export(fs, top, tree)
+        if options.sandbox:
+            _hand_over(scratch)
         before = hosttree.scan(tree)
         hosttree.wait_for_clock(scratch / "clock", before)
         result = run_in_directory(tree, command, options)
@@ -58,6 +64,18 @@ def run_in_copy(
         conflicts=tuple(back.conflicts),
         skipped=tuple(exported.skipped + back.skipped),
     )
+
+
+def _hand_over(scratch: Path) -> None:
+    """Give the copy to the sandbox's user where that is not us (root's command runs as
+    nobody), so it can change what the owner could; ownership is not carried back."""
+    uid, gid = host_identity()
+    if uid == os.geteuid():
+        return
+    os.chown(scratch, uid, gid)
+    for top, dirs, files in os.walk(scratch):
+        for name in dirs + files:
+            os.lchown(os.path.join(top, name), uid, gid)
 
 
 def _scratch_parent(fs: FileSystem) -> str | None:

@@ -26,6 +26,7 @@ from agentfs.core.inodes import ROOT_INO
 from agentfs.mount import loop
 from agentfs.mount.group import IDLE
 from agentfs.mount.operations import WorkspaceOperations
+from agentfs.mount.owners import NO_SWAP, IdSwap
 
 log = logging.getLogger(__name__)
 
@@ -51,14 +52,20 @@ def serve(
     allow_other: bool = False,
     timeout: float = 1.0,
     xattrs: bool = True,
+    ids: IdSwap = NO_SWAP,
+    source: str | None = None,
     ready: Callable[[], None] | None = None,
 ) -> None:
     """Mount ``fs`` (its directory ``root``) on ``mountpoint`` and answer requests until
     unmounted or signalled; ``ready`` is called once the mount is in place. ``xattrs=False``
-    answers extended-attribute requests ENOSYS, after which the kernel sends none."""
-    ops = WorkspaceOperations(fs, root=root, timeout=timeout, xattrs=xattrs)
+    answers extended-attribute requests ENOSYS, after which the kernel sends none. ``ids``
+    exchanges the owner's ids with a sandboxed command's; ``source`` is what the mount table
+    names as its source (default: the workspace file's path; a sandbox's mount says less, as
+    its mount table is readable inside)."""
+    ops = WorkspaceOperations(fs, root=root, timeout=timeout, xattrs=xattrs, ids=ids)
     options = set(pyfuse3.default_options)
-    options |= {f"fsname={os.path.abspath(fs.conn.filename)}", "subtype=agentfs"}
+    fsname = os.path.abspath(fs.conn.filename) if source is None else source
+    options |= {f"fsname={fsname}", "subtype=agentfs"}
     if readonly:
         options.add("ro")
     if allow_other:

@@ -8,12 +8,10 @@ whatever happens: a failure, a timeout, Ctrl-C. The command's process group is k
 timeout, so nothing it started outlives it. Output is captured up to a cap per stream, the rest
 drained and dropped, and the result says so.
 
-With ``sandbox``, the command runs under Debian's ``bwrap``: the workspace at ``/workspace``
-(its working directory), the system directories read-only, a private ``/tmp``, ``/proc`` and
-``/dev`` of its own, no network unless asked, its own PID namespace, and only the environment
-variables on an allowlist. It cannot see the host's other files (home directories, the
-workspace file itself) nor write anywhere but ``/workspace`` and ``/tmp``. What it does not
-isolate: CPU and memory (no cgroup limits), and the read-only system directories are readable.
+With ``sandbox``, the command runs in ``agentfs.mount.sandbox`` (bubblewrap, a seccomp
+filter, resource limits; docs/security.md), and the mount is made for the sandbox's user.
+Without it there is no isolation: the command runs as the caller, with the caller's
+environment less agentfs's own variables and sync tokens (``SECRET_PREFIXES``).
 
 Rewinding is the caller's part: ``Workspace.run`` and ``agentfs exec`` take a snapshot first
 (this module only needs the workspace's file).
@@ -32,18 +30,18 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
-#: Environment variables a sandboxed command gets from ours (``env`` adds more).
-ENV_ALLOWLIST = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ")
-#: The PATH inside the sandbox when ours is not passed on.
-SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin"
-#: System directories the sandbox sees read-only (those that exist on this host).
-SYSTEM_DIRS = ("/usr", "/etc", "/opt")
-#: Merged-/usr links a Debian root has.
-USR_LINKS = ("bin", "sbin", "lib", "lib64")
+from agentfs.mount.owners import IdSwap
+from agentfs.mount.sandbox import Limits, Sandbox, host_identity, scratch_parent
+
+#: Environment variables an unsandboxed command does not inherit: agentfs's own settings
+#: and the sync server's tokens.
+SECRET_PREFIXES = ("AGENTFS_", "TURSO_", "LIBSQL_")
+#: What the mount table inside a sandbox names as the workspace's source (not its path).
+SANDBOX_SOURCE = "agentfs"
 #: How long the mount may take to appear.
 MOUNT_TIMEOUT = 30.0
 #: How a command sees the workspace: mounted (FUSE), or a copy carried back afterwards.
@@ -94,12 +92,17 @@ class RunOptions:
     env: Mapping[str, str] | None = None
     max_output: int | None = None
     capture: bool = True
+    limits: Limits = field(default_factory=Limits)
+    #: The workspace owner's (uid, gid): a sandboxed command is shown their files as its own.
+    owner: tuple[int, int] | None = None
 
 
 def fuse_available() -> str | None:
     """Why a mount cannot be made here (None: it can)."""
     if not os.path.exists("/dev/fuse"):
         return "/dev/fuse is missing"
+    if not os.access("/dev/fuse", os.R_OK | os.W_OK):
+        return "/dev/fuse is not open to this user (most hosts make it mode 0666)"
     if shutil.which("fusermount3") is None:
         return "fusermount3 is missing (Debian package fuse3)"
     if importlib.util.find_spec("pyfuse3") is None:
@@ -121,10 +124,11 @@ def run_command(
     reason = fuse_available()
     if reason is not None:
         raise MountError(f"cannot mount the workspace: {reason}")
-    with tempfile.TemporaryDirectory(prefix="agentfs-exec-") as tmp:
+    where = scratch_parent(None) if options.sandbox else None
+    with tempfile.TemporaryDirectory(prefix="agentfs-exec-", dir=where) as tmp:
         mountpoint = Path(tmp) / "workspace"
         mountpoint.mkdir()
-        daemon = _mount(workspace, mountpoint, root)
+        daemon = _mount(workspace, mountpoint, root, _sandbox_mount(Path(tmp), options))
         try:
             return run_in_directory(mountpoint, command, options)
         finally:
@@ -139,17 +143,48 @@ def run_in_directory(
     running a command share this, so they behave the same."""
     o = options
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
-    inside = Path(directory, (o.cwd or "").lstrip("/"))
-    if o.sandbox:
-        argv = _bwrap(directory, o.cwd, o.network, o.env) + argv
-        child_env = None
-    else:
-        child_env = {**os.environ, **(o.env or {})}
-    return _run(argv, inside, child_env, o.timeout, o.max_output, o.capture)
+    if not o.sandbox:
+        inherited = {k: v for k, v in os.environ.items() if not k.startswith(SECRET_PREFIXES)}
+        start = {
+            "cwd": Path(directory, (o.cwd or "").lstrip("/")),
+            "env": inherited | dict(o.env or {}),
+        }
+        return _run(argv, start, o.timeout, o.max_output, o.capture)
+    with Sandbox(
+        directory,
+        cwd=o.cwd,
+        network=o.network,
+        env=o.env,
+        limits=o.limits,
+        terminal=not o.capture,
+    ) as sandbox:
+        return _run(
+            sandbox.argv + argv, sandbox.popen_options(), o.timeout, o.max_output, o.capture
+        )
 
 
-def _mount(workspace: str | os.PathLike[str], mountpoint: Path, root: str) -> subprocess.Popen:
+def _sandbox_mount(tmp: Path, options: RunOptions) -> list[str]:
+    """The mount's options for a sandboxed command: its user let in (``allow_other`` where
+    that user is not us; the directory above the mount then belongs to it, so no one else
+    reaches the mount), the owner's files shown as its own, and no host path in its mount
+    table."""
+    if not options.sandbox:
+        return []
+    uid, gid = host_identity()
+    args = ["--source", SANDBOX_SOURCE]
+    if uid != os.geteuid():
+        os.chown(tmp, uid, gid)
+        args.append("--allow-other")
+    if options.owner is not None and options.owner != (uid, gid):
+        args += ["--swap-ids", str(IdSwap((options.owner[0], uid), (options.owner[1], gid)))]
+    return args
+
+
+def _mount(
+    workspace: str | os.PathLike[str], mountpoint: Path, root: str, extra: list[str]
+) -> subprocess.Popen:
     serve = ["mount", os.fspath(workspace), str(mountpoint), "--root", root, "--foreground"]
+    serve += extra
     with tempfile.TemporaryFile() as log:
         daemon = subprocess.Popen(
             [sys.executable, "-m", "agentfs.cli", *serve],
@@ -184,51 +219,21 @@ def _unmount(mountpoint: Path, daemon: subprocess.Popen) -> None:
         daemon.wait()
 
 
-def _bwrap(
-    directory: Path, cwd: str | None, network: bool, env: Mapping[str, str] | None
-) -> list[str]:
-    bwrap = shutil.which("bwrap")
-    if bwrap is None:
-        raise MountError("the sandbox needs bubblewrap (Debian package bubblewrap)")
-    args = [bwrap, "--die-with-parent", "--new-session", "--unshare-all"]
-    if network:
-        args.append("--share-net")
-    for d in SYSTEM_DIRS:
-        if os.path.isdir(d):
-            args += ["--ro-bind", d, d]
-    for name in USR_LINKS:
-        if os.path.islink(f"/{name}"):
-            args += ["--symlink", os.readlink(f"/{name}"), f"/{name}"]
-        elif os.path.isdir(f"/{name}"):
-            args += ["--ro-bind", f"/{name}", f"/{name}"]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    args += ["--bind", str(directory), "/workspace"]
-    args += ["--chdir", os.path.join("/workspace", (cwd or "").lstrip("/")).rstrip("/")]
-    args += ["--clearenv", "--setenv", "HOME", "/workspace", "--setenv", "PATH", SANDBOX_PATH]
-    for key in ENV_ALLOWLIST:
-        if key in os.environ and key != "PATH":
-            args += ["--setenv", key, os.environ[key]]
-    for key, value in (env or {}).items():
-        args += ["--setenv", key, value]
-    return args
-
-
 def _run(
     argv: list[str],
-    cwd: Path,
-    env: Mapping[str, str] | None,
+    start: Mapping[str, Any],
     timeout: float | None,
     max_output: int | None,
     capture: bool,
 ) -> CommandResult:
+    """Run ``argv`` (``start``: Popen's options of where and as whom) and wait for it."""
     started = time.monotonic()
     pipe = subprocess.PIPE if capture else None
     # A captured command gets a session of its own, so a timeout kills all it started; one on
     # our terminal stays in our process group, so it can read the terminal and gets Ctrl-C.
     proc = subprocess.Popen(
         argv,
-        cwd=cwd,
-        env=env,
+        **start,
         stdout=pipe,
         stderr=pipe,
         stdin=subprocess.DEVNULL if capture else None,

@@ -34,6 +34,7 @@ from agentfs.db import sync_wal
 from agentfs.mount.files import OpenFiles
 from agentfs.mount.group import GroupCommit
 from agentfs.mount.kernel_cache import KernelCache, Notifier
+from agentfs.mount.owners import NO_SWAP, IdSwap
 
 #: What ``st_blksize`` says: stdio and most tools size their buffers from it, so a large value
 #: gets large writes (fuse-perf.md, 7).
@@ -141,6 +142,7 @@ class WorkspaceOperations(pyfuse3.Operations):
             ENOSYS, which the kernel takes as "never ask again" (and tells programs
             EOPNOTSUPP): its ``getxattr("security.capability")`` before each ``write(2)``
             stops with it.
+        ids: the owner's ids exchanged with a sandboxed command's (``agentfs.mount.owners``).
     """
 
     supports_dot_lookup = False
@@ -148,10 +150,16 @@ class WorkspaceOperations(pyfuse3.Operations):
     enable_acl = False
 
     def __init__(
-        self, fs: FileSystem, root: int = ROOT_INO, timeout: float = 1.0, xattrs: bool = True
+        self,
+        fs: FileSystem,
+        root: int = ROOT_INO,
+        timeout: float = 1.0,
+        xattrs: bool = True,
+        ids: IdSwap = NO_SWAP,
     ) -> None:
         super().__init__()
         self.fs = fs
+        self.ids = ids
         self.by = ByInode(fs)
         self.files = OpenFiles(fs)
         #: What the kernel was told, to take back what other processes change.
@@ -208,8 +216,8 @@ class WorkspaceOperations(pyfuse3.Operations):
         entry.attr_timeout = self.timeout
         entry.st_mode = st.st_mode
         entry.st_nlink = st.st_nlink
-        entry.st_uid = st.st_uid
-        entry.st_gid = st.st_gid
+        entry.st_uid = self.ids.uid(st.st_uid)
+        entry.st_gid = self.ids.gid(st.st_gid)
         entry.st_rdev = st.st_rdev
         entry.st_size = size
         entry.st_blksize = BLOCK_SIZE
@@ -226,11 +234,12 @@ class WorkspaceOperations(pyfuse3.Operations):
         return self._attrs(st)
 
     def _own(self, st: Stat, ctx: pyfuse3.RequestContext) -> Stat:
-        """New files belong to whoever made them (the core's default owner is root); the
-        stat after."""
-        if not (ctx.uid or ctx.gid):
+        """New files belong to whoever made them (the core records the mount's own ids);
+        the stat after."""
+        uid, gid = self.ids.uid(ctx.uid), self.ids.gid(ctx.gid)
+        if (uid, gid) == (st.st_uid, st.st_gid):
             return st
-        return self.fs.set_attrs(st.st_ino, Attrs(uid=ctx.uid, gid=ctx.gid))
+        return self.fs.set_attrs(st.st_ino, Attrs(uid=uid, gid=gid))
 
     # --- reading the tree ----------------------------------------------------------------------
 
@@ -399,8 +408,8 @@ class WorkspaceOperations(pyfuse3.Operations):
         # the rest by number: fchmod, fchown and futimens work on an unlinked open file too
         attrs = Attrs(
             mode=attr.st_mode & 0o7777 if fields.update_mode else None,
-            uid=attr.st_uid if fields.update_uid else -1,
-            gid=attr.st_gid if fields.update_gid else -1,
+            uid=self.ids.uid(attr.st_uid) if fields.update_uid else -1,
+            gid=self.ids.gid(attr.st_gid) if fields.update_gid else -1,
         )
         # inside the request's group (``_changes``); set_attrs is atomic by itself
         if fields.update_atime or fields.update_mtime:

@@ -1,0 +1,59 @@
+"""Whose files a mount says they are: the workspace's owner presented as another user.
+
+A sandboxed command runs as an unprivileged user of the host (``agentfs.mount.sandbox``),
+which is not always the user who owns the workspace: root's workspaces are root's, and a
+command never runs as root. So that it can read and write the workspace exactly as its owner
+can, the mount made for it swaps the two identities: the owner's files are shown as the
+command's user's, and what that user makes or chowns to itself is stored as the owner's.
+The swap is its own inverse, so a file that happens to belong to the command's user is
+shown as the owner's and nothing can be confused with anything else; every other id passes
+through unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class IdSwap(NamedTuple):
+    """Two users (and two groups) whose ids a mount exchanges between the workspace and the
+    kernel; equal pairs (the default) change nothing."""
+
+    uids: tuple[int, int] = (-1, -1)
+    gids: tuple[int, int] = (-1, -1)
+
+    @classmethod
+    def parse(cls, text: str) -> IdSwap:
+        """From ``OWNER_UID:OWNER_GID=SHOWN_UID:SHOWN_GID`` (what ``agentfs mount`` is given
+        for a sandboxed command's mount)."""
+        try:
+            stored, shown = (side.split(":") for side in text.split("="))
+            (uid, gid), (as_uid, as_gid) = (map(int, stored), map(int, shown))
+        except ValueError:
+            raise ValueError(f"not UID:GID=UID:GID: {text!r}") from None
+        if min(uid, gid, as_uid, as_gid) < 0:
+            raise ValueError(f"ids are never negative: {text!r}")
+        return cls((uid, as_uid), (gid, as_gid))
+
+    def __str__(self) -> str:
+        return f"{self.uids[0]}:{self.gids[0]}={self.uids[1]}:{self.gids[1]}"
+
+    def uid(self, uid: int) -> int:
+        """``uid`` seen from the other side (the same call both ways)."""
+        return _swap(self.uids, uid)
+
+    def gid(self, gid: int) -> int:
+        return _swap(self.gids, gid)
+
+
+#: A mount that shows every id as it is stored.
+NO_SWAP = IdSwap()
+
+
+def _swap(pair: tuple[int, int], value: int) -> int:
+    a, b = pair
+    if value == a:
+        return b
+    if value == b:
+        return a
+    return value
