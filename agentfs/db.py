@@ -496,6 +496,22 @@ def _search(conn: apsw.Connection) -> None:
     queue_every_file(conn)
 
 
+def _owned(conn: apsw.Connection) -> None:
+    """Until this step every inode made through the API (the root directory included) was
+    recorded as root's, whoever made it, so a normal user could not write their own workspace
+    through a mount or a sandbox. In a workspace file that a normal user owns, those inodes
+    are given to that user; a workspace root owns stays as it is."""
+    try:
+        st = os.stat(conn.filename)
+    except OSError:  # an in-memory database: nothing was recorded by anyone else
+        return
+    if st.st_uid != 0:
+        conn.execute(
+            "UPDATE fs_inode SET uid = ?, gid = ? WHERE uid = 0 AND gid = 0",
+            (st.st_uid, st.st_gid),
+        )
+
+
 def _staged_link(conn: apsw.Connection) -> None:
     """The staged log rows' link columns, where they are missing: like the other migrations'
     ``IF NOT EXISTS``, a migration may meet what it makes already (a file whose counter is
@@ -519,6 +535,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "orphan queue keepers", _run_sql("migrations/0010-keepers.sql")),
     Migration(11, "tool calls' log rows staged", _run_sql("migrations/0011-staged-calls.sql")),
     Migration(12, "a staged log row's first link in columns", _staged_link),
+    Migration(13, "root's inodes in a user's workspace given to that user", _owned),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -83,6 +83,8 @@ $AGENTFS timeline "$WS" --limit 4
 echo "serve them to any MCP client: agentfs serve mcp $WS   (docs/mcp.md)"
 
 step "the mount: real programs see the workspace as a directory, and every command can be undone"
+# what this host allows: the mount, and each part of the sandbox (docs/security.md)
+$AGENTFS doctor || echo "(a part is missing here: sandboxed commands would be refused)"
 # mounted with FUSE; where /dev/fuse is missing, run in a copy carried back (exec says which)
 $AGENTFS exec "$WS" --cwd /tour -- sh -c 'git init -q -b main repo && cp -r notes repo/ &&
   cd repo && git add -A && git -c user.email=tour@example.com -c user.name=tour commit -qm notes &&

@@ -2,7 +2,8 @@
 this release without the staged log rows' link columns (schema 11), without ws_xattr (schema
 8), without ws_pin too (schema 7), or with its search index rewritten the way schema 6 kept it
 (one FTS5 row and one vector per chunk, keyed by chunk id, the text's digest on the chunk row;
-migrations 8 and 9 make ws_pin and ws_xattr only if they are missing, 12 the link columns)."""
+migrations 8 and 9 make ws_pin and ws_xattr only if they are missing, 12 the link columns),
+or with every inode recorded as root's (schema 12)."""
 
 from __future__ import annotations
 
@@ -113,3 +114,9 @@ def index_as_schema_6(ws: agentfs.Workspace) -> None:
                 " SELECT chunk_id, vec_quantize_int8(embedding, 'unit') FROM ws_vector"
             )
         conn.execute("UPDATE fs_config SET value = '6' WHERE key = ?", (db.SCHEMA_KEY,))
+
+
+def as_schema_12(path: Path) -> None:
+    """Record every inode of the closed workspace file ``path`` as root's, as every release
+    before migration 13 did whoever made it, and set its counter to 12."""
+    _as_schema(path, 12, "UPDATE fs_inode SET uid = 0, gid = 0")

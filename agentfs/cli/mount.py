@@ -9,10 +9,18 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
-from agentfs.cli.base import WORKSPACE_FILE, CLIError, cli, workspace_for_command
+from agentfs.cli.base import (
+    WORKSPACE_FILE,
+    CLIError,
+    cli,
+    json_option,
+    render,
+    workspace_for_command,
+)
 
 #: How long a background mount may take to appear before it counts as failed.
 START_TIMEOUT = 30.0
@@ -210,3 +218,34 @@ def exec_command(
     if result.timed_out:
         click.echo(f"agentfs: killed after {timeout:g} s", err=True)
     raise SystemExit(result.exit_code if result.exit_code >= 0 else 128 - result.exit_code)
+
+
+@cli.command()
+@json_option
+def doctor(as_json: bool) -> None:
+    """Say what this host lets agentfs do: the mount, each part of the sandbox, and what a
+    missing part disables (nothing runs unsandboxed in its place). Exits 1 when a part is
+    missing.
+
+    \b
+    Example:
+      agentfs doctor
+      agentfs doctor --json
+    """
+    from agentfs.mount.doctor import checks
+
+    found = checks()
+    render([c.as_dict() for c in found], as_json, lambda _rows: _doctor_lines(found))
+    if not all(c.ok for c in found):
+        raise SystemExit(1)
+
+
+def _doctor_lines(found: list[Any]) -> list[str]:
+    width = max(len(c.name) for c in found)
+    lines = []
+    for c in found:
+        lines.append(f"{'ok' if c.ok else 'NO':<3} {c.name:<{width}}  {c.detail}")
+        if not c.ok:
+            lines.append(f"    {'':<{width}}  missing: {c.problem}")
+            lines.append(f"    {'':<{width}}  so: {c.disables}")
+    return lines

@@ -40,6 +40,10 @@ from agentfs.mount.sandbox import Limits, Sandbox, host_identity, scratch_parent
 #: Environment variables an unsandboxed command does not inherit: agentfs's own settings
 #: and the sync server's tokens.
 SECRET_PREFIXES = ("AGENTFS_", "TURSO_", "LIBSQL_")
+#: Runs an unsandboxed command and ends what it leaves behind (``agentfs.mount.reaper``).
+REAPER = Path(__file__).with_name("reaper.py")
+#: How long the command's guard has to end everything after a timeout, before SIGKILL.
+KILL_GRACE = 5.0
 #: What the mount table inside a sandbox names as the workspace's source (not its path).
 SANDBOX_SOURCE = "agentfs"
 #: How long the mount may take to appear.
@@ -144,6 +148,7 @@ def run_in_directory(
     o = options
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     if not o.sandbox:
+        argv = [sys.executable, "-I", "-S", str(REAPER), *argv]
         inherited = {k: v for k, v in os.environ.items() if not k.startswith(SECRET_PREFIXES)}
         start = {
             "cwd": Path(directory, (o.cwd or "").lstrip("/")),
@@ -263,14 +268,22 @@ def _run(
 
 
 def _kill(proc: subprocess.Popen, group: bool) -> None:
-    """Kill the command, and with ``group`` everything it started (its process group)."""
+    """End the command and everything it started: SIGTERM to the process that guards it
+    (the reaper, or bubblewrap, whose end ends its PID namespace), which kills all below it;
+    SIGKILL to it (and with ``group`` its process group) if it lingers."""
     try:
-        if group:
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:
-            proc.kill()
+        proc.terminate()
+        proc.wait(timeout=KILL_GRACE)
     except ProcessLookupError:
         pass
+    except subprocess.TimeoutExpired:
+        try:
+            if group:
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                proc.kill()
+        except ProcessLookupError:
+            pass
     proc.wait()
 
 

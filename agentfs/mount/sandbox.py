@@ -185,7 +185,7 @@ class Sandbox:
         bwrap, prlimit = _tool("bwrap"), _tool("prlimit")
         args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns"]
         args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL"]
-        args += ["--uid", str(INSIDE_UID), "--gid", str(INSIDE_GID)]
+        args += ["--uid", str(INSIDE_UID), "--gid", str(INSIDE_GID), "--hostname", "agentfs"]
         if network:
             args.append("--share-net")
         for d in SYSTEM_DIRS:
@@ -263,19 +263,29 @@ def _tool(name: str) -> str:
 
 def unavailable() -> str | None:
     """Why a sandbox cannot be built here (None: it can); checked once per process."""
-    return _probe()
+    return next((reason for _part, reason in _probe() if reason is not None), None)
+
+
+def parts() -> list[tuple[str, str | None]]:
+    """Each part the sandbox needs, and why it is missing here (None: present)."""
+    return list(_probe())
 
 
 @functools.cache
-def _probe() -> str | None:
-    if shutil.which("bwrap", path="/usr/local/bin:/usr/bin:/bin") is None:
-        return "bubblewrap is missing (Debian package bubblewrap)"
-    if shutil.which("prlimit", path="/usr/local/bin:/usr/bin:/bin") is None:
-        return "prlimit is missing (Debian package util-linux)"
-    reason = seccomp.unavailable()
-    if reason is not None:
-        return reason
-    return _userns_probe()
+def _probe() -> tuple[tuple[str, str | None], ...]:
+    bwrap = shutil.which("bwrap", path="/usr/local/bin:/usr/bin:/bin")
+    found = [
+        ("bubblewrap", None if bwrap else "bubblewrap is missing (Debian package bubblewrap)"),
+        ("seccomp", seccomp.unavailable()),
+        (
+            "limits",
+            None
+            if shutil.which("prlimit", path="/usr/local/bin:/usr/bin:/bin")
+            else "prlimit is missing (Debian package util-linux)",
+        ),
+    ]
+    userns = _userns_probe() if bwrap else "untried: bubblewrap is missing"
+    return (*found, ("user namespaces", userns))
 
 
 def _userns_probe() -> str | None:

@@ -5,9 +5,11 @@ search indexing (docs/mount.md).
 
 Every call is rewindable: a snapshot is taken first and named in the result, and
 ``snapshot_restore`` with that name undoes everything the command did. By default the call
-needs the user's approval, the command runs under bubblewrap (only the workspace and /tmp are
-writable, no network), and the policy's ``[commands]`` deny patterns refuse the worst command
-lines outright.
+needs the user's approval, the command runs in the sandbox (docs/security.md: only the
+workspace and /tmp writable, no network, bounded by the policy's ``[commands]`` limits), and
+the policy's ``[commands]`` deny patterns refuse the worst command lines outright. It fails
+closed: where no sandbox can be built, or the workspace cannot be mounted and the policy does
+not allow a copy (``copy_fallback``), the call is refused and nothing runs.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from agentfs.mount.exec import fuse_available
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
 from agentfs.tools.spec import ToolInput, ToolOutput, tool
@@ -87,7 +90,8 @@ class ExecuteCommandOutput(ToolOutput):
     snapshot_restore with the returned `snapshot` to undo everything the command changed.
     Where the workspace cannot be mounted it runs in a copy whose changes are copied back
     when it ends (`mode` says which). It runs sandboxed (no network, only the workspace and
-    /tmp writable) and is killed after timeout_ms. Prefer the file tools for reading and
+    /tmp writable, limited memory and processes) and is killed, with everything it started,
+    after timeout_ms. Prefer the file tools for reading and
     editing; use this to build, test and run. Errors: denied (the command line matches a
     forbidden pattern), unsupported (the sandbox cannot run on this host).""",
 )
@@ -102,6 +106,13 @@ def execute_command(ctx: Context, args: ExecuteCommandInput) -> ExecuteCommandOu
     run = getattr(ctx.ws, "run", None)
     if run is None:
         raise ToolError("unsupported", "commands cannot run in a layered workspace")
+    unmountable = fuse_available()
+    if unmountable is not None and not rules.copy_fallback:
+        raise ToolError(
+            "unsupported",
+            f"cannot run commands here: the workspace cannot be mounted ({unmountable}), and"
+            " the policy does not allow a copy ([commands] copy_fallback)",
+        )
     try:
         result = run(
             args.command,
@@ -111,6 +122,8 @@ def execute_command(ctx: Context, args: ExecuteCommandInput) -> ExecuteCommandOu
             timeout=args.timeout_ms / 1000,
             env=args.env,
             max_output=args.max_output_kb * 1024,
+            mode="mount" if unmountable is None else "copy",
+            limits=rules.limits(),
         )
     except OSError as exc:
         if getattr(exc, "errno", None) is None:  # the sandbox or the mount cannot run here

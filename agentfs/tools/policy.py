@@ -16,8 +16,10 @@ A ``Policy`` is data (pydantic), loadable from TOML or JSON::
     max_write_bytes = 1048576
 
     [commands]                      # execute_command (it needs approval unless set otherwise)
-    sandbox = true
+    sandbox = true                  # false: no isolation at all (docs/security.md)
     deny = ["\\bsudo\\b", "\\bgit\\s+push\\b"]
+    memory_mb = 2048                # the sandbox's limits (the rest keep their defaults)
+    processes = 256
 
 Per-tool settings override ``defaults`` field by field (a field left out inherits). Path
 globs use the workspace's glob syntax (``**``, ``*``, ``?``, ``[...]``, ``{a,b}``) on
@@ -33,6 +35,7 @@ import json
 import re
 import tomllib
 import unicodedata
+from dataclasses import fields
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -41,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agentfs.core.globs import compile_glob
 from agentfs.history.reads import read_before_write_globs
+from agentfs.mount.sandbox import Limits as SandboxLimits
 
 
 class ToolPolicy(BaseModel):
@@ -116,9 +120,34 @@ class CommandPolicy(BaseModel):
         description="regular expressions; a command line matching any is refused",
     )
     sandbox: bool = Field(
-        True, description="run under bubblewrap: only the workspace and /tmp are writable"
+        True,
+        description="run in the sandbox (docs/security.md); false runs commands with no"
+        " isolation at all",
     )
     network: bool = Field(False, description="let sandboxed commands use the network")
+    copy_fallback: bool = Field(
+        False,
+        description="where the workspace cannot be mounted, run commands in a copy whose"
+        " changes are carried back (a copy holds every file, denied paths included)",
+    )
+    memory_mb: int = Field(
+        SandboxLimits.memory_mb, ge=16, description="private writable memory of each process, MiB"
+    )
+    processes: int = Field(
+        SandboxLimits.processes,
+        ge=8,
+        description="processes and threads a command may have at once",
+    )
+    open_files: int = Field(
+        SandboxLimits.open_files, ge=16, description="open files of each process"
+    )
+    file_size_mb: int = Field(
+        SandboxLimits.file_size_mb, ge=1, description="the largest file a command may write, MiB"
+    )
+    cpu_seconds: int = Field(
+        SandboxLimits.cpu_seconds, ge=1, description="CPU seconds of each process"
+    )
+    tmp_mb: int = Field(SandboxLimits.tmp_mb, ge=1, description="the size of the private /tmp, MiB")
 
     @field_validator("deny")
     @classmethod
@@ -130,6 +159,10 @@ class CommandPolicy(BaseModel):
     def denied(self, command: str) -> str | None:
         """The first deny pattern that matches ``command``, or None."""
         return next((p for p in self.deny if re.search(p, command)), None)
+
+    def limits(self) -> SandboxLimits:
+        """The sandbox's limits these settings give."""
+        return SandboxLimits(**{f.name: getattr(self, f.name) for f in fields(SandboxLimits)})
 
 
 class ResolvedToolPolicy(BaseModel):

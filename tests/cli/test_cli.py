@@ -704,3 +704,18 @@ def test_grep_of_a_catastrophic_pattern_answers_at_once(tmp_path: Path) -> None:
         [str(AGENTFS_SCRIPT), "grep", str(db), r"(a)\1"], capture_output=True, text=True, timeout=60
     )
     assert run.returncode == 1 and "backreferences" in run.stderr and run.stderr.count("\n") == 1
+
+
+def test_doctor_reports_each_part_and_what_its_absence_disables() -> None:
+    from agentfs.mount.doctor import checks
+
+    found = checks()
+    result = run("doctor")
+    assert result.exit_code == (0 if all(c.ok for c in found) else 1), result.output
+    for c in found:
+        assert c.name in result.stdout
+    rows = json.loads(run("doctor", "--json").stdout)
+    names = [r["name"] for r in rows]
+    assert names[:2] == ["FUSE", "bubblewrap"] and "user namespaces" in names
+    assert all({"ok", "problem", "detail", "disables"} <= set(r) for r in rows)
+    assert all(r["disables"] for r in rows if not r["ok"])

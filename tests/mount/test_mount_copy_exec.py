@@ -336,23 +336,37 @@ def test_agentfs_exec_falls_back_to_a_copy_and_says_so(
     assert ws.read("/a") == b"a\n"
 
 
-def test_execute_command_reports_the_copy(ws: agentfs.Workspace, tmp_path: Path) -> None:
-    """The tool, on a host without fusermount3, runs sandboxed in a copy."""
+def test_execute_command_runs_in_a_copy_only_where_the_policy_allows(
+    ws: agentfs.Workspace, tmp_path: Path
+) -> None:
+    """The tool, on a host without fusermount3, refuses to run (a copy holds every file,
+    whatever the policy denies), unless the policy allows a copy: then it runs sandboxed
+    in one."""
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed")
-    script = (
-        "import json, agentfs;"
-        "from agentfs.tools.toolset import Toolset;"
-        f"w = agentfs.open({str(ws.path)!r});"
-        "out = Toolset(w, thread='t1', approve=lambda _call: True).call('execute_command',"
-        " {'command': 'echo tool > t.txt; cat notes.txt', 'timeout_ms': 30000});"
-        "print(json.dumps(out))"
-    )
     env = {**os.environ, "PATH": _bin_without_fusermount(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
-    )
-    result = json.loads(done.stdout)
+
+    def call(policy: dict[str, object], command: str) -> dict[str, object]:
+        script = (
+            "import json, agentfs;"
+            "from agentfs.tools.toolset import Toolset;"
+            "from agentfs.tools.policy import Policy;"
+            f"w = agentfs.open({str(ws.path)!r});"
+            f"p = Policy.model_validate({policy!r});"
+            "out = Toolset(w, thread='t1', policy=p, approve=lambda _call: True).call("
+            f"'execute_command', {{'command': {command!r}, 'timeout_ms': 30000}});"
+            "print(json.dumps(out))"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
+        )
+        return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+    refused = call({}, "echo no > no.txt")
+    assert refused["error"]["code"] == "unsupported"  # type: ignore[index]
+    assert "copy_fallback" in refused["error"]["message"]  # type: ignore[index]
+    assert not ws.exists("/no.txt")
+    result = call({"commands": {"copy_fallback": True}}, "echo tool > t.txt; cat notes.txt")
     assert (result["mode"], result["stdout"], result["exit_code"]) == ("copy", "keep me\n", 0)
     assert ws.read("/t.txt") == b"tool\n"
 

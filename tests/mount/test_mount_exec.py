@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -70,6 +71,60 @@ def test_timeout_kills_the_whole_process_tree(ws: agentfs.Workspace, tmp_path: P
     assert time.monotonic() - started < 10
     time.sleep(4)
     assert not marker.exists()  # the background child died with the command
+
+
+def test_what_a_command_leaves_running_ends_with_it(ws: agentfs.Workspace) -> None:
+    """Unsandboxed too: a ``setsid`` or ``nohup`` child leaves the process group, but not the
+    reaper the command runs under. ``run`` returns at once (the child held the output pipe),
+    the child is gone, and the file it held open was committed as it stood."""
+    marker = f"agentfs-survivor-{os.getpid()}"
+    started = time.monotonic()
+    r = ws.run(
+        f"setsid sh -c 'echo held > held.txt; exec 3>>held.txt; exec sleep 60 {marker}' &"
+        f" nohup sleep 61 {marker} & sleep 0.5; echo done"
+    )
+    assert r.stdout == "done\n" and r.exit_code == 0 and time.monotonic() - started < 20
+    assert ws.read("/held.txt") == b"held\n"
+    assert marker not in _command_lines()
+
+
+def test_a_timeout_ends_a_setsid_child_and_keeps_what_it_wrote(ws: agentfs.Workspace) -> None:
+    marker = f"agentfs-timeout-{os.getpid()}"
+    r = ws.run(
+        f"setsid sh -c 'echo partial > part.txt; exec sleep 60 {marker}' & sleep 60", timeout=1
+    )
+    assert r.timed_out and r.exit_code < 0
+    assert ws.read("/part.txt") == b"partial\n"
+    assert marker not in _command_lines()
+
+
+def test_an_unsandboxed_command_loses_agentfs_variables_and_tokens(ws: agentfs.Workspace) -> None:
+    secrets = {"AGENTFS_TEST_SECRET": "a", "TURSO_AUTH_TOKEN": "t", "LIBSQL_AUTH": "l"}
+    os.environ.update(secrets | {"AGENTFS_OTHER_KEPT": ""})
+    try:
+        r = ws.run("env", env={"GIVEN": "yes"})
+    finally:
+        for key in [*secrets, "AGENTFS_OTHER_KEPT"]:
+            del os.environ[key]
+    assert "GIVEN=yes" in r.stdout and "PATH=" in r.stdout
+    assert not any(key in r.stdout for key in [*secrets, "AGENTFS_OTHER"]), r.stdout
+
+
+def test_exit_codes_and_signals_come_through_the_reaper(ws: agentfs.Workspace) -> None:
+    assert ws.run("exit 7").exit_code == 7
+    assert ws.run("kill -TERM $$").exit_code == -15
+    assert ws.run("kill -KILL $$").exit_code == -9
+    missing = ws.run(["no-such-program-here"])
+    assert missing.exit_code == 127 and "no-such-program-here" in missing.stderr
+
+
+def _command_lines() -> str:
+    """Every process's command line on this host, joined."""
+    lines = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):  # it ended meanwhile
+            lines.append(Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+    return "\n".join(lines)
 
 
 def test_sandbox_isolates_the_command(ws: agentfs.Workspace, tmp_path: Path) -> None:

@@ -263,3 +263,15 @@ def test_policy_files(tmp_path: Path) -> None:
             Policy.load(toml)
         assert str(toml) in str(raised.value) and problem in str(raised.value)
         assert "\n" not in str(raised.value)
+
+
+def test_commands_limits_come_from_the_policy_with_defaults_for_the_rest() -> None:
+    from agentfs.mount.sandbox import Limits as SandboxLimits
+
+    policy = Policy.model_validate({"commands": {"memory_mb": 512, "processes": 64}})
+    assert policy.commands.limits() == SandboxLimits(memory_mb=512, processes=64)
+    assert Policy().commands.limits() == SandboxLimits()
+    assert not Policy().commands.copy_fallback and Policy().commands.sandbox
+    for bad in ({"processes": 0}, {"memory_mb": -1}, {"tmp_mb": "lots"}, {"cpu": 5}):
+        with pytest.raises(ValueError):
+            Policy.model_validate({"commands": bad})

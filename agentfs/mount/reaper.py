@@ -1,0 +1,109 @@
+"""Run a command, and when it ends, end everything it started: the unsandboxed twin of the
+sandbox's PID namespace (``python reaper.py COMMAND...``; standard library only, as it runs
+with ``-I -S``).
+
+A process group is not enough: ``setsid``, ``nohup`` and daemons leave it, keep the output
+pipes open (so the caller never sees the end of the output) and hold files open in the
+mount. This process makes itself a child subreaper (``PR_SET_CHILD_SUBREAPER``), so every
+orphan of the command is re-parented to it rather than to init; when the command exits, or
+this process gets SIGTERM (the caller's timeout), it kills every process below it until none
+is left, then exits as the command did (the same code, or the same signal).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+import time
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+class _Stop(Exception):
+    """SIGTERM arrived: end the command now."""
+
+
+def _stop(_signum: int, _frame: object) -> None:
+    raise _Stop
+
+
+def main(argv: list[str]) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        sys.exit(f"agentfs: cannot become a subreaper: {os.strerror(ctypes.get_errno())}")
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal's Ctrl-C is the command's
+    command = os.fork()
+    if command == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        try:
+            os.execvp(argv[0], argv)
+        except OSError as exc:
+            print(f"{argv[0]}: {exc.strerror}", file=sys.stderr)
+            os._exit(127)
+    status = None
+    try:
+        while status is None:
+            pid, waited = os.waitpid(-1, 0)
+            if pid == command:
+                status = waited
+    except _Stop:
+        status = None
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    _kill_all_below(os.getpid())
+    if status is not None and not os.WIFSIGNALED(status):
+        sys.exit(os.waitstatus_to_exitcode(status))
+    sig = signal.SIGKILL if status is None else os.WTERMSIG(status)
+    if sig != signal.SIGKILL:
+        signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+
+
+def _kill_all_below(me: int) -> None:
+    """SIGKILL every descendant and reap them, until none is left (a process that forks
+    while this runs is found on the next pass; the killed ones' children come to us)."""
+    while True:
+        below = _descendants(me)
+        if not below:
+            return
+        for pid in below:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 1
+        while time.monotonic() < deadline:
+            try:
+                pid, _status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                time.sleep(0.005)
+
+
+def _descendants(root: int) -> set[int]:
+    """Every process whose chain of parents leads to ``root`` (read from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                fields = stat.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue  # it ended meanwhile
+        children.setdefault(int(fields[1]), []).append(int(entry))
+    found: set[int] = set()
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
