@@ -19,6 +19,7 @@ Rewinding is the caller's part: ``Workspace.run`` and ``agentfs exec`` take a sn
 
 from __future__ import annotations
 
+import errno
 import importlib.util
 import os
 import shlex
@@ -148,13 +149,12 @@ def run_in_directory(
     o = options
     argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     if not o.sandbox:
-        argv = [sys.executable, "-I", "-S", str(REAPER), *argv]
         inherited = {k: v for k, v in os.environ.items() if not k.startswith(SECRET_PREFIXES)}
-        start = {
-            "cwd": Path(directory, (o.cwd or "").lstrip("/")),
-            "env": inherited | dict(o.env or {}),
-        }
-        return _run(argv, start, o.timeout, o.max_output, o.capture)
+        env = inherited | dict(o.env or {})
+        cwd = Path(directory, (o.cwd or "").lstrip("/"))
+        _check_program(argv[0], cwd, env.get("PATH", os.defpath))
+        reaped = [sys.executable, "-I", "-S", str(REAPER), *argv]
+        return _run(reaped, {"cwd": cwd, "env": env}, o.timeout, o.max_output, o.capture)
     with Sandbox(
         directory,
         cwd=o.cwd,
@@ -166,6 +166,24 @@ def run_in_directory(
         return _run(
             sandbox.argv + argv, sandbox.popen_options(), o.timeout, o.max_output, o.capture
         )
+
+
+def _check_program(program: str, cwd: Path, search: str) -> None:
+    """The program the reaper will start, looked up as ``execvp`` will: FileNotFoundError or
+    PermissionError now, as starting it directly would raise (the reaper can only report an
+    exit code)."""
+    found = shutil.which(program, path=search) if "/" not in program else None
+    if found is not None:
+        return
+    if "/" in program:
+        candidate = cwd / program
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return
+        if candidate.is_file():
+            raise PermissionError(errno.EACCES, "Permission denied", program)
+    if not cwd.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(cwd))
+    raise FileNotFoundError(errno.ENOENT, "No such file or directory", program)
 
 
 def _sandbox_mount(tmp: Path, options: RunOptions) -> list[str]:

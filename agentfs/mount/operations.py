@@ -216,8 +216,12 @@ class WorkspaceOperations(pyfuse3.Operations):
         entry.attr_timeout = self.timeout
         entry.st_mode = st.st_mode
         entry.st_nlink = st.st_nlink
-        entry.st_uid = self.ids.uid(st.st_uid)
-        entry.st_gid = self.ids.gid(st.st_gid)
+        if self.ids is NO_SWAP:  # every getattr and lookup passes here: no calls when unused
+            entry.st_uid = st.st_uid
+            entry.st_gid = st.st_gid
+        else:
+            entry.st_uid = self.ids.uid(st.st_uid)
+            entry.st_gid = self.ids.gid(st.st_gid)
         entry.st_rdev = st.st_rdev
         entry.st_size = size
         entry.st_blksize = BLOCK_SIZE

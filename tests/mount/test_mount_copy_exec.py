@@ -220,7 +220,7 @@ def test_ctrl_c_aborts_and_carries_back(ws: agentfs.Workspace) -> None:
     """SIGINT to this process (what Ctrl-C sends) stops the command, like a timeout. (The
     pause lets ``ws.run`` reach its wait: a SIGINT inside ``Popen`` itself escapes it, in
     either mode.)"""
-    r = ws.run("echo seen > f; sleep 0.5; kill -INT $PPID; sleep 30", mode="copy")
+    r = ws.run(f"echo seen > f; sleep 0.5; kill -INT {os.getpid()}; sleep 30", mode="copy")
     assert r.aborted and ws.read("/f") == b"seen\n"
 
 

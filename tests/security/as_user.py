@@ -1,5 +1,5 @@
 """Run one command in a workspace and print what it did as JSON: the tests' way of being an
-unprivileged agentfs user (``conftest.Box`` starts it with ``setpriv`` as uid 2345).
+unprivileged agentfs user (``security_bench.Box`` starts it with ``setpriv`` as uid 2345).
 
     python as_user.py '{"db": "/path/ws.db", "writes": {"/a.txt": "text"},
                         "command": "ls", "options": {"sandbox": true}, "limits": null}'

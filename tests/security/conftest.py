@@ -1,17 +1,8 @@
-"""The attacker's test bench: ``box`` runs a hostile command in a sandboxed workspace twice,
-once for agentfs run by root and once for agentfs run by an unprivileged user, since the
-sandbox is built differently for each (root's command runs as ``nobody`` with the owner's ids
-swapped in the mount; a user's runs as that user).
-
-The "root" variant calls ``ws.run`` in this process. The "user" variant, when the tests run
-as root, starts ``as_user.py`` as uid 2345 (``setpriv``) with an interpreter that uid can
-execute, in a workspace directory it owns; when the tests run as a normal user, that user is
-the unprivileged one and runs in this process.
-"""
+"""Fixtures of the attacks on the sandbox: ``box`` gives each test a fresh workspace twice,
+as agentfs run by root and as agentfs run by an unprivileged user (``security_bench``)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
@@ -19,47 +10,14 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
-import threading
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from as_user import perform
+from security_bench import HOST_PATH, SYSTEM_PYTHON, USER_UID, Box, UserSetup, missing
 
-import agentfs
 from agentfs import fsck
 from agentfs.mount import sandbox
-from agentfs.mount.exec import CommandResult, fuse_available
-
-#: The unprivileged user the "user" variant runs as (no account of the host needs it).
-USER_UID = 2345
-HERE = Path(__file__).resolve().parent
-AS_USER = HERE / "as_user.py"
-SYSTEM_PYTHON = Path("/usr/bin/python3")
-#: Where the host's tools are, for the unprivileged process.
-HOST_PATH = "/usr/local/bin:/usr/bin:/bin"
-#: What ``unshare`` runs before dropping privileges: an account for uid 2345 in a private
-#: mount namespace, as ``fusermount3`` refuses to mount for a uid without a name.
-NAMED = 'mount --bind "$1" /etc/passwd && mount --bind "$2" /etc/group && shift 2 && exec "$@"'
-
-
-def _missing() -> str | None:
-    """Why this machine cannot run a sandboxed command in a mount, or None."""
-    if not os.path.exists("/dev/fuse"):
-        return "/dev/fuse is missing"
-    if shutil.which("bwrap", path=HOST_PATH) is None:
-        return "bubblewrap is missing (Debian package bubblewrap)"
-    reason = sandbox.unavailable()
-    if reason is not None:
-        return f"no sandbox here: {reason}"
-    reason = fuse_available()
-    if reason is not None:
-        return f"no FUSE mount here: {reason}"
-    return None
 
 
 @pytest.fixture(scope="session")
@@ -69,22 +27,12 @@ def machine() -> None:
         mode = os.stat("/dev/fuse").st_mode
         if mode & 0o006 != 0o006:
             # Standard hosts (udev's rules) make /dev/fuse 0666 so that any user can mount
-            # with fusermount3; this container made it 0600. The "user" variant needs what
+            # with fusermount3; some containers make it 0600. The "user" variant needs what
             # standard hosts have.
             os.chmod("/dev/fuse", stat.S_IMODE(mode) | 0o666)
-    reason = _missing()
+    reason = missing()
     if reason is not None:
         pytest.skip(reason)
-
-
-@dataclass(frozen=True)
-class UserSetup:
-    """What uid 2345 needs: an interpreter it can execute, and a name (for fusermount3)."""
-
-    base: Path
-    python: Path
-    passwd: Path
-    group: Path
 
 
 @pytest.fixture(scope="session")
@@ -144,171 +92,6 @@ def user_setup(machine: None) -> Iterator[UserSetup]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def shown(result: CommandResult) -> str:
-    """A command's outcome for an assertion's message."""
-    return (
-        f"exit {result.exit_code}, timed out {result.timed_out}\n"
-        f"--- stdout\n{result.stdout}--- stderr\n{result.stderr}"
-    )
-
-
-@contextmanager
-def _environment(extra: Mapping[str, str]) -> Iterator[None]:
-    """``extra`` in this process's environment, for as long as the block runs."""
-    saved = {key: os.environ.get(key) for key in extra}
-    os.environ.update(extra)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
-@dataclass
-class Started:
-    """A command under way (``Box.start``): ``running()`` until ``wait()`` has its result;
-    ``pid``: the host process that runs agentfs for it."""
-
-    wait: Callable[[], CommandResult]
-    running: Callable[[], bool]
-    pid: int
-
-
-@dataclass
-class Box:
-    """One identity's workspace and the way to run commands in it.
-
-    ``owner_uid``: who owns the workspace (and is recorded as the owner of what a command
-    creates); ``sandbox_uid``: who the sandboxed command runs as on the host."""
-
-    identity: str
-    dir: Path
-    owner_uid: int
-    sandbox_uid: int
-    user: UserSetup | None
-
-    @property
-    def db(self) -> Path:
-        return self.dir / "ws.db"
-
-    def run(
-        self,
-        command: str | Sequence[str],
-        *,
-        writes: Mapping[str, str] | None = None,
-        symlinks: Mapping[str, str] | None = None,
-        host_env: Mapping[str, str] | None = None,
-        limits: sandbox.Limits | None = None,
-        **options: Any,
-    ) -> CommandResult:
-        """``ws.run(command, sandbox=True, mode="mount", **options)`` as this identity, after
-        ``writes`` and ``symlinks`` (path: target) through the API; ``host_env`` is added to
-        the environment of the process that runs agentfs."""
-        started = self.start(
-            command, writes=writes, symlinks=symlinks, host_env=host_env, limits=limits, **options
-        )
-        return started.wait()
-
-    def start(
-        self,
-        command: str | Sequence[str],
-        *,
-        writes: Mapping[str, str] | None = None,
-        symlinks: Mapping[str, str] | None = None,
-        host_env: Mapping[str, str] | None = None,
-        limits: sandbox.Limits | None = None,
-        **options: Any,
-    ) -> Started:
-        """``run``, returning at once."""
-        request = {
-            "db": str(self.db),
-            "writes": dict(writes or {}),
-            "symlinks": dict(symlinks or {}),
-            "command": command if isinstance(command, str) else list(command),
-            "options": {"sandbox": True, "mode": "mount", **options},
-            "limits": None if limits is None else asdict(limits),
-        }
-        if self.user is None:
-            return self._start_here(request, dict(host_env or {}))
-        return self._start_as_user(request, dict(host_env or {}))
-
-    def _start_here(self, request: dict[str, Any], host_env: dict[str, str]) -> Started:
-        outcome: dict[str, Any] = {}
-        context = _environment(host_env)
-        context.__enter__()  # left in wait()
-
-        def target() -> None:
-            try:
-                outcome["result"] = perform(request)
-            except BaseException as exc:
-                outcome["error"] = exc
-
-        thread = threading.Thread(target=target, daemon=True)
-        thread.start()
-
-        def wait() -> CommandResult:
-            try:
-                thread.join(timeout=180)
-            finally:
-                context.__exit__(None, None, None)
-            assert not thread.is_alive(), "ws.run did not return within 180 s"
-            if "error" in outcome:
-                raise outcome["error"]
-            return outcome["result"]
-
-        return Started(wait, thread.is_alive, os.getpid())
-
-    def _start_as_user(self, request: dict[str, Any], host_env: dict[str, str]) -> Started:
-        user = self.user
-        assert user is not None
-        argv = ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", NAMED]
-        argv += ["sh", str(user.passwd), str(user.group)]
-        argv += [
-            "setpriv",
-            f"--reuid={USER_UID}",
-            f"--regid={USER_UID}",
-            "--clear-groups",
-            "--",
-        ]
-        argv += [str(user.python), str(AS_USER), json.dumps(request)]
-        env = {"PATH": HOST_PATH, "HOME": str(self.dir), "LANG": "C.UTF-8", **host_env}
-        process = subprocess.Popen(
-            argv, env=env, cwd=self.dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-        )
-
-        def wait() -> CommandResult:
-            try:
-                out, err = process.communicate(timeout=180)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                out, err = process.communicate()
-                raise AssertionError(f"as_user.py did not return within 180 s: {err!r}") from None
-            try:
-                answer = json.loads(out)
-            except ValueError:
-                raise AssertionError(
-                    f"as_user.py failed ({process.returncode}): {out!r} {err!r}"
-                ) from None
-            if "error" in answer:
-                raise AssertionError(f"ws.run raised as uid {USER_UID}: {answer['error']} {err!r}")
-            fields = answer["result"]
-            fields["conflicts"] = tuple(fields["conflicts"])
-            fields["skipped"] = tuple(fields["skipped"])
-            return CommandResult(**fields)
-
-        return Started(wait, lambda: process.poll() is None, process.pid)
-
-    @contextmanager
-    def workspace(self) -> Iterator[agentfs.Workspace]:
-        """The workspace, opened here to see what a command left (as root, for the "user"
-        variant: reading takes no ownership, the API writes nothing until asked)."""
-        with agentfs.open(self.db) as ws:
-            yield ws
-
-
 @pytest.fixture(params=["root", "user"])
 def box(
     request: pytest.FixtureRequest, machine: None, tmp_path_factory: pytest.TempPathFactory
@@ -336,30 +119,6 @@ def box(
         assert report.clean, f"fsck after the attack: {report.problems}"
 
 
-def host_processes(argument: str) -> list[int]:
-    """The host's processes with ``argument`` as one of their arguments (a whole one: the
-    shell command lines that mention it hold it as part of a longer argument)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if argument.encode() in argv:
-            found.append(int(entry.name))
-    return found
-
-
-def host_uids(pid: int) -> list[int]:
-    """The real, effective, saved and filesystem uids of a host process."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("Uid:"):
-            return [int(n) for n in line.split()[1:]]
-    raise AssertionError(f"no Uid line for {pid}")
-
-
 @pytest.fixture
 def open_dir() -> Iterator[Path]:
     """A host directory every user can read (mode 0755 up to ``/``): a secret placed here
@@ -370,11 +129,3 @@ def open_dir() -> Iterator[Path]:
         yield directory
     finally:
         shutil.rmtree(directory, ignore_errors=True)
-
-
-def wait_until_gone(argument: str, seconds: float = 5.0) -> list[int]:
-    """Wait for the host's processes with ``argument`` to end; those still there."""
-    deadline = time.monotonic() + seconds
-    while (left := host_processes(argument)) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return left
