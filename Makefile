@@ -14,9 +14,10 @@ WORKSPACE ?= .agentfs/workspace.db
 # bubblewrap: the sandbox of `agentfs exec --sandbox`; bindfs (a C FUSE passthrough, the floor)
 # and fio: what benchmarks/mount.py measures the mount against; libseccomp2: the sandbox's
 # seccomp filter; util-linux (prlimit, setpriv): the sandbox's limits, and the tests that drop
-# to an unprivileged user.
+# to an unprivileged user; python3: Debian's interpreter, which that user can execute (this
+# venv's may live in root's private home).
 APT_PACKAGES := rsync ripgrep fuse3 libfuse3-dev pkg-config bubblewrap bindfs fio attr \
-	libseccomp2 util-linux
+	libseccomp2 util-linux python3
 
 .PHONY: demo test lint bench clean system-deps
 

@@ -71,10 +71,10 @@ def test_no_capabilities_and_never_host_root(box: Box) -> None:
     assert all(int(value, 16) == 0 for value in caps.values()), shown(r)
     assert "NoNewPrivs:\t1" in r.stdout and "Seccomp:\t2" in r.stdout, shown(r)
     assert "ids 1000 1000" in r.stdout, shown(r)
-    assert uids == [box.sandbox_uid] * 4 and 0 not in uids, uids
-    assert host_caps == ["CapEff:\t0000000000000000"], host_caps
+    assert uids == [box.sandbox_uid] * 4 and 0 not in uids, (uids, shown(r))
+    assert host_caps == ["CapEff:\t0000000000000000"], (host_caps, shown(r))
     with box.workspace() as ws:
-        assert ws.stat("/made.txt").st_uid == box.owner_uid
+        assert ws.stat("/made.txt").st_uid == box.owner_uid, shown(r)
 
 
 # --- 2. the read-only system -----------------------------------------------------------------
@@ -106,8 +106,8 @@ def test_cannot_remount_or_write_the_system(box: Box) -> None:
     assert r.stdout.count("refused: ") == len(attempts), shown(r)
     assert "workspace ok" in r.stdout, shown(r)  # the probe could write where it may
     for target in [*targets, f"/{name}.d"]:
-        assert not os.path.lexists(target), target
-    assert Path("/etc/hosts").read_bytes() == hosts_before
+        assert not os.path.lexists(target), (target, shown(r))
+    assert Path("/etc/hosts").read_bytes() == hosts_before, shown(r)
 
 
 # --- 3. the host's environment ---------------------------------------------------------------
@@ -284,8 +284,8 @@ def test_cannot_make_device_nodes(box: Box) -> None:
     assert "nodev" in options and "nosuid" in options, shown(r)
     with box.workspace() as ws:
         kinds = {name: ws.lstat(f"/{name}").st_mode for name in ws.listdir("/")}
-    assert stat.S_ISFIFO(kinds.pop("fifo")), kinds
-    assert not any(stat.S_ISCHR(m) or stat.S_ISBLK(m) for m in kinds.values()), kinds
+    assert stat.S_ISFIFO(kinds.pop("fifo")), (kinds, shown(r))
+    assert not any(stat.S_ISCHR(m) or stat.S_ISBLK(m) for m in kinds.values()), (kinds, shown(r))
 
 
 # --- 8. resource limits ----------------------------------------------------------------------
@@ -363,9 +363,9 @@ def test_fork_bomb_is_bounded_and_cleaned_up(box: Box) -> None:
     r = started.wait()
     elapsed = time.monotonic() - began
     assert r.timed_out, shown(r)
-    assert elapsed < 15, f"returned after {elapsed:.1f} s"
-    assert 1 < most <= 64, f"{most} processes of the bomb at once"
-    assert wait_until_gone(marker) == [], "the bomb outlived the command"
+    assert elapsed < 15, f"returned after {elapsed:.1f} s\n{shown(r)}"
+    assert 1 < most <= 64, f"{most} processes of the bomb at once\n{shown(r)}"
+    assert wait_until_gone(marker) == [], f"the bomb outlived the command\n{shown(r)}"
 
 
 # --- 10. filling the disk --------------------------------------------------------------------
@@ -390,7 +390,7 @@ def test_file_size_and_tmp_limits_stop_a_disk_fill(box: Box) -> None:
     with box.workspace() as ws:
         for name in ("/big", "/big2"):
             size = ws.stat(name).st_size
-            assert 0 < size <= 8 * MIB, (name, size)
+            assert 0 < size <= 8 * MIB, (name, size, shown(r))
 
 
 # --- 11. outliving the command ---------------------------------------------------------------
@@ -408,10 +408,10 @@ def test_setsid_survivor_is_killed_at_the_timeout(box: Box) -> None:
     )
     elapsed = time.monotonic() - began
     assert r.timed_out, shown(r)
-    assert elapsed < 8, f"returned after {elapsed:.1f} s"
-    assert wait_until_gone(seconds) == [], "the setsid child outlived the timeout"
+    assert elapsed < 8, f"returned after {elapsed:.1f} s\n{shown(r)}"
+    assert wait_until_gone(seconds) == [], f"the setsid child outlived the timeout\n{shown(r)}"
     with box.workspace() as ws:
-        assert ws.read("/part.txt") == b"partial\n"
+        assert ws.read("/part.txt") == b"partial\n", shown(r)
 
 
 def test_daemons_die_when_the_command_exits(box: Box) -> None:
@@ -426,8 +426,8 @@ def test_daemons_die_when_the_command_exits(box: Box) -> None:
     )
     elapsed = time.monotonic() - began
     assert not r.timed_out and r.exit_code == 0 and r.stdout == "started\n", shown(r)
-    assert elapsed < 8, f"returned after {elapsed:.1f} s"
-    assert wait_until_gone(seconds) == [], "a daemon outlived the command"
+    assert elapsed < 8, f"returned after {elapsed:.1f} s\n{shown(r)}"
+    assert wait_until_gone(seconds) == [], f"a daemon outlived the command\n{shown(r)}"
 
 
 # --- 12. typing into a terminal --------------------------------------------------------------
@@ -543,11 +543,12 @@ def test_symlinks_and_dotdot_stay_inside(box: Box, open_dir: Path) -> None:
     }, shown(r)
     assert r.stderr.count("No such file or directory") == 7, shown(r)
     with box.workspace() as ws:
-        assert ws.readlink("/inside-abs") == str(secret)
-        assert ws.readlink("/planted-rel") == relative
+        assert ws.readlink("/inside-abs") == str(secret), shown(r)
+        assert ws.readlink("/planted-rel") == relative, shown(r)
         for link in ("/inside-abs", "/planted-abs", "/planted-rel", "/inside-up"):
             with pytest.raises(FileNotFoundError):
-                ws.read(link)
+                leaked = ws.read(link)
+                raise AssertionError(f"the API read {link} through the host: {leaked!r}")
 
 
 # --- 15. ownership ---------------------------------------------------------------------------
@@ -569,14 +570,14 @@ def test_command_owns_the_workspace_as_its_owner(box: Box) -> None:
     assert "1000 1000 600 owner.txt" in r.stdout, shown(r)
     owner = box.owner_uid
     with box.workspace() as ws:
-        assert ws.stat("/").st_uid == owner
-        assert ws.read("/owner.txt") == b"from the api\nmore\n"
-        assert not ws.exists("/dir/keep.txt") and not ws.exists("/new.txt")
-        assert stat.S_IMODE(ws.stat("/owner.txt").st_mode) == 0o600
-        assert stat.S_IMODE(ws.stat("/renamed.txt").st_mode) == 0o750
+        assert ws.stat("/").st_uid == owner, shown(r)
+        assert ws.read("/owner.txt") == b"from the api\nmore\n", shown(r)
+        assert not ws.exists("/dir/keep.txt") and not ws.exists("/new.txt"), shown(r)
+        assert stat.S_IMODE(ws.stat("/owner.txt").st_mode) == 0o600, shown(r)
+        assert stat.S_IMODE(ws.stat("/renamed.txt").st_mode) == 0o750, shown(r)
         for path in ("/owner.txt", "/renamed.txt", "/sub", "/sub/f"):
             st = ws.stat(path)
-            assert (st.st_uid, st.st_gid) == (owner, owner), (path, st)
+            assert (st.st_uid, st.st_gid) == (owner, owner), (path, st, shown(r))
 
 
 # --- 16. failing closed ----------------------------------------------------------------------
