@@ -25,10 +25,17 @@ from agentfs.history.api import HistoryMixin
 from agentfs.history.snapshots import Snapshots
 from agentfs.kv import KVStore
 from agentfs.mount.copyexec import run_in_copy
-from agentfs.mount.exec import CommandResult, Mode, RunOptions, fuse_available, run_command
+from agentfs.mount.exec import (
+    CommandResult,
+    Mode,
+    MountError,
+    RunOptions,
+    fuse_available,
+    run_command,
+)
 from agentfs.mount.exec import describe as describe_command
-from agentfs.mount.sandbox import Limits, SandboxError
-from agentfs.mount.sandbox import unavailable as sandbox_unavailable
+from agentfs.mount.sandbox import Limits
+from agentfs.mount.sandbox import require as require_sandbox
 from agentfs.search.api import SearchMixin
 from agentfs.search.background import BackgroundEmbedder
 from agentfs.search.embedders import Embedder
@@ -253,10 +260,13 @@ class Workspace(HistoryMixin, SearchMixin):
             raise fs_error(errno.EROFS, self.conn.filename, "the workspace is open read-only")
         if mode not in (None, "mount", "copy"):
             raise fs_error(errno.EINVAL, line, f"mode must be 'mount' or 'copy', not {mode!r}")
+        unmountable = fuse_available()
         if mode is None:
-            mode = "mount" if fuse_available() is None else "copy"
-        if sandbox and (reason := sandbox_unavailable()) is not None:
-            raise SandboxError(f"cannot build the sandbox: {reason}")
+            mode = "mount" if unmountable is None else "copy"
+        elif mode == "mount" and unmountable is not None:  # refused before the snapshot
+            raise MountError(f"cannot mount the workspace: {unmountable}")
+        if sandbox:
+            require_sandbox()
         root_st = self.lstat("/")
         snapshot = self.snapshots.create(
             thread=self.thread, label=f"before: {line}"[:200], meta={"command": line}

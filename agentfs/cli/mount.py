@@ -9,9 +9,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from agentfs.mount.doctor import Check
+    from agentfs.mount.owners import IdSwap
 
 from agentfs.cli.base import (
     WORKSPACE_FILE,
@@ -73,7 +77,6 @@ def mount(
       agentfs mount
     """
     from agentfs.mount import daemon
-    from agentfs.mount.owners import NO_SWAP, IdSwap
 
     if workspace is None or mountpoint is None:
         if workspace is not None:
@@ -105,9 +108,19 @@ def mount(
         allow_other=allow_other,
         timeout=cache_timeout,
         xattrs=not no_xattr,
-        ids=IdSwap.parse(swap_ids) if swap_ids else NO_SWAP,
+        ids=_swap(swap_ids),
         source=source,
     )
+
+
+def _swap(text: str | None) -> IdSwap:
+    """``--swap-ids``, or a usage error that names it."""
+    from agentfs.mount.owners import NO_SWAP, IdSwap
+
+    try:
+        return IdSwap.parse(text) if text else NO_SWAP
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--swap-ids") from None
 
 
 def _start_in_background(mountpoint: Path, args: list[str]) -> None:
@@ -240,7 +253,7 @@ def doctor(as_json: bool) -> None:
         raise SystemExit(1)
 
 
-def _doctor_lines(found: list[Any]) -> list[str]:
+def _doctor_lines(found: list[Check]) -> list[str]:
     width = max(len(c.name) for c in found)
     lines = []
     for c in found:

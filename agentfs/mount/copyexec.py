@@ -23,7 +23,8 @@ from agentfs.core.inodes import S_IFMT, S_IFREG
 from agentfs.mount import hosttree
 from agentfs.mount.copyback import copy_back
 from agentfs.mount.exec import CommandResult, RunOptions, run_in_directory
-from agentfs.mount.sandbox import host_identity, scratch_parent
+from agentfs.mount.identity import hand_over, switches_user
+from agentfs.mount.sandbox import scratch_parent
 
 #: Where the copy goes by preference: a memory filesystem, where making a file costs a few
 #: microseconds against up to a millisecond on a disk's /tmp (thousands are made per run).
@@ -42,7 +43,7 @@ def run_in_copy(
     the paths another process changed meanwhile (``conflicts``: the command's result won) and
     what could not be carried either way (``skipped``)."""
     top = paths.normalize(root)
-    parent = _scratch_parent(fs)
+    parent = _copy_parent(fs)
     if options.sandbox:
         parent = scratch_parent(parent)
     scratch = Path(tempfile.mkdtemp(prefix="agentfs-exec-", dir=parent))
@@ -67,18 +68,19 @@ def run_in_copy(
 
 
 def _hand_over(scratch: Path) -> None:
-    """Give the copy to the sandbox's user where that is not us (root's command runs as
-    nobody), so it can change what the owner could; ownership is not carried back."""
-    uid, gid = host_identity()
-    if uid == os.geteuid():
+    """Give the copy to the sandbox's user where that is not us (root's command runs as a
+    user of its own), so it can change what the owner could; ownership is not carried back.
+    (``chown`` clears setuid and setgid bits, inert in the sandbox anyway: it mounts the copy
+    ``nosuid``.)"""
+    if not switches_user():
         return
-    os.chown(scratch, uid, gid)
     for top, dirs, files in os.walk(scratch):
         for name in dirs + files:
-            os.lchown(os.path.join(top, name), uid, gid)
+            hand_over(Path(top, name))
+    hand_over(scratch)  # last: until now only root could reach what was being handed over
 
 
-def _scratch_parent(fs: FileSystem) -> str | None:
+def _copy_parent(fs: FileSystem) -> str | None:
     """Where to make the copy: ``$TMPDIR`` when set (the user's choice), else ``MEMORY_DIR``
     when it has room for twice the workspace's file content, else tempfile's default."""
     chosen = os.environ.get("TMPDIR")

@@ -65,7 +65,10 @@ def serve(
     ops = WorkspaceOperations(fs, root=root, timeout=timeout, xattrs=xattrs, ids=ids)
     options = set(pyfuse3.default_options)
     fsname = os.path.abspath(fs.conn.filename) if source is None else source
-    options |= {f"fsname={fsname}", "subtype=agentfs"}
+    # libfuse splits options at commas: escaped, a path cannot add an option of its own
+    escaped = fsname.replace("\\", "\\\\").replace(",", "\\,")
+    # nosuid and nodev are libfuse's defaults for root too; said here so they stay
+    options |= {f"fsname={escaped}", "subtype=agentfs", "nosuid", "nodev"}
     if readonly:
         options.add("ro")
     if allow_other:

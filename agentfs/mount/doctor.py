@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict, dataclass
 
-from agentfs.mount import sandbox
+from agentfs.mount import identity, sandbox
 from agentfs.mount.exec import fuse_available
 
 #: What a missing sandbox part disables.
@@ -55,8 +55,8 @@ def checks() -> list[Check]:
     }
     for name, problem in sandbox.parts():
         found.append(Check(name, problem, details[name], NO_SANDBOX))
-    uid, gid = sandbox.host_identity()
-    who = "nobody" if os.geteuid() == 0 else "this user"
+    uid, gid = identity.host_identity()
+    who = "a user of their own" if identity.switches_user() else "this user"
     found.append(
         Check(
             "sandbox user",

@@ -4,9 +4,11 @@
 
 ``run_command`` mounts the workspace on a fresh temporary directory (a child process serving
 it: ``python -m agentfs.cli mount ... --foreground``), runs the command there, and unmounts
-whatever happens: a failure, a timeout, Ctrl-C. The command's process group is killed on a
-timeout, so nothing it started outlives it. Output is captured up to a cap per stream, the rest
-drained and dropped, and the result says so.
+whatever happens: a failure, a timeout, Ctrl-C. When the command ends or its timeout expires,
+everything it started ends too (``setsid`` and ``nohup`` children included): the sandbox's
+PID namespace ends with it, and an unsandboxed command runs under a reaper
+(``agentfs.mount.reaper``) that kills what it leaves. Output is captured up to a cap per
+stream, the rest drained and dropped, and the result says so.
 
 With ``sandbox``, the command runs in ``agentfs.mount.sandbox`` (bubblewrap, a seccomp
 filter, resource limits; docs/security.md), and the mount is made for the sandbox's user.
@@ -19,6 +21,7 @@ Rewinding is the caller's part: ``Workspace.run`` and ``agentfs exec`` take a sn
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import importlib.util
 import os
@@ -33,10 +36,11 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, Protocol
 
+from agentfs.mount.identity import hand_over, host_identity, switches_user
 from agentfs.mount.owners import IdSwap
-from agentfs.mount.sandbox import Limits, Sandbox, host_identity, scratch_parent
+from agentfs.mount.sandbox import Limits, Sandbox, scratch_parent
 
 #: Environment variables an unsandboxed command does not inherit: agentfs's own settings
 #: and the sync server's tokens.
@@ -133,7 +137,9 @@ def run_command(
     with tempfile.TemporaryDirectory(prefix="agentfs-exec-", dir=where) as tmp:
         mountpoint = Path(tmp) / "workspace"
         mountpoint.mkdir()
-        daemon = _mount(workspace, mountpoint, root, _sandbox_mount(Path(tmp), options))
+        daemon = _mount(workspace, mountpoint, root, _sandbox_mount(options))
+        if options.sandbox:  # mounted: nothing left to swap under us
+            hand_over(Path(tmp))
         try:
             return run_in_directory(mountpoint, command, options)
         finally:
@@ -154,7 +160,7 @@ def run_in_directory(
         cwd = Path(directory, (o.cwd or "").lstrip("/"))
         _check_program(argv[0], cwd, env.get("PATH", os.defpath))
         reaped = [sys.executable, "-I", "-S", str(REAPER), *argv]
-        return _run(reaped, {"cwd": cwd, "env": env}, o.timeout, o.max_output, o.capture)
+        return _run(reaped, {"cwd": cwd, "env": env}, _Reaped(o.capture), o)
     with Sandbox(
         directory,
         cwd=o.cwd,
@@ -163,40 +169,33 @@ def run_in_directory(
         limits=o.limits,
         terminal=not o.capture,
     ) as sandbox:
-        return _run(
-            sandbox.argv + argv, sandbox.popen_options(), o.timeout, o.max_output, o.capture
-        )
+        return _run(sandbox.command(argv), sandbox.popen_options(), sandbox, o)
 
 
 def _check_program(program: str, cwd: Path, search: str) -> None:
     """The program the reaper will start, looked up as ``execvp`` will: FileNotFoundError or
     PermissionError now, as starting it directly would raise (the reaper can only report an
     exit code)."""
-    found = shutil.which(program, path=search) if "/" not in program else None
-    if found is not None:
-        return
-    if "/" in program:
-        candidate = cwd / program
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return
-        if candidate.is_file():
+    if "/" not in program:
+        found = shutil.which(program, path=search) is not None
+    else:
+        found = (cwd / program).is_file()
+        if found and not os.access(cwd / program, os.X_OK):
             raise PermissionError(errno.EACCES, "Permission denied", program)
-    if not cwd.is_dir():
-        raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(cwd))
-    raise FileNotFoundError(errno.ENOENT, "No such file or directory", program)
+    if not found:
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory", program)
 
 
-def _sandbox_mount(tmp: Path, options: RunOptions) -> list[str]:
+def _sandbox_mount(options: RunOptions) -> list[str]:
     """The mount's options for a sandboxed command: its user let in (``allow_other`` where
-    that user is not us; the directory above the mount then belongs to it, so no one else
-    reaches the mount), the owner's files shown as its own, and no host path in its mount
-    table."""
+    that user is not us; the directory above the mount, mode 0700, is then given to it once
+    the mount is in place, so no one else reaches the mount), the owner's files shown as its
+    own, and no host path in its mount table."""
     if not options.sandbox:
         return []
     uid, gid = host_identity()
     args = ["--source", SANDBOX_SOURCE]
-    if uid != os.geteuid():
-        os.chown(tmp, uid, gid)
+    if switches_user():
         args.append("--allow-other")
     if options.owner is not None and options.owner != (uid, gid):
         args += ["--swap-ids", str(IdSwap((options.owner[0], uid), (options.owner[1], gid)))]
@@ -242,18 +241,25 @@ def _unmount(mountpoint: Path, daemon: subprocess.Popen) -> None:
         daemon.wait()
 
 
+class _Guard(Protocol):
+    """What starts a command and can end it with all it started: the sandbox (its PID
+    namespace) or, unsandboxed, the reaper (``_Reaped``)."""
+
+    def started(self, proc: subprocess.Popen) -> None: ...
+
+    def stop(self) -> None: ...
+
+
 def _run(
-    argv: list[str],
-    start: Mapping[str, Any],
-    timeout: float | None,
-    max_output: int | None,
-    capture: bool,
+    argv: list[str], start: Mapping[str, Any], guard: _Guard, options: RunOptions
 ) -> CommandResult:
-    """Run ``argv`` (``start``: Popen's options of where and as whom) and wait for it."""
+    """Run ``argv`` (``start``: Popen's options of where and as whom) and wait for it; on a
+    timeout or Ctrl-C, ``guard`` ends it and everything it started before this returns."""
     started = time.monotonic()
+    capture = options.capture
     pipe = subprocess.PIPE if capture else None
-    # A captured command gets a session of its own, so a timeout kills all it started; one on
-    # our terminal stays in our process group, so it can read the terminal and gets Ctrl-C.
+    # A captured command gets a session of its own; one on our terminal stays in our process
+    # group, so it can read the terminal and gets Ctrl-C.
     proc = subprocess.Popen(
         argv,
         **start,
@@ -262,21 +268,24 @@ def _run(
         stdin=subprocess.DEVNULL if capture else None,
         start_new_session=capture,
     )
-    readers = [_Capped(stream, max_output) for stream in (proc.stdout, proc.stderr)]
+    readers = [_Capped(stream, options.max_output) for stream in (proc.stdout, proc.stderr)]
+    guard.started(proc)
     timed_out = aborted = False
     try:
-        proc.wait(timeout=timeout)
+        proc.wait(timeout=options.timeout)
     except subprocess.TimeoutExpired:
         timed_out = True
-        _kill(proc, capture)
     except KeyboardInterrupt:
         aborted = True
-        _kill(proc, capture)
+    if timed_out or aborted:
+        guard.stop()
+        proc.wait()
     out, err = (r.result() for r in readers)
     return CommandResult(
         stdout=out[0],
         stderr=err[0],
-        exit_code=proc.returncode,
+        # what we did to it, whichever way its guard reports a death by signal
+        exit_code=-signal.SIGKILL if timed_out or aborted else proc.returncode,
         duration_ms=round((time.monotonic() - started) * 1000),
         timed_out=timed_out,
         aborted=aborted,
@@ -285,24 +294,31 @@ def _run(
     )
 
 
-def _kill(proc: subprocess.Popen, group: bool) -> None:
-    """End the command and everything it started: SIGTERM to the process that guards it
-    (the reaper, or bubblewrap, whose end ends its PID namespace), which kills all below it;
-    SIGKILL to it (and with ``group`` its process group) if it lingers."""
-    try:
-        proc.terminate()
-        proc.wait(timeout=KILL_GRACE)
-    except ProcessLookupError:
-        pass
-    except subprocess.TimeoutExpired:
+class _Reaped:
+    """The guard of an unsandboxed command: the reaper it runs under, which kills all below
+    it when told (SIGTERM); SIGKILL to the reaper (and, for a captured command, to its
+    session's process group) if it has not finished within ``KILL_GRACE``."""
+
+    def __init__(self, group: bool) -> None:
+        self.group = group
+        self.proc: subprocess.Popen | None = None
+
+    def started(self, proc: subprocess.Popen) -> None:
+        self.proc = proc
+
+    def stop(self) -> None:
+        proc = self.proc
+        assert proc is not None
+        with contextlib.suppress(ProcessLookupError):
+            proc.terminate()
         try:
-            if group:
-                os.killpg(proc.pid, signal.SIGKILL)
-            else:
-                proc.kill()
-        except ProcessLookupError:
-            pass
-    proc.wait()
+            proc.wait(timeout=KILL_GRACE)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                if self.group:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                else:
+                    proc.kill()
 
 
 class _Capped:

@@ -237,6 +237,15 @@ class WorkspaceOperations(pyfuse3.Operations):
         self.cache.told_entry(child.parent, child.name, st)
         return self._attrs(st)
 
+    def _file_bits(self, mode: int) -> int:
+        """The permission bits a request may store. Through a mount that swaps ids (a
+        sandboxed command's), no setuid or setgid bit on anything but a directory: the
+        command's file is stored as the owner's, root's in root's workspace, and must not
+        become a setuid-root program wherever the workspace is mounted or exported next."""
+        if self.ids is NO_SWAP or stat.S_ISDIR(mode):
+            return mode & 0o7777
+        return mode & 0o1777
+
     def _own(self, st: Stat, ctx: pyfuse3.RequestContext) -> Stat:
         """New files belong to whoever made them (the core records the mount's own ids);
         the stat after."""
@@ -325,7 +334,7 @@ class WorkspaceOperations(pyfuse3.Operations):
     ) -> pyfuse3.EntryAttributes:
         def make(path: str) -> Stat:
             if stat.S_ISREG(mode):
-                return self.fs.create(path, mode & 0o7777)
+                return self.fs.create(path, self._file_bits(mode))
             return self.fs.mknod(path, mode, rdev)
 
         return self._make(parent_inode, name, ctx, make)
@@ -411,7 +420,7 @@ class WorkspaceOperations(pyfuse3.Operations):
             self.fs.truncate(self._path(inode), attr.st_size)
         # the rest by number: fchmod, fchown and futimens work on an unlinked open file too
         attrs = Attrs(
-            mode=attr.st_mode & 0o7777 if fields.update_mode else None,
+            mode=self._file_bits(attr.st_mode) if fields.update_mode else None,
             uid=self.ids.uid(attr.st_uid) if fields.update_uid else -1,
             gid=self.ids.gid(attr.st_gid) if fields.update_gid else -1,
         )
@@ -488,7 +497,7 @@ class WorkspaceOperations(pyfuse3.Operations):
     ) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
         child = self._child(parent_inode, name)
         with self.fs.transaction():
-            st = self._own(self.fs.create(child.path, mode & 0o7777), ctx)
+            st = self._own(self.fs.create(child.path, self._file_bits(mode)), ctx)
         fh = self.files.open(st.st_ino, True, bool(flags & os.O_APPEND), made=(child.path, st))
         return pyfuse3.FileInfo(fh=fh, keep_cache=True), self._entry(child, st)
 

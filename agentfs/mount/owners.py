@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+#: The largest uid or gid (2**32 - 1 is "no id").
+MAX_ID = 2**32 - 2
+
 
 class IdSwap(NamedTuple):
     """Two users (and two groups) whose ids a mount exchanges between the workspace and the
@@ -31,8 +34,8 @@ class IdSwap(NamedTuple):
             (uid, gid), (as_uid, as_gid) = (map(int, stored), map(int, shown))
         except ValueError:
             raise ValueError(f"not UID:GID=UID:GID: {text!r}") from None
-        if min(uid, gid, as_uid, as_gid) < 0:
-            raise ValueError(f"ids are never negative: {text!r}")
+        if not all(0 <= n <= MAX_ID for n in (uid, gid, as_uid, as_gid)):
+            raise ValueError(f"ids lie between 0 and {MAX_ID}: {text!r}")
         return cls((uid, as_uid), (gid, as_gid))
 
     def __str__(self) -> str:

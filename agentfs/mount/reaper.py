@@ -6,8 +6,8 @@ A process group is not enough: ``setsid``, ``nohup`` and daemons leave it, keep 
 pipes open (so the caller never sees the end of the output) and hold files open in the
 mount. This process makes itself a child subreaper (``PR_SET_CHILD_SUBREAPER``), so every
 orphan of the command is re-parented to it rather than to init; when the command exits, or
-this process gets SIGTERM (the caller's timeout), it kills every process below it until none
-is left, then exits as the command did (the same code, or the same signal).
+this process gets SIGTERM (the caller's timeout) or SIGHUP, it kills every process below it
+until none is left, then exits as the command did (the same code, or the same signal).
 """
 
 from __future__ import annotations
@@ -22,57 +22,80 @@ import time
 PR_SET_CHILD_SUBREAPER = 36
 
 
-class _Stop(Exception):
-    """SIGTERM arrived: end the command now."""
-
-
-def _stop(_signum: int, _frame: object) -> None:
-    raise _Stop
+#: What tells the reaper to end the command now: the caller's timeout (SIGTERM), a
+#: terminal's hang-up.
+STOP = {signal.SIGTERM, signal.SIGHUP}
 
 
 def main(argv: list[str]) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         sys.exit(f"agentfs: cannot become a subreaper: {os.strerror(ctypes.get_errno())}")
-    signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal's Ctrl-C is the command's
+    # Signals are taken synchronously (sigwaitinfo), never by a handler: one that arrived
+    # between two steps could not interrupt the clean-up.
+    waited = {signal.SIGCHLD, *STOP}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, waited)
     command = os.fork()
     if command == 0:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         try:
             os.execvp(argv[0], argv)
         except OSError as exc:
             print(f"{argv[0]}: {exc.strerror}", file=sys.stderr)
-            os._exit(127)
-    status = None
-    try:
-        while status is None:
-            pid, waited = os.waitpid(-1, 0)
-            if pid == command:
-                status = waited
-    except _Stop:
-        status = None
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        os._exit(127)
+    status = _wait_for(command, waited)
     _kill_all_below(os.getpid())
     if status is not None and not os.WIFSIGNALED(status):
         sys.exit(os.waitstatus_to_exitcode(status))
     sig = signal.SIGKILL if status is None else os.WTERMSIG(status)
     if sig != signal.SIGKILL:
         signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {sig})
     os.kill(os.getpid(), sig)
+    os._exit(128 + sig)  # a signal this process cannot die of
+
+
+def _wait_for(command: int, waited: set[signal.Signals]) -> int | None:
+    """The command's wait status once it ends (orphans re-parented here are reaped on the
+    way), or None when told to stop first."""
+    while True:
+        while True:  # reap what has ended
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return None  # cannot happen while the command is ours to wait for
+            if pid == 0:
+                break
+            if pid == command:
+                return status
+        if signal.sigwaitinfo(waited).si_signo in STOP:
+            return None
 
 
 def _kill_all_below(me: int) -> None:
     """SIGKILL every descendant and reap them, until none is left (a process that forks
-    while this runs is found on the next pass; the killed ones' children come to us)."""
+    while this runs is found on the next pass; the killed ones' children come to us). Each
+    is held by a pidfd before it is killed, and killed only if it is still below us: a pid
+    reused by an unrelated process meanwhile is never signalled."""
     while True:
-        below = _descendants(me)
-        if not below:
+        found = _descendants(me)
+        if not found:
             return
-        for pid in below:
+        held = {}
+        for pid in found:
             with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+                held[pid] = os.pidfd_open(pid)
+        try:
+            still = _descendants(me)
+            for pid, pidfd in held.items():
+                if pid in still:
+                    with contextlib.suppress(ProcessLookupError):
+                        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        finally:
+            for pidfd in held.values():
+                os.close(pidfd)
         deadline = time.monotonic() + 1
         while time.monotonic() < deadline:
             try:

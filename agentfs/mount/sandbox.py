@@ -7,25 +7,30 @@ list: its own ``passwd`` and ``group``), a fresh ``/proc`` of its own PID namesp
 minimal ``/dev`` and a small private ``/tmp``; nothing else of the host, no network unless
 asked. Everything else is read-only.
 
-Who it runs as: an unprivileged user of the host, inside a user namespace where it is uid
-1000 (``agent``) with no capabilities. When agentfs runs as a normal user, that is the same
-user; when it runs as root, the command runs as ``nobody`` (65534), so that it holds no
-privilege even if it left the namespaces, and counts against process limits (the kernel
-never limits root's processes). Either way the mount made for it shows the workspace owner's
-files as this user's (``agentfs.mount.owners``).
+Who it runs as: an unprivileged user of the host (``agentfs.mount.identity``: the caller, or
+for root a uid of its own), inside a user namespace where it is uid 1000 (``agent``) with no
+capabilities. The mount made for it shows the workspace owner's files as this user's
+(``agentfs.mount.owners``).
 
 bubblewrap starts with an empty environment (its own process is PID 1 inside, where
-``/proc/1/environ`` is readable), and the command gets only ``PATH``, ``HOME``, ``USER``,
-``LANG`` and what the caller passes. ``--die-with-parent``: the sandbox ends with agentfs;
-when the command itself ends, bubblewrap's PID 1 exits and the kernel kills whatever the
-command left running in the namespace (``setsid``, ``nohup`` and daemons included).
+``/proc/1/environ`` is readable); the command gets ``PATH``, ``HOME``, ``USER``, ``LOGNAME``,
+``LANG`` and what the caller passes. The limits are set by ``prlimit`` inside the namespace,
+before anything of the caller's runs: the caller's variables are applied after it, by
+``env``, so none of them (``LD_PRELOAD``, ``LD_AUDIT``) reaches the program that sets the
+limits. ``--die-with-parent``: the sandbox ends with agentfs. When the command ends,
+bubblewrap's PID 1 exits and the kernel kills whatever the command left running in the
+namespace (``setsid``, ``nohup`` and daemons included) before bubblewrap returns; ``stop``
+ends it early the same way.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import json
 import os
-import shutil
+import re
+import signal
 import subprocess
 import tempfile
 from collections.abc import Mapping
@@ -34,13 +39,12 @@ from pathlib import Path
 from typing import Any
 
 from agentfs.mount import seccomp
+from agentfs.mount.identity import as_sandbox_user, switches_user, system_tool
 
 #: Where the workspace is inside.
 WORKSPACE = "/workspace"
 #: The command's user and group inside the user namespace.
 INSIDE_UID = INSIDE_GID = 1000
-#: Who a command started by root runs as on the host: nobody, nogroup.
-NOBODY = (65534, 65534)
 #: The PATH inside.
 SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
 #: System directories bound read-only (those this host has).
@@ -48,8 +52,9 @@ SYSTEM_DIRS = ("/usr", "/opt")
 #: Merged-/usr links a Debian root has.
 USR_LINKS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 #: What the command sees of the host's /etc: what the dynamic linker, name lookup, time
-#: zones, TLS certificates, Debian's alternatives and the shells read. Not: shadow, gshadow,
-#: the host's users and groups, sudoers, ssh keys, cron, machine-id, mail, credentials.
+#: zones, TLS certificates (not the private keys beside them), Debian's alternatives and the
+#: shells read. Not: shadow, gshadow, the host's users and groups, sudoers, ssh keys, cron,
+#: machine-id, mail, credentials.
 ETC_ENTRIES = (
     "ld.so.cache",
     "ld.so.conf",
@@ -62,7 +67,8 @@ ETC_ENTRIES = (
     "services",
     "localtime",
     "timezone",
-    "ssl",
+    "ssl/certs",
+    "ssl/openssl.cnf",
     "ca-certificates",
     "ca-certificates.conf",
     "alternatives",
@@ -92,8 +98,9 @@ class Limits:
     when it says nothing). Each is a hard resource limit of every process the command
     starts, so none can raise it again."""
 
-    #: Private writable memory of each process (RLIMIT_DATA: heaps and anonymous maps;
-    #: what runtimes merely reserve, as V8 and Go do, does not count).
+    #: Private writable memory of each process (RLIMIT_DATA: heaps and private anonymous
+    #: maps; what runtimes merely reserve, as V8 and Go do, does not count, nor does shared
+    #: memory: see docs/security.md).
     memory_mb: int = 4096
     #: Processes and threads the command may have at once (RLIMIT_NPROC, counted in its
     #: own user namespace).
@@ -103,13 +110,14 @@ class Limits:
     #: The largest file a process may write (RLIMIT_FSIZE): a larger write fails with
     #: EFBIG ("File too large").
     file_size_mb: int = 2048
-    #: CPU seconds of each process (RLIMIT_CPU); the wall-clock bound is the timeout.
+    #: CPU seconds of each process (RLIMIT_CPU): SIGXCPU then, SIGKILL five seconds later;
+    #: the wall-clock bound is the timeout.
     cpu_seconds: int = 3600
     #: The size of the private /tmp and /dev/shm (memory-backed).
     tmp_mb: int = 1024
 
     def prlimit(self, prlimit: str) -> list[str]:
-        """The ``prlimit`` command line that sets these, hard and soft, no core dumps."""
+        """The ``prlimit`` command line that sets these (hard and soft, no core dumps)."""
         mib = 1024 * 1024
         return [
             prlimit,
@@ -117,21 +125,23 @@ class Limits:
             f"--nproc={self.processes}",
             f"--nofile={self.open_files}",
             f"--fsize={self.file_size_mb * mib}",
-            f"--cpu={self.cpu_seconds}",
+            f"--cpu={self.cpu_seconds}:{self.cpu_seconds + CPU_GRACE}",
             "--core=0",
             "--",
         ]
 
 
-def host_identity() -> tuple[int, int]:
-    """The uid and gid a sandboxed command runs as on the host: ours, or nobody's for root."""
-    uid = os.geteuid()
-    return NOBODY if uid == 0 else (uid, os.getegid())
+#: Seconds between SIGXCPU (the soft CPU limit) and SIGKILL (the hard one).
+CPU_GRACE = 5
+#: What an environment variable's name may be (POSIX's portable names): ``env`` applies
+#: them, and would take anything else for an option or for the command.
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class Sandbox:
-    """One sandboxed run's bubblewrap command line and the files it reads (the seccomp
-    program, ``passwd``, ``group``): a context manager that closes them."""
+    """One sandboxed run: bubblewrap's command line (``argv``, followed by the command's),
+    the files it reads (the seccomp program, ``passwd``, ``group``), and the pipe on which it
+    names its PID 1. A context manager: it closes them all."""
 
     def __init__(
         self,
@@ -143,13 +153,16 @@ class Sandbox:
         limits: Limits,
         terminal: bool = False,
     ) -> None:
-        reason = unavailable()
-        if reason is not None:
-            raise SandboxError(f"cannot build the sandbox: {reason}")
-        self.identity = host_identity()
+        require()
+        bad = [key for key in env or {} if not NAME.fullmatch(key)]
+        if bad:
+            raise ValueError(f"not an environment variable's name: {bad[0]!r}")
+        self.env = dict(env or {})
         self.fds: list[int] = []
+        self._info: int | None = None  # the read end of bubblewrap's info pipe
+        self._pid1: int | None = None  # a pidfd of the namespace's PID 1
         try:
-            self.argv = self._argv(directory, cwd, network, env or {}, limits, terminal)
+            self.argv = self._argv(directory, cwd, network, limits, terminal)
         except BaseException:
             self.close()
             raise
@@ -161,26 +174,22 @@ class Sandbox:
         self.close()
 
     def close(self) -> None:
-        for fd in self.fds:
-            os.close(fd)
+        for fd in (*self.fds, self._info, self._pid1):
+            if fd is not None:
+                os.close(fd)
         self.fds.clear()
+        self._info = self._pid1 = None
 
     def _data(self, name: str, content: bytes) -> str:
         """A memory file bubblewrap reads ``content`` from, as its descriptor number."""
-        fd = os.memfd_create(name, 0)
+        fd = os.memfd_create(name)  # close-on-exec: only pass_fds hands it on
         self.fds.append(fd)
         os.write(fd, content)
         os.lseek(fd, 0, os.SEEK_SET)
         return str(fd)
 
     def _argv(
-        self,
-        directory: Path,
-        cwd: str | None,
-        network: bool,
-        env: Mapping[str, str],
-        limits: Limits,
-        terminal: bool,
+        self, directory: Path, cwd: str | None, network: bool, limits: Limits, terminal: bool
     ) -> list[str]:
         bwrap, prlimit = _tool("bwrap"), _tool("prlimit")
         args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns"]
@@ -210,35 +219,74 @@ class Sandbox:
         args += ["--remount-ro", "/"]
         args += ["--chdir", os.path.join(WORKSPACE, (cwd or "").lstrip("/")).rstrip("/")]
         args += ["--seccomp", self._data("seccomp", seccomp.program())]
-        variables = {"PATH": SANDBOX_PATH, "HOME": WORKSPACE, "USER": "agent"}
-        variables |= {"LOGNAME": "agent", "LANG": "C.UTF-8"}
+        self._info, info_w = os.pipe()
+        self.fds.append(info_w)
+        args += ["--info-fd", str(info_w)]
+        fixed = {"PATH": SANDBOX_PATH, "HOME": WORKSPACE, "USER": "agent"}
+        fixed |= {"LOGNAME": "agent", "LANG": "C.UTF-8"}
         if terminal and "TERM" in os.environ:
-            variables["TERM"] = os.environ["TERM"]
-        for key, value in {**variables, **env}.items():
+            fixed["TERM"] = os.environ["TERM"]
+        for key, value in fixed.items():
             args += ["--setenv", key, value]
         return args + limits.prlimit(prlimit)
 
-    def popen_options(self) -> dict[str, object]:
-        """How to start bubblewrap: an empty environment, from ``/``, as ``identity``, with
-        the sandbox's files passed on."""
-        options: dict[str, object] = {"env": {}, "cwd": "/", "pass_fds": tuple(self.fds)}
-        uid, gid = self.identity
-        if uid != os.geteuid():  # root hands the command to nobody
-            options |= {"user": uid, "group": gid, "extra_groups": []}
-        return options
+    def command(self, argv: list[str]) -> list[str]:
+        """The whole command line that runs ``argv`` in the sandbox: the caller's variables
+        set by ``env`` after the limits (a program name with ``=`` in it goes through ``sh``,
+        which ``env`` would take for a variable)."""
+        if not self.env:
+            return self.argv + argv
+        if "=" in argv[0]:
+            argv = ["/bin/sh", "-c", 'exec "$0" "$@"', *argv]
+        assignments = [f"{key}={value}" for key, value in self.env.items()]
+        return [*self.argv, _tool("env"), "--", *assignments, *argv]
+
+    def popen_options(self) -> dict[str, Any]:
+        """How to start bubblewrap: an empty environment, from ``/``, as the sandbox's user,
+        with the sandbox's files passed on."""
+        return {"env": {}, "cwd": "/", "pass_fds": tuple(self.fds), **as_sandbox_user()}
+
+    def started(self, _bwrap: subprocess.Popen) -> None:
+        """bubblewrap is running: close our copies of what it was handed, and hold its PID 1
+        (by a pidfd, so that no later process can be mistaken for it), which it names on its
+        info pipe as soon as it exists (nothing, if it failed before)."""
+        for fd in self.fds:
+            os.close(fd)
+        self.fds.clear()
+        pid = self._pid_one()
+        if pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                self._pid1 = os.pidfd_open(pid)
+
+    def stop(self) -> None:
+        """End the command and everything in its namespace now: SIGKILL to the namespace's
+        PID 1, after which the kernel kills the rest before bubblewrap can return."""
+        if self._pid1 is not None:
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(self._pid1, signal.SIGKILL)
+
+    def _pid_one(self) -> int | None:
+        """The host pid of the namespace's PID 1, from bubblewrap's info pipe."""
+        assert self._info is not None
+        text = b""
+        while block := os.read(self._info, 4096):
+            text += block
+            with contextlib.suppress(ValueError):
+                return int(json.loads(text)["child-pid"])
+        return None
 
 
 def scratch_parent(preferred: str | None) -> str | None:
     """Where to make a directory the sandbox's user will be given (a mount's, a copy's):
     ``preferred`` (None: tempfile's choice) when that user is us; else a directory every
-    user can pass through, as root's command runs as nobody (a private ``$TMPDIR`` would
-    stop it at the door)."""
-    if host_identity()[0] == os.geteuid():
+    user can pass through, as root's command runs as a user of its own (a private
+    ``$TMPDIR`` would stop it at the door)."""
+    if not switches_user():
         return preferred
     for candidate in (preferred or tempfile.gettempdir(), "/tmp", "/dev/shm"):
         if _passable(candidate):
             return candidate
-    raise SandboxError("cannot build the sandbox: no temporary directory that nobody can reach")
+    raise refused("no temporary directory that another user can pass through")
 
 
 def _passable(directory: str) -> bool:
@@ -254,11 +302,23 @@ class SandboxError(OSError):
     """A sandbox cannot be built on this host (what is missing is in the message)."""
 
 
+def refused(reason: str) -> SandboxError:
+    """The one error every missing piece gives."""
+    return SandboxError(f"cannot build the sandbox: {reason}")
+
+
 def _tool(name: str) -> str:
-    found = shutil.which(name, path="/usr/local/bin:/usr/bin:/bin")
+    found = system_tool(name)
     if found is None:
-        raise SandboxError(f"cannot build the sandbox: {name} is missing")
+        raise refused(f"{name} is missing")
     return found
+
+
+def require() -> None:
+    """Raise ``SandboxError`` naming what is missing, where a sandbox cannot be built."""
+    reason = unavailable()
+    if reason is not None:
+        raise refused(reason)
 
 
 def unavailable() -> str | None:
@@ -273,33 +333,30 @@ def parts() -> list[tuple[str, str | None]]:
 
 @functools.cache
 def _probe() -> tuple[tuple[str, str | None], ...]:
-    bwrap = shutil.which("bwrap", path="/usr/local/bin:/usr/bin:/bin")
-    found = [
+    bwrap = system_tool("bwrap")
+    limits = system_tool("prlimit") and system_tool("env")
+    return (
         ("bubblewrap", None if bwrap else "bubblewrap is missing (Debian package bubblewrap)"),
         ("seccomp", seccomp.unavailable()),
-        (
-            "limits",
-            None
-            if shutil.which("prlimit", path="/usr/local/bin:/usr/bin:/bin")
-            else "prlimit is missing (Debian package util-linux)",
-        ),
-    ]
-    userns = _userns_probe() if bwrap else "untried: bubblewrap is missing"
-    return (*found, ("user namespaces", userns))
+        ("limits", None if limits else "prlimit is missing (Debian package util-linux)"),
+        ("user namespaces", _userns_probe() if bwrap else "untried: bubblewrap is missing"),
+    )
 
 
 def _userns_probe() -> str | None:
     """Run bubblewrap once as the sandbox's user, in the namespaces a command gets: where
     user namespaces are refused (Docker's default seccomp profile, a sysctl), it says so."""
-    uid, gid = host_identity()
-    as_user: dict[str, Any] = {}
-    if uid != os.geteuid():
-        as_user = {"user": uid, "group": gid, "extra_groups": []}
     probe = [_tool("bwrap"), "--unshare-all", "--unshare-user", "--disable-userns"]
     probe += ["--ro-bind", "/", "/", "--proc", "/proc", "--", "/bin/true"]
     try:
         done = subprocess.run(
-            probe, env={}, cwd="/", capture_output=True, text=True, timeout=30, **as_user
+            probe,
+            env={},
+            cwd="/",
+            capture_output=True,
+            text=True,
+            timeout=30,
+            **as_sandbox_user(),
         )
     except (OSError, subprocess.SubprocessError) as exc:
         return f"bubblewrap cannot run: {exc}"

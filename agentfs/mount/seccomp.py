@@ -16,19 +16,29 @@ filter is the second wall, as in Flatpak's and Chrome's sandboxes):
   so the C library falls back to ``clone``, whose flags the filter can read;
 - the kernel keyrings, ``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring``: large
   kernel surfaces that a build or a test never needs;
-- ``ptrace`` and ``process_vm_readv``/``writev``: no reading or steering another process;
+- ``ptrace``, ``process_vm_readv``/``writev``, ``pidfd_getfd``, ``process_madvise``,
+  ``kcmp``: no reading or steering another process;
+- sockets of any family but Unix, IPv4, IPv6 and netlink (EAFNOSUPPORT): ``AF_VSOCK``
+  reaches the hypervisor whatever the network namespace, ``AF_ALG`` the kernel's crypto;
 - ``TIOCSTI`` and ``TIOCLINUX`` ioctls: no typing into a terminal;
 - loading kernel modules, ``kexec``, ``reboot``, swap, ``acct``, quotas, ``syslog``,
-  ``open_by_handle_at``, ``iopl``/``ioperm``.
+  ``open_by_handle_at``, ``name_to_handle_at``, ``iopl``/``ioperm``/``modify_ldt``.
+
+A call this libseccomp does not know is fatal for those every architecture has (an old
+libseccomp would otherwise leave ``clone3`` or the new mount API open, silently); the
+architecture-specific ones (``iopl``, ``ioperm``, ``modify_ldt``) are refused where they
+exist.
 """
 
 from __future__ import annotations
 
 import errno
 import functools
+import socket
 import tempfile
+from typing import Any
 
-#: Refused with EPERM, whatever their arguments.
+#: Refused with EPERM, whatever their arguments (every Linux architecture has them).
 REFUSED = (
     "mount",
     "umount2",
@@ -51,11 +61,13 @@ REFUSED = (
     "ptrace",
     "process_vm_readv",
     "process_vm_writev",
+    "pidfd_getfd",
+    "process_madvise",
+    "kcmp",
     "init_module",
     "finit_module",
     "delete_module",
     "kexec_load",
-    "kexec_file_load",
     "reboot",
     "swapon",
     "swapoff",
@@ -63,22 +75,31 @@ REFUSED = (
     "quotactl",
     "syslog",
     "open_by_handle_at",
-    "iopl",
-    "ioperm",
+    "name_to_handle_at",
 )
+#: Refused with EPERM where this architecture has them.
+REFUSED_HERE = ("kexec_file_load", "iopl", "ioperm", "modify_ldt")
 #: Answered ENOSYS, as if this kernel had no such call: programs fall back to another way.
 ABSENT = ("clone3", "io_uring_setup", "io_uring_enter", "io_uring_register")
 CLONE_NEWUSER = 0x10000000
 #: ioctl requests that push characters into a terminal's input.
 TIOCSTI = 0x5412
 TIOCLINUX = 0x541C
+#: The socket families a command may use.
+FAMILIES = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6, socket.AF_NETLINK)
+
+
+class FilterError(OSError):
+    """The filter cannot be built as written here (this libseccomp lacks a call)."""
 
 
 def unavailable() -> str | None:
     """Why the filter cannot be built here (None: it can)."""
     try:
-        import pyseccomp  # noqa: F401  (loads libseccomp)
+        program()
     except (ImportError, OSError) as exc:
+        if isinstance(exc, FilterError):
+            return str(exc)
         return f"libseccomp is missing (Debian package libseccomp2, PyPI pyseccomp): {exc}"
     return None
 
@@ -89,29 +110,47 @@ def program() -> bytes:
     import pyseccomp as sc
 
     rules = sc.SyscallFilter(defaction=sc.ALLOW)
+    eperm, enosys = sc.ERRNO(errno.EPERM), sc.ERRNO(errno.ENOSYS)
     for name in REFUSED:
-        _add(rules, sc.ERRNO(errno.EPERM), name)
+        rules.add_rule(eperm, _number(name))
     for name in ABSENT:
-        _add(rules, sc.ERRNO(errno.ENOSYS), name)
-    newuser = sc.Arg(0, sc.MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER)
-    rules.add_rule(sc.ERRNO(errno.EPERM), "clone", newuser)
+        rules.add_rule(enosys, _number(name))
+    for name in REFUSED_HERE:
+        if sc.resolve_syscall(sc.Arch.NATIVE, name) >= 0:
+            rules.add_rule(eperm, name)
+    # s390's clone takes the stack first and the flags second
+    flags = 1 if sc.system_arch() in (sc.Arch.S390, sc.Arch.S390X) else 0
+    rules.add_rule(eperm, "clone", sc.Arg(flags, sc.MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER))
     for request in (TIOCSTI, TIOCLINUX):
         # the kernel reads the request as 32 bits: compare only those
-        rules.add_rule(sc.ERRNO(errno.EPERM), "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, request))
+        rules.add_rule(eperm, "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, request))
+    _families(rules, sc)
     with tempfile.TemporaryFile() as exported:
         rules.export_bpf(exported)
         exported.seek(0)
         return exported.read()
 
 
-def _add(rules: object, action: int, name: str) -> None:
-    """Refuse ``name`` where this machine has it (libseccomp knows each architecture's calls:
-    some have no ``iopl``, an older one may lack the newest calls)."""
+def _families(rules: Any, sc: Any) -> None:
+    """``socket`` and ``socketpair`` refused (EAFNOSUPPORT) for every family but
+    ``FAMILIES`` (``socketpair``: Unix only). Each refused value below the largest allowed
+    one is named; everything above it is refused at once, which also catches a family
+    with high bits set that the kernel would read as a small one."""
+    refuse = sc.ERRNO(errno.EAFNOSUPPORT)
+    for name, allowed in (("socket", FAMILIES), ("socketpair", (socket.AF_UNIX,))):
+        top = max(allowed)
+        for family in range(top):
+            if family not in allowed:
+                rules.add_rule(refuse, name, sc.Arg(0, sc.EQ, family))
+        rules.add_rule(refuse, name, sc.Arg(0, sc.GT, top))
+
+
+def _number(name: str) -> int:
+    """The number of a call every architecture has; FilterError where libseccomp does not
+    know it (too old for this filter)."""
     import pyseccomp as sc
 
-    try:
-        number = sc.resolve_syscall(sc.Arch.NATIVE, name)
-    except (OSError, ValueError):
-        return
-    if number >= 0:
-        rules.add_rule(action, number)  # type: ignore[attr-defined]
+    number: int = sc.resolve_syscall(sc.Arch.NATIVE, name)
+    if number < 0:
+        raise FilterError(f"libseccomp does not know {name}: too old for the sandbox's filter")
+    return number

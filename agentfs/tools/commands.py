@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from agentfs.mount.exec import fuse_available
+from agentfs.mount.exec import MountError
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
 from agentfs.tools.spec import ToolInput, ToolOutput, tool
@@ -89,11 +89,12 @@ class ExecuteCommandOutput(ToolOutput):
     are saved in the workspace like any edit. A snapshot is taken first: call
     snapshot_restore with the returned `snapshot` to undo everything the command changed.
     Where the workspace cannot be mounted it runs in a copy whose changes are copied back
-    when it ends (`mode` says which). It runs sandboxed (no network, only the workspace and
-    /tmp writable, limited memory and processes) and is killed, with everything it started,
-    after timeout_ms. Prefer the file tools for reading and
-    editing; use this to build, test and run. Errors: denied (the command line matches a
-    forbidden pattern), unsupported (the sandbox cannot run on this host).""",
+    when it ends, if the policy allows (`mode` says which). It runs sandboxed (no network,
+    only the workspace and /tmp writable, limited memory and processes) and is killed, with
+    everything it started, after timeout_ms. Prefer the file tools for reading and editing;
+    use this to build, test and run. Errors: denied (the command line matches a
+    forbidden pattern), unsupported (the sandbox or the mount cannot be made on this host:
+    nothing ran).""",
 )
 def execute_command(ctx: Context, args: ExecuteCommandInput) -> ExecuteCommandOutput:
     rules = ctx.toolset.policy.commands
@@ -106,13 +107,6 @@ def execute_command(ctx: Context, args: ExecuteCommandInput) -> ExecuteCommandOu
     run = getattr(ctx.ws, "run", None)
     if run is None:
         raise ToolError("unsupported", "commands cannot run in a layered workspace")
-    unmountable = fuse_available()
-    if unmountable is not None and not rules.copy_fallback:
-        raise ToolError(
-            "unsupported",
-            f"cannot run commands here: the workspace cannot be mounted ({unmountable}), and"
-            " the policy does not allow a copy ([commands] copy_fallback)",
-        )
     try:
         result = run(
             args.command,
@@ -122,9 +116,15 @@ def execute_command(ctx: Context, args: ExecuteCommandInput) -> ExecuteCommandOu
             timeout=args.timeout_ms / 1000,
             env=args.env,
             max_output=args.max_output_kb * 1024,
-            mode="mount" if unmountable is None else "copy",
+            mode=None if rules.copy_fallback else "mount",  # None: a copy where no mount
             limits=rules.limits(),
         )
+    except MountError as exc:
+        raise ToolError(
+            "unsupported",
+            f"cannot run commands here: {exc}; the policy does not allow a copy"
+            " ([commands] copy_fallback)",
+        ) from None
     except OSError as exc:
         if getattr(exc, "errno", None) is None:  # the sandbox or the mount cannot run here
             raise ToolError("unsupported", f"cannot run commands here: {exc}") from None

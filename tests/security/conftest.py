@@ -17,7 +17,7 @@ import pytest
 from security_bench import HOST_PATH, SYSTEM_PYTHON, USER_UID, Box, UserSetup, missing
 
 from agentfs import fsck
-from agentfs.mount import sandbox
+from agentfs.mount.identity import SANDBOX_IDS
 
 
 @pytest.fixture(scope="session")
@@ -102,7 +102,7 @@ def box(
     if identity == "root":
         if os.geteuid() != 0:
             pytest.skip("the 'root' variant is agentfs run by root")
-        made = Box("root", tmp_path_factory.mktemp("root"), 0, sandbox.NOBODY[0], None)
+        made = Box("root", tmp_path_factory.mktemp("root"), 0, SANDBOX_IDS[0], None)
     elif os.geteuid() != 0:  # the tests already run as an unprivileged user: that user
         uid = os.geteuid()
         made = Box("user", tmp_path_factory.mktemp("user"), uid, uid, None)
