@@ -16,9 +16,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from agentfs.mount.exec import MountError
+from agentfs.mount.sandbox import NAME as ENV_NAME
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
 from agentfs.tools.spec import ToolInput, ToolOutput, tool
@@ -34,7 +35,17 @@ class ExecuteCommandInput(ToolInput):
     timeout_ms: int = Field(
         10_000, ge=1, le=3_600_000, description="kill the command and all it started after this"
     )
-    env: dict[str, str] | None = Field(None, description="extra environment variables")
+    env: dict[str, str] | None = Field(
+        None, description="extra environment variables (names: letters, digits and _)"
+    )
+
+    @field_validator("env")
+    @classmethod
+    def _names(cls, env: dict[str, str] | None) -> dict[str, str] | None:
+        bad = [key for key in env or {} if not ENV_NAME.fullmatch(key)]
+        if bad:
+            raise ValueError(f"not an environment variable's name: {bad[0]!r}")
+        return env
     max_output_kb: int = Field(
         64, ge=1, le=10_240, description="keep at most this much of stdout and of stderr"
     )

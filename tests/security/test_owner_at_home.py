@@ -1,7 +1,7 @@
 """A workspace is its owner's, through the mount as through the API, for root and for a
 normal user alike (``box``): real programs (git, python, the shell's file commands) run in
-the mount as that user, unsandboxed and sandboxed, and everything they make is recorded as
-the owner's. Before migration 13 a normal user could not write their own workspace at all."""
+the mount (or a copy) as that user, unsandboxed and sandboxed, and everything they make is
+recorded as the owner's. Before migration 13 a normal user could not write their own workspace at all."""
 
 from __future__ import annotations
 
@@ -24,9 +24,12 @@ stat -c '%u' . app.py build build/sub/out.txt
 """
 
 
-@pytest.mark.parametrize("sandboxed", [False, True], ids=["mount", "sandbox"])
-def test_the_owner_works_in_the_mount_with_real_programs(box: Box, sandboxed: bool) -> None:
-    r = box.run(WORK, sandbox=sandboxed, timeout=120)
+@pytest.mark.parametrize("mode", ["mount", "copy"])
+@pytest.mark.parametrize("sandboxed", [False, True], ids=["plain", "sandbox"])
+def test_the_owner_works_in_the_workspace_with_real_programs(
+    box: Box, sandboxed: bool, mode: str
+) -> None:
+    r = box.run(WORK, sandbox=sandboxed, timeout=120, mode=mode)
     assert r.exit_code == 0, shown(r)
     commits, *owners = r.stdout.split()
     inside = 1000 if sandboxed else box.owner_uid  # the sandbox's user is uid 1000 inside

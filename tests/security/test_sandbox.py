@@ -603,3 +603,112 @@ def test_no_bubblewrap_means_no_run(
         monkeypatch.undo()
         sandbox._probe.cache_clear()
     assert sandbox.unavailable() is None
+
+
+# --- 17. through the command's own variables, the copy, the sockets, the bits ---------------
+
+
+def test_the_callers_variables_never_reach_the_program_that_sets_the_limits(box: Box) -> None:
+    """``env`` is the agent's: were it given to the program that sets the limits,
+    ``LD_PRELOAD`` or ``LD_AUDIT`` would run the agent's code before them. The loader's
+    trace (``LD_DEBUG``) shows which programs a variable reached: the command, not prlimit."""
+    r = box.run(["true"], env={"LD_DEBUG": "files"})
+    assert r.exit_code == 0, shown(r)
+    assert "true" in r.stderr and "prlimit" not in r.stderr, shown(r)
+    with pytest.raises((ValueError, AssertionError), match="name"):
+        box.run(["true"], env={"A=B": "x"})  # env would take it for an assignment
+
+
+@pytest.mark.parametrize("mode", ["mount", "copy"])
+def test_nothing_of_the_sandbox_is_alive_when_a_timeout_returns(box: Box, mode: str) -> None:
+    """After a timeout, ``run`` returns only once every process of the sandbox is gone (a
+    copy is read back by root: nothing may still be changing it), and says -9."""
+    seconds = f"100.{secrets.randbelow(10**6):06d}"
+    many = " ".join(f"sleep {seconds} &" for _ in range(12))
+    r = box.run(f"{many} setsid sleep {seconds} & sleep {seconds}", timeout=1, mode=mode)
+    assert r.timed_out and r.exit_code == -9, shown(r)
+    assert host_processes(seconds) == [], f"alive after the return\n{shown(r)}"
+
+
+@pytest.mark.parametrize("mode", ["mount", "copy"])
+def test_a_copy_is_as_closed_as_a_mount(box: Box, mode: str) -> None:
+    """The same walls whichever way the workspace reaches the command: no capabilities, no
+    host environment, the owner's files writable, no host account."""
+    r = box.run(
+        "grep CapEff /proc/self/status; env; echo x > made.txt && echo WROTE;"
+        " cat /etc/shadow 2>/dev/null && echo SHADOW",
+        writes={"/owners.txt": "o"},
+        host_env={"AGENTFS_TEST_TOKEN": "leak-me"},
+        mode=mode,
+    )
+    assert "CapEff:\t0000000000000000" in r.stdout and "WROTE" in r.stdout, shown(r)
+    assert "leak-me" not in r.stdout and "SHADOW" not in r.stdout, shown(r)
+    with box.workspace() as ws:
+        assert ws.stat("/made.txt").st_uid == box.owner_uid
+
+
+SOCKETS = """
+import errno, socket
+for name in ("AF_VSOCK", "AF_ALG", "AF_PACKET", "AF_KEY", "AF_BLUETOOTH"):
+    family = getattr(socket, name, None)
+    if family is None:
+        continue
+    try:
+        socket.socket(family, socket.SOCK_DGRAM if name != "AF_ALG" else socket.SOCK_SEQPACKET)
+        print("OPENED", name)
+    except OSError as e:
+        print("refused", name, errno.errorcode[e.errno])
+for name in ("AF_UNIX", "AF_INET", "AF_INET6"):
+    socket.socket(getattr(socket, name), socket.SOCK_STREAM).close()
+    print("usable", name)
+try:
+    socket.socketpair(socket.AF_INET)
+    print("OPENED pair")
+except OSError as e:
+    print("refused pair", errno.errorcode[e.errno])
+"""
+
+
+def test_only_unix_ip_and_netlink_sockets(box: Box) -> None:
+    """``AF_VSOCK`` reaches the hypervisor whatever the network namespace, ``AF_ALG`` the
+    kernel's crypto: refused, with the families programs use left open."""
+    r = box.run(["python3", "-c", SOCKETS])
+    assert "OPENED" not in r.stdout, shown(r)
+    assert r.stdout.count("usable") == 3 and "refused AF_VSOCK EAFNOSUPPORT" in r.stdout, shown(r)
+
+
+def test_no_setuid_program_can_be_made_for_the_owner(box: Box) -> None:
+    """Where the command's files are stored as another user's (root's, in root's
+    workspace), a setuid or setgid bit it sets is not stored, so no later mount or copy
+    holds a setuid program of root's that the agent wrote. A directory's setgid bit stays.
+    (A normal user's command is that user: its setuid program gives nobody more.)"""
+    r = box.run(
+        "cp /bin/true t && chmod 6755 t && mkdir d && chmod 2775 d && stat -c '%a' t d",
+        writes={"/owners.txt": "o"},
+    )
+    bits = 0o755 if box.owner_uid != box.sandbox_uid else 0o6755
+    assert r.stdout.split() == [f"{bits:o}", "2775"], shown(r)
+    with box.workspace() as ws:
+        assert ws.stat("/t").st_mode & 0o7777 == bits
+        assert ws.stat("/d").st_mode & 0o7777 == 0o2775
+
+
+def test_other_processes_memory_and_descriptors_are_out_of_reach(box: Box) -> None:
+    """Besides ptrace and process_vm_*: no ``pidfd_getfd`` (another process's descriptors),
+    ``kcmp`` or ``process_madvise``."""
+    probe = (
+        "import ctypes, errno, os, sys\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "numbers = {'pidfd_getfd': 438, 'process_madvise': 440, 'kcmp': 312}\n"
+        "pidfd = os.pidfd_open(os.getppid())\n"
+        "for name, number in numbers.items():\n"
+        "    ctypes.set_errno(0)\n"
+        "    result = libc.syscall(number, pidfd, 0, 0, 0, 0)\n"
+        "    print(name, result, errno.errorcode.get(ctypes.get_errno(), 'none'))\n"
+    )
+    if os.uname().machine != "x86_64":
+        pytest.skip("the probe numbers x86-64's system calls")
+    r = box.run(["python3", "-c", probe])
+    lines = r.stdout.split("\n")
+    assert all(line.endswith("-1 EPERM") for line in lines if line), shown(r)
+    assert len([line for line in lines if line]) == 3, shown(r)
