@@ -46,6 +46,7 @@ class ExecuteCommandInput(ToolInput):
         if bad:
             raise ValueError(f"not an environment variable's name: {bad[0]!r}")
         return env
+
     max_output_kb: int = Field(
         64, ge=1, le=10_240, description="keep at most this much of stdout and of stderr"
     )
@@ -54,7 +55,10 @@ class ExecuteCommandInput(ToolInput):
 class ExecuteCommandOutput(ToolOutput):
     stdout: str
     stderr: str
-    exit_code: int = Field(description="the command's exit status; negative: killed by a signal")
+    exit_code: int = Field(
+        description="the command's exit status; -9 when its timeout killed it; negative (or,"
+        " sandboxed, 128 + N) when a signal N killed it"
+    )
     duration_ms: int
     timed_out: bool
     aborted: bool
