@@ -52,6 +52,7 @@ START_TIMEOUT = 30.0
 )
 @click.option("--swap-ids", hidden=True, help="UID:GID=UID:GID: owner shown as (sandbox).")
 @click.option("--source", hidden=True, help="The mount table's source (sandbox).")
+@click.option("--write-budget", hidden=True, type=click.IntRange(0), help="Bytes (sandbox).")
 def mount(
     workspace: Path | None,
     mountpoint: Path | None,
@@ -63,6 +64,7 @@ def mount(
     no_xattr: bool,
     swap_ids: str | None,
     source: str | None,
+    write_budget: int | None,
 ) -> None:
     """Mount WS on DIR so any program sees it as a directory tree; with no arguments, list
     the active mounts.
@@ -94,6 +96,7 @@ def mount(
         args += ["--no-xattr"] if no_xattr else []
         args += ["--swap-ids", swap_ids] if swap_ids else []
         args += ["--source", source] if source else []
+        args += ["--write-budget", str(write_budget)] if write_budget is not None else []
         _start_in_background(target, args)
         return
     ws = workspace_for_command(workspace, readonly=read_only)
@@ -109,6 +112,7 @@ def mount(
         timeout=cache_timeout,
         xattrs=not no_xattr,
         ids=_swap(swap_ids),
+        write_budget=write_budget,
         source=source,
     )
 

@@ -53,16 +53,20 @@ def serve(
     timeout: float = 1.0,
     xattrs: bool = True,
     ids: IdSwap = NO_SWAP,
+    write_budget: int | None = None,
     source: str | None = None,
     ready: Callable[[], None] | None = None,
 ) -> None:
     """Mount ``fs`` (its directory ``root``) on ``mountpoint`` and answer requests until
     unmounted or signalled; ``ready`` is called once the mount is in place. ``xattrs=False``
     answers extended-attribute requests ENOSYS, after which the kernel sends none. ``ids``
-    exchanges the owner's ids with a sandboxed command's; ``source`` is what the mount table
+    exchanges the owner's ids with a sandboxed command's, ``write_budget`` bounds what it
+    may write (``WorkspaceOperations``); ``source`` is what the mount table
     names as its source (default: the workspace file's path; a sandbox's mount says less, as
     its mount table is readable inside)."""
-    ops = WorkspaceOperations(fs, root=root, timeout=timeout, xattrs=xattrs, ids=ids)
+    ops = WorkspaceOperations(
+        fs, root=root, timeout=timeout, xattrs=xattrs, ids=ids, write_budget=write_budget
+    )
     options = set(pyfuse3.default_options)
     fsname = os.path.abspath(fs.conn.filename) if source is None else source
     # libfuse splits options at commas: escaped, a path cannot add an option of its own

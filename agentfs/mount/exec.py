@@ -195,6 +195,7 @@ def _sandbox_mount(options: RunOptions) -> list[str]:
         return []
     uid, gid = host_identity()
     args = ["--source", SANDBOX_SOURCE]
+    args += ["--write-budget", str(options.limits.write_mb * 1024 * 1024)]
     if switches_user():
         args.append("--allow-other")
     if options.owner is not None and options.owner != (uid, gid):

@@ -143,6 +143,9 @@ class WorkspaceOperations(pyfuse3.Operations):
             EOPNOTSUPP): its ``getxattr("security.capability")`` before each ``write(2)``
             stops with it.
         ids: the owner's ids exchanged with a sandboxed command's (``agentfs.mount.owners``).
+        write_budget: the bytes that may still be written through the mount (None: no
+            bound); a write past it fails with ENOSPC. A sandboxed command's mount has one,
+            so that no number of files, each within its size limit, fills the host's disk.
     """
 
     supports_dot_lookup = False
@@ -156,10 +159,12 @@ class WorkspaceOperations(pyfuse3.Operations):
         timeout: float = 1.0,
         xattrs: bool = True,
         ids: IdSwap = NO_SWAP,
+        write_budget: int | None = None,
     ) -> None:
         super().__init__()
         self.fs = fs
         self.ids = ids
+        self.write_budget = write_budget
         self.by = ByInode(fs)
         self.files = OpenFiles(fs)
         #: What the kernel was told, to take back what other processes change.
@@ -507,6 +512,10 @@ class WorkspaceOperations(pyfuse3.Operations):
 
     @_changes
     async def write(self, fh: int, off: int, buf: bytes) -> int:
+        if self.write_budget is not None:
+            if len(buf) > self.write_budget:
+                raise OSError(errno.ENOSPC, "the command's write budget is spent")
+            self.write_budget -= len(buf)
         return self.files.write(fh, off, buf)
 
     @_errors

@@ -115,6 +115,9 @@ class Limits:
     cpu_seconds: int = 3600
     #: The size of the private /tmp and /dev/shm (memory-backed).
     tmp_mb: int = 1024
+    #: What the command may write into the workspace in all (its mount refuses more with
+    #: ENOSPC), so that many files, each within ``file_size_mb``, cannot fill the disk.
+    write_mb: int = 8192
 
     def prlimit(self, prlimit: str) -> list[str]:
         """The ``prlimit`` command line that sets these (hard and soft, no core dumps)."""

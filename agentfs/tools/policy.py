@@ -148,6 +148,11 @@ class CommandPolicy(BaseModel):
         SandboxLimits.cpu_seconds, ge=1, description="CPU seconds of each process"
     )
     tmp_mb: int = Field(SandboxLimits.tmp_mb, ge=1, description="the size of the private /tmp, MiB")
+    write_mb: int = Field(
+        SandboxLimits.write_mb,
+        ge=1,
+        description="what a command may write into the workspace in all, MiB",
+    )
 
     @field_validator("deny")
     @classmethod

@@ -1,7 +1,8 @@
 """A workspace is its owner's, through the mount as through the API, for root and for a
 normal user alike (``box``): real programs (git, python, the shell's file commands) run in
 the mount (or a copy) as that user, unsandboxed and sandboxed, and everything they make is
-recorded as the owner's. Before migration 13 a normal user could not write their own workspace at all."""
+recorded as the owner's. Before migration 13 a normal user could not write their own
+workspace at all."""
 
 from __future__ import annotations
 

@@ -712,3 +712,16 @@ def test_other_processes_memory_and_descriptors_are_out_of_reach(box: Box) -> No
     lines = r.stdout.split("\n")
     assert all(line.endswith("-1 EPERM") for line in lines if line), shown(r)
     assert len([line for line in lines if line]) == 3, shown(r)
+
+
+def test_many_files_each_within_its_limit_cannot_fill_the_disk(box: Box) -> None:
+    """``file_size_mb`` bounds one file; the mount's write budget (``write_mb``) bounds them
+    all: past it, writes fail with ENOSPC, and the workspace holds what fit."""
+    r = box.run(
+        "for i in 1 2 3 4 5 6 7 8; do head -c 1048576 /dev/zero > f$i || echo FULL $i; done",
+        limits=Limits(write_mb=3, file_size_mb=64),
+    )
+    assert "FULL" in r.stdout and "No space left on device" in r.stderr, shown(r)
+    with box.workspace() as ws:
+        written = sum(ws.stat(f"/f{i}").st_size for i in range(1, 9) if ws.exists(f"/f{i}"))
+    assert 2 * MIB <= written <= 3 * MIB, shown(r)
