@@ -75,35 +75,47 @@ def _wait_for(command: int, waited: set[signal.Signals]) -> int | None:
 
 
 def _kill_all_below(me: int) -> None:
-    """SIGKILL every descendant and reap them, until none is left (a process that forks
-    while this runs is found on the next pass; the killed ones' children come to us). Each
-    is held by a pidfd before it is killed, and killed only if it is still below us: a pid
-    reused by an unrelated process meanwhile is never signalled."""
+    """Stop every descendant, then kill them all and reap them, until none is left. Stopped
+    first, so that none acts on another's death (a shell running its next command when its
+    child is killed); a process forked meanwhile is found on the next pass, and the killed
+    ones' children come to us. Each is held by a pidfd, and signalled only if it is still
+    below us once held: a pid reused by an unrelated process meanwhile is never touched."""
     while True:
-        found = _descendants(me)
-        if not found:
-            return
-        held = {}
-        for pid in found:
-            with contextlib.suppress(ProcessLookupError):
-                held[pid] = os.pidfd_open(pid)
+        held: dict[int, int] = {}
         try:
-            still = _descendants(me)
-            for pid, pidfd in held.items():
-                if pid in still:
+            while found := _descendants(me) - held.keys():
+                for pid in found:
                     with contextlib.suppress(ProcessLookupError):
-                        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+                        held[pid] = os.pidfd_open(pid)
+                still = _descendants(me)
+                for pid in found & held.keys():
+                    if pid in still:
+                        _signal(held[pid], signal.SIGSTOP)
+            if not held:
+                return
+            for pidfd in held.values():
+                _signal(pidfd, signal.SIGKILL)
         finally:
             for pidfd in held.values():
                 os.close(pidfd)
-        deadline = time.monotonic() + 1
-        while time.monotonic() < deadline:
-            try:
-                pid, _status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                time.sleep(0.005)
+        _reap_for(1.0)
+
+
+def _signal(pidfd: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        signal.pidfd_send_signal(pidfd, sig)
+
+
+def _reap_for(seconds: float) -> None:
+    """Reap what has ended, for up to ``seconds`` or until no child is left."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            pid, _status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.005)
 
 
 def _descendants(root: int) -> set[int]:

@@ -49,7 +49,7 @@ def test_no_capabilities_and_never_host_root(box: Box) -> None:
     started = box.start(
         "grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):' /proc/self/status;"
         " echo ids $(id -u) $(id -g);"
-        f" touch made.txt; exec python3 -c 'import time; time.sleep(2)' {marker}"
+        f" touch made.txt; exec python3 -c 'import time; time.sleep(1)' {marker}"
     )
     seen: list[int] = []
     while not seen and started.running():
@@ -356,7 +356,7 @@ def test_fork_bomb_is_bounded_and_cleaned_up(box: Box) -> None:
     marker = _marker()
     began = time.monotonic()
     bomb = f"exec python3 -c {shlex.quote(FORK_BOMB)} {marker}"  # only the bomb has marker alone
-    started = box.start(bomb, limits=Limits(processes=64), timeout=3)
+    started = box.start(bomb, limits=Limits(processes=64), timeout=2)
     most = 0
     while started.running():
         most = max(most, len(host_processes(marker)))
