@@ -5,12 +5,13 @@ for a sandboxed command), interleaved, ``--runs`` times each:
 
   * agentfs: ``run_in_directory(..., sandbox=True)``, everything a sandboxed command pays to
     start: the bubblewrap command line built, the seccomp program and ``passwd``/``group``
-    handed over in memory files, the switch to the sandbox's user (nobody, when run as root),
+    handed over in memory files, the switch to the sandbox's user (its own, when run as root),
     the user namespace with no further namespaces, capabilities dropped, the filter loaded,
-    ``prlimit`` setting the limits, then the command;
+    ``prlimit`` setting the limits, the namespace's PID 1 held by a pidfd, then the command;
   * bwrap: the same bubblewrap binds (the same system directories, ``/etc`` files, ``/proc``,
     ``/dev``, ``/tmp`` and the mount at ``/workspace``), started directly by the same user,
-    without the seccomp filter, the limits, the capability drop or ``--disable-userns``.
+    without the seccomp filter, the limits, the capability drop, ``--disable-userns`` or the
+    info pipe.
 
 Target (the sandbox issue): agentfs <= 1.5x bwrap, medians. A last row times ``ws.run(true,
 sandbox=True)`` end to end (snapshot, mount, run, unmount) for scale; it is not judged.
@@ -32,12 +33,14 @@ from pathlib import Path
 
 import agentfs
 from agentfs.mount.exec import RunOptions, run_in_directory
-from agentfs.mount.sandbox import Limits, Sandbox, host_identity, unavailable
+from agentfs.mount.identity import host_identity
+from agentfs.mount.sandbox import Limits, Sandbox, unavailable
 
 TARGET = 1.5
 AGENTFS = [sys.executable, "-m", "agentfs.cli"]
 #: Options of ours that plain bubblewrap goes without, and how many values each takes.
 HARDENING = {"--seccomp": 1, "--disable-userns": 0, "--cap-drop": 1, "--unshare-user": 0}
+HARDENING |= {"--info-fd": 1}
 HARDENING |= {"--uid": 1, "--gid": 1}
 
 
