@@ -117,23 +117,9 @@ class Box:
     def db(self) -> Path:
         return self.dir / "ws.db"
 
-    def run(
-        self,
-        command: str | Sequence[str],
-        *,
-        writes: Mapping[str, str] | None = None,
-        symlinks: Mapping[str, str] | None = None,
-        host_env: Mapping[str, str] | None = None,
-        limits: sandbox.Limits | None = None,
-        **options: Any,
-    ) -> CommandResult:
-        """``ws.run(command, sandbox=True, mode="mount", **options)`` as this identity, after
-        ``writes`` and ``symlinks`` (path: target) through the API; ``host_env`` is added to
-        the environment of the process that runs agentfs."""
-        started = self.start(
-            command, writes=writes, symlinks=symlinks, host_env=host_env, limits=limits, **options
-        )
-        return started.wait()
+    def run(self, command: str | Sequence[str], **arguments: Any) -> CommandResult:
+        """``start(command, **arguments)``, waited for."""
+        return self.start(command, **arguments).wait()
 
     def start(
         self,
@@ -145,7 +131,9 @@ class Box:
         limits: sandbox.Limits | None = None,
         **options: Any,
     ) -> Started:
-        """``run``, returning at once."""
+        """``ws.run(command, sandbox=True, mode="mount", **options)`` as this identity, after
+        ``writes`` and ``symlinks`` (path: target) through the API; ``host_env`` is added to
+        the environment of the process that runs agentfs. Returns at once."""
         request = {
             "db": str(self.db),
             "writes": dict(writes or {}),
