@@ -23,7 +23,7 @@ from agentfs.core.inodes import S_IFMT, S_IFREG
 from agentfs.mount import hosttree
 from agentfs.mount.copyback import copy_back
 from agentfs.mount.exec import CommandResult, RunOptions, run_in_directory
-from agentfs.mount.identity import hand_over, switches_user
+from agentfs.mount.identity import host_identity, switches_user
 from agentfs.mount.sandbox import scratch_parent
 
 #: Where the copy goes by preference: a memory filesystem, where making a file costs a few
@@ -74,10 +74,11 @@ def _hand_over(scratch: Path) -> None:
     ``nosuid``.)"""
     if not switches_user():
         return
+    uid, gid = host_identity()  # once, not a system call per file
     for top, dirs, files in os.walk(scratch):
         for name in dirs + files:
-            hand_over(Path(top, name))
-    hand_over(scratch)  # last: until now only root could reach what was being handed over
+            os.lchown(os.path.join(top, name), uid, gid)
+    os.lchown(scratch, uid, gid)  # last: until now only root could reach what was handed over
 
 
 def _copy_parent(fs: FileSystem) -> str | None:
