@@ -71,8 +71,9 @@ def checks() -> list[Check]:
 
 
 def _cgroups() -> Check:
-    """cgroups are reported, not used: the limits are each process's resource limits, which
-    work for every user on every host (a cgroup needs root or a delegated subtree)."""
+    """cgroups are reported, not used yet: the limits are each process's resource limits,
+    which work for every user on every host; memory summed over a command's processes is
+    what only a cgroup would bound (docs/security.md, "Not holding yet")."""
     if os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
         kind = "cgroup v2"
     elif os.path.isdir("/sys/fs/cgroup/pids"):
@@ -82,6 +83,6 @@ def _cgroups() -> Check:
     return Check(
         "cgroups",
         None,
-        f"{kind}; not needed: the sandbox's limits are per-process resource limits",
+        f"{kind}; not used: the limits are per process, memory summed over them is unbounded",
         "",
     )
