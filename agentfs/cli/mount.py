@@ -234,6 +234,8 @@ def exec_command(
     )
     if result.timed_out:
         click.echo(f"agentfs: killed after {timeout:g} s", err=True)
+    if result.out_of_memory:
+        click.echo("agentfs: a process was killed at the sandbox's memory limit", err=True)
     raise SystemExit(result.exit_code if result.exit_code >= 0 else 128 - result.exit_code)
 
 
@@ -241,8 +243,8 @@ def exec_command(
 @json_option
 def doctor(as_json: bool) -> None:
     """Say what this host lets agentfs do: the mount, each part of the sandbox, and what a
-    missing part disables (nothing runs unsandboxed in its place). Exits 1 when a part is
-    missing.
+    missing part disables (nothing runs unsandboxed in its place). Exits 1 when a part
+    something needs is missing (not for the memory cgroup, which only adds a bound).
 
     \b
     Example:
@@ -253,7 +255,7 @@ def doctor(as_json: bool) -> None:
 
     found = checks()
     render([c.as_dict() for c in found], as_json, lambda _rows: _doctor_lines(found))
-    if not all(c.ok for c in found):
+    if not all(c.ok for c in found if c.needed):
         raise SystemExit(1)
 
 
@@ -261,7 +263,8 @@ def _doctor_lines(found: list[Check]) -> list[str]:
     width = max(len(c.name) for c in found)
     lines = []
     for c in found:
-        lines.append(f"{'ok' if c.ok else 'NO':<3} {c.name:<{width}}  {c.detail}")
+        mark = "ok" if c.ok else "NO" if c.needed else "--"
+        lines.append(f"{mark:<3} {c.name:<{width}}  {c.detail}")
         if not c.ok:
             lines.append(f"    {'':<{width}}  missing: {c.problem}")
             lines.append(f"    {'':<{width}}  so: {c.disables}")

@@ -7,10 +7,9 @@ closed (docs/security.md). This only says ahead of time what they would find.
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass
 
-from agentfs.mount import identity, sandbox
+from agentfs.mount import cgroup, identity, sandbox
 from agentfs.mount.exec import fuse_available
 
 #: What a missing sandbox part disables.
@@ -27,6 +26,8 @@ class Check:
     problem: str | None
     detail: str
     disables: str
+    #: Does anything refuse to run without it (else it only makes something stronger)?
+    needed: bool = True
 
     @property
     def ok(self) -> bool:
@@ -71,18 +72,15 @@ def checks() -> list[Check]:
 
 
 def _cgroups() -> Check:
-    """cgroups are reported, not used yet: the limits are each process's resource limits,
-    which work for every user on every host; memory summed over a command's processes is
-    what only a cgroup would bound (docs/security.md, "Not holding yet")."""
-    if os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
-        kind = "cgroup v2"
-    elif os.path.isdir("/sys/fs/cgroup/pids"):
-        kind = "cgroup v1"
-    else:
-        kind = "no cgroups"
+    """A memory cgroup is the one part a sandbox runs without (each process's limits still
+    hold), so its absence is reported but is no failure."""
+    problem = cgroup.unavailable()
+    place = cgroup.find()
+    where = f" ({place.describe()})" if isinstance(place, cgroup.Place) else ""
     return Check(
-        "cgroups",
-        None,
-        f"{kind}; not used: the limits are per process, memory summed over them is unbounded",
-        "",
+        "memory cgroup",
+        problem,
+        f"memory of all of a command's processes together, shared memory included{where}",
+        "only each process's own memory is bounded (docs/security.md: Memory in all)",
+        needed=False,
     )

@@ -80,6 +80,9 @@ class CommandResult:
     mode: Mode = "mount"
     conflicts: tuple[str, ...] = ()
     skipped: tuple[str, ...] = ()
+    #: The kernel killed a process of the command: all of them together reached the
+    #: sandbox's memory limit (``Limits.memory_mb``, where a memory cgroup bounds it).
+    out_of_memory: bool = False
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -250,6 +253,8 @@ class _Guard(Protocol):
 
     def stop(self) -> None: ...
 
+    def out_of_memory(self) -> bool: ...
+
 
 def _run(
     argv: list[str], start: Mapping[str, Any], guard: _Guard, options: RunOptions
@@ -270,7 +275,12 @@ def _run(
         start_new_session=capture,
     )
     readers = [_Capped(stream, options.max_output) for stream in (proc.stdout, proc.stderr)]
-    guard.started(proc)
+    try:
+        guard.started(proc)
+    except BaseException:
+        guard.stop()
+        proc.wait()
+        raise
     timed_out = aborted = False
     try:
         proc.wait(timeout=options.timeout)
@@ -292,6 +302,7 @@ def _run(
         aborted=aborted,
         stdout_truncated=out[1],
         stderr_truncated=err[1],
+        out_of_memory=guard.out_of_memory(),
     )
 
 
@@ -306,6 +317,10 @@ class _Reaped:
 
     def started(self, proc: subprocess.Popen) -> None:
         self.proc = proc
+
+    def out_of_memory(self) -> bool:
+        """Unsandboxed, nothing but the host bounds the command's memory."""
+        return False
 
     def stop(self) -> None:
         proc = self.proc

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agentfs.mount import seccomp
+from agentfs.mount import cgroup, seccomp
 from agentfs.mount.identity import as_sandbox_user, switches_user, system_tool
 
 #: Where the workspace is inside.
@@ -98,9 +98,11 @@ class Limits:
     when it says nothing). Each is a hard resource limit of every process the command
     starts, so none can raise it again."""
 
-    #: Private writable memory of each process (RLIMIT_DATA: heaps and private anonymous
-    #: maps; what runtimes merely reserve, as V8 and Go do, does not count, nor does shared
-    #: memory: see docs/security.md).
+    #: Memory: of all the command's processes together, shared memory and ``/tmp``
+    #: included, where this host lets agentfs make a memory cgroup
+    #: (``agentfs.mount.cgroup``); and in any case each process's private writable memory
+    #: (RLIMIT_DATA: heaps and private anonymous maps; what runtimes merely reserve, as V8
+    #: and Go do, does not count).
     memory_mb: int = 4096
     #: Processes and threads the command may have at once (RLIMIT_NPROC, counted in its
     #: own user namespace).
@@ -143,8 +145,9 @@ NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 class Sandbox:
     """One sandboxed run: bubblewrap's command line (``argv``, followed by the command's),
-    the files it reads (the seccomp program, ``passwd``, ``group``), and the pipe on which it
-    names its PID 1. A context manager: it closes them all."""
+    the files it reads (the seccomp program, ``passwd``, ``group``), the pipe on which it
+    names its PID 1, and the memory cgroup that PID 1 waits to be moved into (where this
+    host has one). A context manager: it closes them all."""
 
     def __init__(
         self,
@@ -164,7 +167,10 @@ class Sandbox:
         self.fds: list[int] = []
         self._info: int | None = None  # the read end of bubblewrap's info pipe
         self._pid1: int | None = None  # a pidfd of the namespace's PID 1
+        self._release: int | None = None  # what PID 1 waits on: the write end of its block fd
+        self.cgroup: cgroup.MemoryCgroup | None = None
         try:
+            self.cgroup = _cgroup(limits)
             self.argv = self._argv(directory, cwd, network, limits, terminal)
         except BaseException:
             self.close()
@@ -177,11 +183,14 @@ class Sandbox:
         self.close()
 
     def close(self) -> None:
-        for fd in (*self.fds, self._info, self._pid1):
+        for fd in (*self.fds, self._info, self._pid1, self._release):
             if fd is not None:
                 os.close(fd)
         self.fds.clear()
-        self._info = self._pid1 = None
+        self._info = self._pid1 = self._release = None
+        if self.cgroup is not None:
+            self.cgroup.close()
+            self.cgroup = None
 
     def _data(self, name: str, content: bytes) -> str:
         """A memory file bubblewrap reads ``content`` from, as its descriptor number."""
@@ -225,6 +234,10 @@ class Sandbox:
         self._info, info_w = os.pipe()
         self.fds.append(info_w)
         args += ["--info-fd", str(info_w)]
+        if self.cgroup is not None:
+            block, self._release = os.pipe()
+            self.fds.append(block)
+            args += ["--block-fd", str(block)]
         fixed = {"PATH": SANDBOX_PATH, "HOME": WORKSPACE, "USER": "agent"}
         fixed |= {"LOGNAME": "agent", "LANG": "C.UTF-8"}
         if terminal and "TERM" in os.environ:
@@ -252,7 +265,8 @@ class Sandbox:
     def started(self, _bwrap: subprocess.Popen) -> None:
         """bubblewrap is running: close our copies of what it was handed, and hold its PID 1
         (by a pidfd, so that no later process can be mistaken for it), which it names on its
-        info pipe as soon as it exists (nothing, if it failed before)."""
+        info pipe as soon as it exists (nothing, if it failed before). With a cgroup, PID 1
+        is moved into it, then let go on to start the command."""
         for fd in self.fds:
             os.close(fd)
         self.fds.clear()
@@ -260,6 +274,23 @@ class Sandbox:
         if pid is not None:
             with contextlib.suppress(ProcessLookupError):
                 self._pid1 = os.pidfd_open(pid)
+        if self._release is None:
+            return
+        release, self._release = self._release, None
+        try:
+            if pid is not None and self.cgroup is not None:
+                self.cgroup.adopt(pid)
+                os.write(release, b"x")
+        except OSError as exc:
+            self.stop()  # PID 1 dies waiting: the command never runs outside its cgroup
+            raise refused(f"the command cannot enter its memory cgroup ({exc})") from exc
+        finally:
+            os.close(release)
+
+    def out_of_memory(self) -> bool:
+        """Did the kernel kill a process of the command because all of them together
+        reached the memory limit?"""
+        return self.cgroup is not None and self.cgroup.oom_kills() > 0
 
     def stop(self) -> None:
         """End the command and everything in its namespace now: SIGKILL to the namespace's
@@ -277,6 +308,15 @@ class Sandbox:
             with contextlib.suppress(ValueError):
                 return int(json.loads(text)["child-pid"])
         return None
+
+
+def _cgroup(limits: Limits) -> cgroup.MemoryCgroup | None:
+    """The command's memory cgroup, where this host lets us make one; where it should but
+    fails, the sandbox is refused rather than run without."""
+    try:
+        return cgroup.make(limits.memory_mb * 1024 * 1024)
+    except OSError as exc:
+        raise refused(f"its memory cgroup cannot be made ({exc})") from exc
 
 
 def scratch_parent(preferred: str | None) -> str | None:

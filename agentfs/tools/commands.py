@@ -75,9 +75,16 @@ class ExecuteCommandOutput(ToolOutput):
     skipped: list[str] = Field(
         default_factory=list, description="'path: reason' for each change that was not copied"
     )
+    out_of_memory: bool = Field(
+        False,
+        description="a process of the command was killed: all of them together reached the"
+        " sandbox's memory limit",
+    )
 
     def text(self) -> str:
         status = "timed out" if self.timed_out else f"exit code {self.exit_code}"
+        if self.out_of_memory:
+            status += ", a process killed at the memory limit"
         how = ", in a copy" if self.mode == "copy" else ""
         parts = [
             f"$ ({status}, {self.duration_ms} ms{how}; undo: snapshot_restore {self.snapshot})"

@@ -131,7 +131,10 @@ class CommandPolicy(BaseModel):
         " changes are carried back (a copy holds every file, denied paths included)",
     )
     memory_mb: int = Field(
-        SandboxLimits.memory_mb, ge=16, description="private writable memory of each process, MiB"
+        SandboxLimits.memory_mb,
+        ge=16,
+        description="memory of all the command's processes together (where a memory cgroup"
+        " can be made) and of each alone, MiB",
     )
     processes: int = Field(
         SandboxLimits.processes,

@@ -17,6 +17,7 @@ import pytest
 from security_bench import HOST_PATH, SYSTEM_PYTHON, USER_UID, Box, UserSetup, missing
 
 from agentfs import fsck
+from agentfs.mount import cgroup
 from agentfs.mount.identity import SANDBOX_IDS
 
 
@@ -129,3 +130,31 @@ def open_dir() -> Iterator[Path]:
         yield directory
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+def memory_cgroup(box: Box) -> Iterator[dict[str, str]]:
+    """The environment in which ``box``'s agentfs makes memory cgroups: as it is for root
+    and for a normal user who runs these tests; for uid 2345 (no cgroup is its own), a
+    directory of root's cgroup delegated to it, as an operator would, named by
+    ``AGENTFS_CGROUP``. Afterwards the directory must be empty: every command's cgroup was
+    removed."""
+    place = cgroup.find()
+    if box.user is None:
+        if isinstance(place, str):
+            pytest.skip(f"no memory cgroup here: {place}")
+        yield {}
+        return
+    if isinstance(place, str):
+        pytest.skip(f"no memory cgroup to delegate: {place}")
+    if place.version != 1:
+        pytest.skip("delegating a cgroup v2 subtree needs the user's processes moved into it")
+    delegated = place.parent / f"agentfs-tests-{os.getpid()}"
+    delegated.mkdir()
+    try:
+        for entry in (delegated, *delegated.iterdir()):
+            os.chown(entry, USER_UID, USER_UID)
+        yield {cgroup.ENV: str(delegated)}
+        assert [p.name for p in delegated.iterdir() if p.is_dir()] == []
+    finally:
+        delegated.rmdir()

@@ -1,7 +1,8 @@
 """The attacker's test bench: ``Box`` runs a hostile command through ``ws.run(...,
 sandbox=True)`` as one identity, agentfs run by root or by an unprivileged user, since the
-sandbox is built differently for each (root's command runs as ``nobody`` with the owner's ids
-swapped in the mount; a user's runs as that user); and what the host shows of it afterwards.
+sandbox is built differently for each (root's command runs as a uid of its own with the
+owner's ids swapped in the mount; a user's runs as that user); and what the host shows of it
+afterwards.
 
 "root" calls ``ws.run`` in this process. "user", when the tests run as root, starts
 ``as_user.py`` as uid 2345 (``setpriv``) with an interpreter that uid can execute, in a

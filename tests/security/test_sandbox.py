@@ -21,7 +21,7 @@ from security_bench import (
 )
 
 import agentfs
-from agentfs.mount import sandbox
+from agentfs.mount import cgroup, sandbox
 from agentfs.mount.sandbox import Limits
 
 MIB = 1024 * 1024
@@ -725,3 +725,35 @@ def test_many_files_each_within_its_limit_cannot_fill_the_disk(box: Box) -> None
     with box.workspace() as ws:
         written = sum(ws.stat(f"/f{i}").st_size for i in range(1, 9) if ws.exists(f"/f{i}"))
     assert 2 * MIB <= written <= 3 * MIB, shown(r)
+
+
+# --- 18. memory in all -----------------------------------------------------------------------
+
+#: One process of 150 MB, within ``memory_mb=256`` alone; it prints "kept" if it was not killed.
+HOG = "python3 -c 'import time; b = bytearray(150 << 20); time.sleep(2); print(\"kept\")'"
+
+
+def test_memory_of_all_processes_together_is_bounded(
+    box: Box, memory_cgroup: dict[str, str]
+) -> None:
+    """Under ``memory_mb=256``, 100 MB in one process is left alone; four processes of
+    150 MB at once (each within the per-process limit) and 400 MB of shared memory in
+    ``/dev/shm`` (a 1 GB tmpfs) are stopped by the kernel at 256 MB in all, and the result
+    says so. The command's cgroup is gone afterwards."""
+    limits = Limits(memory_mb=256)
+    small = box.run(
+        "python3 -c 'print(len(bytearray(100 << 20)))'", limits=limits, host_env=memory_cgroup
+    )
+    assert small.stdout == f"{100 * MIB}\n" and not small.out_of_memory, shown(small)
+    together = box.run(
+        f"for i in 1 2 3 4; do {HOG} & done; wait", limits=limits, host_env=memory_cgroup
+    )
+    assert together.out_of_memory and together.stdout.count("kept") <= 1, shown(together)
+    shared = box.run(
+        "head -c 400M /dev/zero > /dev/shm/fill; echo $?", limits=limits, host_env=memory_cgroup
+    )
+    assert shared.out_of_memory and shared.stdout != "0\n", shown(shared)
+    if box.identity == "root":
+        place = cgroup.find()
+        assert isinstance(place, cgroup.Place)
+        assert list(place.parent.glob(f"agentfs-{os.getpid()}-*")) == []
