@@ -56,7 +56,7 @@ def run_in_copy(
         before = hosttree.scan(tree)
         hosttree.wait_for_clock(scratch / "clock", before)
         result = run_in_directory(tree, command, options)
-        back = copy_back(fs, top, tree, exported, before, hosttree.scan(tree))
+        back = copy_back(fs, top, tree, exported, before, hosttree.scan(tree, restore=False))
     finally:
         hosttree.remove(scratch)
     return replace(

@@ -192,6 +192,7 @@ def _write_file(fs: FileSystem, path: str, host: Path, st: Stat) -> bytes:
             data = fs.read(path, offset, BLOCK_BYTES, track=False)
             h.update(data)
             f.write(data)
+        f.flush()  # a write after the mode would clear a normal user's setuid bit
         os.fchmod(f.fileno(), st.st_mode & 0o7777)
     return h.digest()
 
@@ -221,38 +222,47 @@ def digest_of(host: Path) -> bytes:
     return h.digest()
 
 
-def scan(host: Path) -> Tree:
+def scan(host: Path, *, restore: bool = True) -> Tree:
     """Every entry below ``host`` (and ``host`` itself, as "") by ``lstat``; symlinks are not
-    followed. A directory the command made unreadable is opened up to be listed (the copy
-    is private); its recorded mode is the one it had."""
+    followed. A directory the command made unlistable or impassable for us (a normal user
+    is held by its modes; root is not) is opened up to be walked (the copy is private); its
+    recorded mode is the one it had, given back at the end when ``restore`` (else left
+    open, for what is read of the copy next)."""
     tree: Tree = {}
     if not os.path.isdir(host) or os.path.islink(host):
         return tree  # the command removed its working tree: everything in it is gone
+    opened: list[tuple[str, int]] = []
     stack = [""]
     while stack:
         rel = stack.pop()
         path = host / rel if rel else host
         st = os.lstat(path)
-        tree[rel] = HostEntry(
-            st.st_mode,
-            st.st_ino,
-            st.st_nlink,
-            st.st_size,
-            st.st_atime_ns,
-            st.st_mtime_ns,
-            st.st_ctime_ns,
-            st.st_rdev,
-        )
+        tree[rel] = _entry(st)
         if not statmod.S_ISDIR(st.st_mode):
             continue
-        try:
-            names = os.listdir(path)
-        except PermissionError:
+        if not os.access(path, os.R_OK | os.X_OK):
             os.chmod(path, st.st_mode | 0o500)
-            names = os.listdir(path)
-            os.chmod(path, st.st_mode & 0o7777)
-        stack.extend(f"{rel}/{name}" if rel else name for name in names)
+            opened.append((rel, statmod.S_IMODE(st.st_mode)))
+        stack.extend(f"{rel}/{name}" if rel else name for name in os.listdir(path))
+    if restore:
+        for rel, mode in reversed(opened):  # the deepest first: each is reached through the rest
+            path = host / rel if rel else host
+            os.chmod(path, mode)
+            tree[rel] = _entry(os.lstat(path))  # its ctime now
     return tree
+
+
+def _entry(st: os.stat_result) -> HostEntry:
+    return HostEntry(
+        st.st_mode,
+        st.st_ino,
+        st.st_nlink,
+        st.st_size,
+        st.st_atime_ns,
+        st.st_mtime_ns,
+        st.st_ctime_ns,
+        st.st_rdev,
+    )
 
 
 def wait_for_clock(marker: Path, tree: Tree) -> None:

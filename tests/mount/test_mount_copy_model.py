@@ -102,11 +102,20 @@ def build(host: Path, entries: list[tuple[str, str, str, int]]) -> None:
 
 
 def host_tree(host: Path) -> dict[str, os.stat_result]:
+    """Every entry below ``host`` by ``lstat``. A directory the script made impassable to a
+    normal user (root is not held by modes) is opened up to be walked, after its mode was
+    recorded: the reference is read once the script is done, and then thrown away."""
     out = {}
-    for top, dirs, names in os.walk(host):
-        for name in dirs + names:
-            path = Path(top, name)
-            out["/" + str(path.relative_to(host))] = path.lstat()
+    stack = [host]
+    while stack:
+        top = stack.pop()
+        for name in os.listdir(top):
+            path = top / name
+            st = out["/" + str(path.relative_to(host))] = path.lstat()
+            if stat.S_ISDIR(st.st_mode):
+                if not os.access(path, os.R_OK | os.X_OK):
+                    path.chmod(st.st_mode | 0o500)
+                stack.append(path)
     return out
 
 

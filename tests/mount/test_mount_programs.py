@@ -8,6 +8,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import zipfile
 from pathlib import Path
@@ -123,16 +124,16 @@ def test_venv_pip_install_and_pytest(mounted: Mounted, tmp_path: Path) -> None:
         zf.writestr("tinypkg-1.0.dist-info/RECORD", "")
     project = mounted.dir / "project"
     project.mkdir()
-    _run(
-        sys.executable,
-        "-m",
-        "venv",
-        "--without-pip",
-        "--system-site-packages",
-        ".venv",
-        cwd=project,
-    )
+    _run(sys.executable, "-m", "venv", "--without-pip", ".venv", cwd=project)
     python = project / ".venv" / "bin" / "python"
+    # pip and pytest from the packages this test runs with, wherever they are installed
+    purelib = _run(
+        python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))", cwd=project
+    )
+    ours = sysconfig.get_path("purelib")
+    Path(purelib.strip(), "tests-packages.pth").write_text(
+        f"import site; site.addsitedir({ours!r})\n"
+    )
     _run(python, "-m", "pip", "install", "--no-index", "--quiet", wheel, cwd=project)
     (project / "test_double.py").write_text(
         "import tinypkg\n\ndef test_double():\n    assert tinypkg.double(21) == 42\n"

@@ -194,12 +194,20 @@ def test_no_xattr_turns_them_off_and_changes_nothing(tmp_path: Path) -> None:
 
 def test_trusted_names_are_listed_for_root_only(tmp_path: Path, shm: Path) -> None:
     """tmpfs lists trusted. names only to a caller with CAP_SYS_ADMIN; the mount, which sees
-    a uid, to root. (Mounted with --allow-other under /dev/shm, so nobody can reach it.)"""
+    a uid, to root. (As root, mounted with --allow-other under /dev/shm, so nobody can reach
+    it; a normal user's mount, which no one else reaches, shows its owner none.)"""
     db = tmp_path / "ws.db"
     with agentfs.open(db) as ws:
         ws.write("/f", b"x", mode=0o644)
         ws.setxattr("/f", "trusted.t", b"1")
         ws.setxattr("/f", "user.u", b"2")
+    if os.geteuid() != 0:  # the owner of the mount is no root: it lists no trusted. name
+        m = start_mount(db, tmp_path / "mnt")
+        try:
+            assert os.listxattr(m.dir / "f") == ["user.u"]
+        finally:
+            m.unmount()
+        return
     shm.chmod(0o755)
     m = start_mount(db, shm / "mnt", "--allow-other")
     try:

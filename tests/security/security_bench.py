@@ -88,6 +88,14 @@ def _environment(extra: Mapping[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
+def as_user(user: UserSetup, *argv: str) -> list[str]:
+    """The command line that runs ``argv`` as uid 2345, named in a mount namespace of its own."""
+    named = ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", NAMED]
+    named += ["sh", str(user.passwd), str(user.group)]
+    drop = ["setpriv", f"--reuid={USER_UID}", f"--regid={USER_UID}", "--clear-groups", "--"]
+    return [*named, *drop, *argv]
+
+
 @dataclass
 class Started:
     """A command under way (``Box.start``): ``running()`` until ``wait()`` has its result;
@@ -173,16 +181,7 @@ class Box:
     def _start_as_user(self, request: dict[str, Any], host_env: dict[str, str]) -> Started:
         user = self.user
         assert user is not None
-        argv = ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", NAMED]
-        argv += ["sh", str(user.passwd), str(user.group)]
-        argv += [
-            "setpriv",
-            f"--reuid={USER_UID}",
-            f"--regid={USER_UID}",
-            "--clear-groups",
-            "--",
-        ]
-        argv += [str(user.python), str(AS_USER), json.dumps(request)]
+        argv = as_user(user, str(user.python), str(AS_USER), json.dumps(request))
         env = {"PATH": HOST_PATH, "HOME": str(self.dir), "LANG": "C.UTF-8", **host_env}
         process = subprocess.Popen(
             argv, env=env, cwd=self.dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE
