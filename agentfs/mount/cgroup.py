@@ -68,11 +68,14 @@ class MemoryCgroup:
     def __init__(self, place: Place, limit: int) -> None:
         self.place = place
         self.path = place.parent / f"agentfs-{os.getpid()}-{next(_serial)}"
-        self.path.mkdir(mode=0o755)
+        try:
+            self.path.mkdir(mode=0o755)
+        except FileExistsError:  # left by a killed agentfs that had our pid; its commands
+            self.path.rmdir()  # died with it (--die-with-parent), so it is empty
+            self.path.mkdir(mode=0o755)
         try:
             self._write(place.limit_file, str(limit))
-            swap = place.parent / self.path.name / place.swap_file
-            if swap.exists():  # absent where the kernel does not account swap
+            if (self.path / place.swap_file).exists():  # absent where swap is not accounted
                 self._write(place.swap_file, str(limit) if place.version == 1 else "0")
         except BaseException:
             self.close()

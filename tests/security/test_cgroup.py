@@ -76,3 +76,24 @@ def test_a_command_that_cannot_enter_its_cgroup_never_runs(tmp_path: Path) -> No
             box.started(proc)
         assert proc.wait(timeout=30) != 0
     assert not (tmp_path / "ran").exists()
+
+
+def test_a_cgroup_left_by_a_killed_process_with_our_pid_is_replaced() -> None:
+    place = cgroup.find()
+    if isinstance(place, str):
+        pytest.skip(f"no memory cgroup here: {place}")
+    first = cgroup.MemoryCgroup(place, 64 << 20)
+    first.close()
+    pid, serial = first.path.name.split("-")[1:]
+    stale = place.parent / f"agentfs-{pid}-{int(serial) + 1}"
+    stale.mkdir()  # as a killed agentfs of the same pid would have left it
+    try:
+        second = cgroup.MemoryCgroup(place, 64 << 20)
+        assert second.path == stale and (stale / place.limit_file).read_text().strip() == str(
+            64 << 20
+        )
+        second.close()
+        assert not stale.exists()
+    finally:
+        if stale.exists():
+            stale.rmdir()
