@@ -7,11 +7,12 @@ for a sandboxed command), interleaved, ``--runs`` times each:
     start: the bubblewrap command line built, the seccomp program and ``passwd``/``group``
     handed over in memory files, the switch to the sandbox's user (its own, when run as root),
     the user namespace with no further namespaces, capabilities dropped, the filter loaded,
-    ``prlimit`` setting the limits, the namespace's PID 1 held by a pidfd, then the command;
+    ``prlimit`` setting the limits, the namespace's PID 1 held by a pidfd and (where the host
+    allows one) moved into a memory cgroup made for the command, then the command;
   * bwrap: the same bubblewrap binds (the same system directories, ``/etc`` files, ``/proc``,
     ``/dev``, ``/tmp`` and the mount at ``/workspace``), started directly by the same user,
-    without the seccomp filter, the limits, the capability drop, ``--disable-userns`` or the
-    info pipe.
+    without the seccomp filter, the limits, the capability drop, ``--disable-userns``, the
+    info pipe or the cgroup.
 
 Target (the sandbox issue): agentfs <= 1.5x bwrap, medians. A last row times ``ws.run(true,
 sandbox=True)`` end to end (snapshot, mount, run, unmount) for scale; it is not judged.
@@ -40,7 +41,7 @@ TARGET = 1.5
 AGENTFS = [sys.executable, "-m", "agentfs.cli"]
 #: Options of ours that plain bubblewrap goes without, and how many values each takes.
 HARDENING = {"--seccomp": 1, "--disable-userns": 0, "--cap-drop": 1, "--unshare-user": 0}
-HARDENING |= {"--info-fd": 1}
+HARDENING |= {"--info-fd": 1, "--block-fd": 1}
 HARDENING |= {"--uid": 1, "--gid": 1}
 
 
