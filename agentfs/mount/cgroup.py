@@ -7,7 +7,7 @@ cgroup's limit is what stops it. So where this host lets agentfs make one, every
 command gets a cgroup of its own, limited to ``memory_mb`` in all (swap included); when the
 command passes it, the kernel's OOM killer ends a process of the command, and of nothing else.
 
-Where the cgroup is made (``place``): in ``$AGENTFS_CGROUP`` when the operator names a
+Where the cgroup is made (``find``): in ``$AGENTFS_CGROUP`` when the operator names a
 directory they delegated; else, on a cgroup v1 host, below this process's own memory cgroup;
 on a cgroup v2 host, below the nearest ancestor of this process's cgroup that hands the
 memory controller down. Each needs write access, which root has and a normal user only where
