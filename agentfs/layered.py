@@ -314,6 +314,14 @@ class LayeredWorkspace:
         kept as written (like ``os.path.realpath``)."""
         return self._place(path, follow=True, strict=False).real
 
+    def names(self, path: str) -> list[str]:
+        """Every path naming what ``path`` leads to: the names of the file in the layer that
+        holds it (hard links stay within a layer), or the real path of what does not exist."""
+        place = self._place(path, follow=True, strict=False)
+        if place.owner is None:
+            return [place.real]
+        return self.layers[place.owner].names(place.real)
+
     def readdir_plus(self, path: str = "/") -> list[tuple[str, Stat]]:
         """The union of the directory's entries in every merged layer, sorted by name; a name
         in several layers is the most specific layer's."""

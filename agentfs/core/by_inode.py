@@ -38,6 +38,8 @@ _NAME = (
     "SELECT parent_ino, name, (SELECT mode FROM fs_inode WHERE ino = ?1) FROM fs_dentry"
     " WHERE ino = ?1 ORDER BY id LIMIT 1"
 )
+#: Every name of ``ino``: its parent and the name, oldest first.
+_NAMES = "SELECT parent_ino, name FROM fs_dentry WHERE ino = ? ORDER BY id"
 #: The names from ``ino`` up to the root, deepest first (one name per level: a directory has
 #: one name; a hard-linked file's lowest dentry id is taken).
 _PATH = (
@@ -100,6 +102,17 @@ class ByInode:
             if is_dir(mode):
                 self.fs.dir_paths[ino] = path
             return path
+
+    def names_of(self, ino: int) -> list[str]:
+        """Every path naming ``ino`` now (a hard-linked file has several), oldest name first."""
+        with self.fs.read_transaction():
+            rows = self.conn.execute(_NAMES, (ino,)).fetchall()
+            found = []
+            for parent, name in rows:
+                parent_path = self.path_of(parent)  # type: ignore[arg-type]
+                if parent_path is not None:
+                    found.append(paths.join(parent_path, name))  # type: ignore[arg-type]
+        return found
 
     def _walk_up(self, directory: int) -> str | None:
         """The path of ``directory`` from its names up to the root (one recursive query)."""

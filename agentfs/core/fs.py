@@ -19,6 +19,7 @@ from typing import NamedTuple
 import apsw
 
 from agentfs.core import handle, paths, treeops, xattrs
+from agentfs.core.by_inode import ByInode
 from agentfs.core.changes import Changes
 from agentfs.core.chunks import Chunks
 from agentfs.core.errors import fs_error, not_found
@@ -902,6 +903,22 @@ class FileSystem:
         path = paths.normalize(path)
         with self._read():
             return self._realpath_lenient(path, [0])
+
+    def names(self, path: str) -> list[str]:
+        """Every path naming what ``path`` leads to (symlinks followed): its real path, and
+        for a file with hard links each of its other names too. What does not exist is its
+        real path alone (as ``realpath`` keeps it). A policy judges a file by all of them, so
+        that another name cannot reach what a rule denies."""
+        path = paths.normalize(path)
+        with self._read():
+            real = self._realpath_lenient(path, [0])
+            try:
+                st = self._stat(real, False)
+            except (FileNotFoundError, NotADirectoryError):
+                return [real]
+            if st.st_nlink <= 1 or is_dir(st.st_mode):
+                return [real]
+            return ByInode(self).names_of(st.st_ino)
 
     def real_dir(self, path: str) -> str:
         """The symlink-free path of the existing directory ``path`` (normalised), inside a

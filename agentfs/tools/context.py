@@ -99,15 +99,18 @@ class Context:
             return
 
     def _check(self, path: str, write: bool) -> None:
+        """The policy judges the file, not the name: ``path`` as written and every name of
+        what it leads to (its real path, and a hard-linked file's other names) must pass, so
+        neither a symlink nor another name reaches what a rule denies."""
         if not self.filters_paths:
             return
         try:
-            real = self.ws.realpath(path)
+            names = self.ws.names(path)
         except OSError as exc:
             if exc.errno != errno.ELOOP:
                 raise
-            real = path
-        glob = denied_by(self.policy.deny, path, real)
+            names = [path]
+        glob = denied_by(self.policy.deny, path, *names)
         verb = "write" if write else "read"
         if glob is not None:
             raise ToolError(
@@ -115,7 +118,7 @@ class Context:
                 f"{path}: the policy does not let {self.tool} {verb} this path (deny {glob!r});"
                 " do not retry it, work elsewhere",
             )
-        if not allowed_by(self.policy.allow, path, real):
+        if not allowed_by(self.policy.allow, path, *names):
             allowed = ", ".join(self.policy.allow)
             raise ToolError(
                 "denied",

@@ -23,10 +23,11 @@ A ``Policy`` is data (pydantic), loadable from TOML or JSON::
 
 Per-tool settings override ``defaults`` field by field (a field left out inherits). Path
 globs use the workspace's glob syntax (``**``, ``*``, ``?``, ``[...]``, ``{a,b}``) on
-absolute paths. Deny globs are matched against both the path as written and its real path
-(every symlink resolved), case-folded and NFKC-normalised, so ``..``, a symlink into the
-denied tree, or ``/SECRETS/x`` cannot slip past them; an allow list must match both paths as
-they are, so a symlink out of the allowed tree leads nowhere.
+absolute paths. Deny globs are matched against the path as written and every name of the
+file it leads to (its real path, every symlink resolved, and a hard-linked file's other
+names), case-folded and NFKC-normalised, so ``..``, a symlink or a hard link into the denied
+tree, or ``/SECRETS/x`` cannot slip past them; an allow list must match all of them as they
+are, so neither a symlink nor another name out of the allowed tree leads anywhere.
 """
 
 from __future__ import annotations

@@ -275,3 +275,66 @@ def test_commands_limits_come_from_the_policy_with_defaults_for_the_rest() -> No
     for bad in ({"processes": 0}, {"memory_mb": -1}, {"tmp_mb": "lots"}, {"cpu": 5}):
         with pytest.raises(ValueError):
             Policy.model_validate({"commands": bad})
+
+
+def test_a_denied_file_is_denied_by_every_name(project: agentfs.Workspace) -> None:
+    """A hard link is the denied file under another name: every route refuses it or leaves it
+    out, its content and that name alike, and a write through it is refused; a file with one
+    name is judged as before."""
+    project.link("/secrets/key.txt", "/src/hard.txt")
+    project.snapshots.create("before")
+    project.write("/secrets/key.txt", "hunter3\n")
+    tools = Toolset(project, policy=denying("/secrets/**"))
+    patch = "--- a/src/hard.txt\n+++ b/src/hard.txt\n@@ -1 +1 @@\n-hunter3\n+x\n"
+    refused = {
+        "read_file": {"path": "/src/hard.txt"},
+        "stat": {"path": "/src/hard.txt"},
+        "write_file": {"path": "/src/hard.txt", "content": "x", "overwrite": True},
+        "edit_file": {"path": "/src/hard.txt", "old_string": "hunter", "new_string": "x"},
+        "multi_edit": {
+            "path": "/src/hard.txt",
+            "edits": [{"old_string": "hunterX", "new_string": "x"}],
+        },
+        "delete_file": {"path": "/src/hard.txt"},
+        "move_file": {"source": "/src/hard.txt", "destination": "/src/moved.txt"},
+        "copy_file": {"source": "/src/hard.txt", "destination": "/src/copy.txt"},
+        "copy_file (its directory)": {
+            "source": "/src",
+            "destination": "/src2",
+            "recursive": True,
+        },
+        "file_history": {"path": "/src/hard.txt"},
+        "file_diff": {"path": "/src/hard.txt", "a": 1},
+        "restore_version": {"path": "/src/hard.txt", "version": 1},
+        "apply_patch": {"patch": patch},
+    }
+    for route, args in refused.items():
+        result = tools.call(route.split(" ")[0], args)
+        assert result.get("error", {}).get("code") == "denied", (route, result)
+    quiet = [
+        tools.call("ls", {"path": "/src"}),
+        tools.call("list_tree", {}),
+        tools.call("glob", {"pattern": "**/*"}),
+        tools.call("grep", {"pattern": "hunter", "output_mode": "content"}),
+        tools.call("search_files", {"pattern": "hunter", "content_search": True}),
+        tools.call("search_files", {"pattern": "hard"}),
+        tools.call("workspace_search", {"query": "hunter3"}),
+        tools.call("snapshot_diff", {"a": "before"}),
+    ]
+    shown = json.dumps(quiet)
+    assert "hunter" not in shown and "hard.txt" not in shown and "key.txt" not in shown, shown
+    several = tools.call("read_multiple_files", {"paths": ["/src/hard.txt", "/src/app.py"]})
+    assert several["files"][0]["error"]["code"] == "denied" and "hunter" not in json.dumps(several)
+    assert project.read("/secrets/key.txt") == b"hunter3\n" and not project.exists("/src2")
+    project.remove("/secrets/key.txt")  # one name left, outside the rule: allowed again
+    assert tools.call("read_file", {"path": "/src/hard.txt"})["content"].endswith("hunter3")
+
+
+def test_a_write_through_a_name_needs_every_name_allowed(project: agentfs.Workspace) -> None:
+    project.write("/other/shared.txt", "shared\n", parents=True)
+    project.link("/other/shared.txt", "/src/shared.txt")
+    tools = Toolset(project, policy=Policy(tools={"write_file": ToolPolicy(allow=["/src/**"])}))
+    args = {"path": "/src/shared.txt", "content": "changed\n", "overwrite": True}
+    assert tools.call("write_file", args)["error"]["code"] == "denied"
+    assert project.read("/other/shared.txt") == b"shared\n"
+    assert "error" not in tools.call("write_file", {"path": "/src/own.txt", "content": "x"})
