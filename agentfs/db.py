@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import functools
 import importlib.util
+import json
 import os
 import time
 from collections.abc import Callable
@@ -18,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import apsw
+
+from agentfs import credentials
 
 #: Bytes per fs_data chunk for new workspaces. 64 KiB chunks measured about 2x the write speed
 #: of the spec's default 4 KiB chunks, with 1-3 % space overhead instead of 13-34 %.
@@ -180,6 +183,8 @@ def connect(
         raise FileNotFoundError(errno.ENOENT, "no such workspace", str(path))
     if create and not readonly:
         path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            create_private(path)
     flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE
     if create and not readonly:
         flags |= apsw.SQLITE_OPEN_CREATE
@@ -200,6 +205,15 @@ def connect(
             raise OSError(errno.EINVAL, f"not a SQLite database: {exc}", str(path)) from None
         raise
     return conn
+
+
+def create_private(path: str | os.PathLike[str]) -> None:
+    """Create the empty workspace file ``path`` readable and writable by its owner only
+    (0600; a stricter umask still applies), unless it exists. SQLite would create it with
+    0644 less the umask, readable by every local user; made here first, it is private, and
+    so are the ``-wal`` and ``-shm`` files, which SQLite gives the main file's mode (and, as
+    root, its owner). A file that exists keeps its mode: ``chmod 600`` makes it private."""
+    os.close(os.open(path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
 
 
 def _is_empty(conn: apsw.Connection) -> bool:
@@ -520,6 +534,27 @@ def _staged_link(conn: apsw.Connection) -> None:
         _run_sql("migrations/0012-staged-link.sql")(conn)
 
 
+def _token_out(conn: apsw.Connection) -> None:
+    """Earlier releases stored a token saved by ``sync setup --save-token`` in the workspace
+    file, which travels wherever the file is copied; it moves to the user's configuration
+    directory (``agentfs.credentials``), with a ``CredentialWarning`` saying where. This is
+    the one place outside ``agentfs.sync`` that reads sync's table. ``secure_delete``
+    overwrites the row's bytes in the file, rather than leaving them on a free page."""
+    if not conn.table_exists("main", "ws_sync"):
+        return
+    rows = dict(conn.execute("SELECT key, value FROM ws_sync"))
+    if "token" not in rows:
+        return
+    remote, origin, token = (json.loads(rows[key]) for key in ("remote", "origin", "token"))
+    credentials.moved_out(conn.filename, remote, origin, token)
+    secure = conn.pragma("secure_delete")
+    conn.pragma("secure_delete", 1)
+    try:
+        conn.execute("DELETE FROM ws_sync WHERE key = 'token'")
+    finally:
+        conn.pragma("secure_delete", secure)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "spec tables v0.4", _bootstrap),
     Migration(2, "orphan queue", _run_sql("migrations/0002-workspace.sql")),
@@ -536,6 +571,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "tool calls' log rows staged", _run_sql("migrations/0011-staged-calls.sql")),
     Migration(12, "a staged log row's first link in columns", _staged_link),
     Migration(13, "root's inodes in a user's workspace given to that user", _owned),
+    Migration(14, "a saved sync token moved out of the file", _token_out),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -538,7 +538,8 @@ def _claim(out: Path) -> None:
     for side in ("-wal", "-shm", "-journal"):
         if os.path.lexists(f"{out}{side}"):
             raise FileExistsError(errno.EEXIST, "a stale SQLite side file exists", f"{out}{side}")
-    os.close(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644))
+    # private, as a workspace file is (db.create_private); its -wal and -shm take its mode
+    os.close(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
 
 
 def _remove_db(out: Path) -> None:

@@ -194,6 +194,7 @@ class Workspace(HistoryMixin, SearchMixin):
             raise fs_error(errno.EEXIST, str(out), "fork refuses to overwrite a file")
         tmp = out.with_name(f".{out.name}.forking")
         tmp.unlink(missing_ok=True)
+        db.create_private(tmp)  # VACUUM INTO fills an empty file, keeping its mode
         self.conn.execute("VACUUM INTO ?", (str(tmp),))
         try:
             with Workspace(tmp) as fork:

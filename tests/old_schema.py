@@ -3,10 +3,12 @@ this release without the staged log rows' link columns (schema 11), without ws_x
 8), without ws_pin too (schema 7), or with its search index rewritten the way schema 6 kept it
 (one FTS5 row and one vector per chunk, keyed by chunk id, the text's digest on the chunk row;
 migrations 8 and 9 make ws_pin and ws_xattr only if they are missing, 12 the link columns),
-or with every inode recorded as root's (schema 12)."""
+or with every inode recorded as root's (schema 12), or with a sync token saved inside the file
+(schema 13)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import apsw
@@ -120,3 +122,18 @@ def as_schema_12(path: Path) -> None:
     """Record every inode of the closed workspace file ``path`` as root's, as every release
     before migration 13 did whoever made it, and set its counter to 12."""
     _as_schema(path, 12, "UPDATE fs_inode SET uid = 0, gid = 0")
+
+
+def as_schema_13_with_token(path: Path, token: str) -> None:
+    """Store ``token`` in the sync settings of the closed workspace file ``path`` (set up to
+    sync), where ``sync setup --save-token`` kept it before migration 14, and set its
+    counter to 13."""
+    conn = apsw.Connection(str(path))
+    try:
+        with conn:
+            conn.execute(
+                "INSERT INTO ws_sync(key, value) VALUES ('token', ?)", (json.dumps(token),)
+            )
+    finally:
+        conn.close()
+    _as_schema(path, 13)

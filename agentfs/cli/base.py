@@ -19,6 +19,7 @@ import functools
 import json
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,6 +56,11 @@ class AgentFSGroup(click.Group):
     """The root command group; its ``invoke`` turns user errors into one line and exit 1."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except OSError as exc:
@@ -63,6 +69,12 @@ class AgentFSGroup(click.Group):
             raise CLIError(_one_line(_describe_os_error(exc))) from exc
         except agentfs.AgentFSError as exc:
             raise CLIError(_one_line(str(exc))) from exc
+
+
+def _show_warning(message: Warning | str, *_args: object, **_kwargs: object) -> None:
+    """A warning from the library (a saved token moved out of a workspace file) as one line
+    on stderr, like an error, instead of Python's file-and-line form."""
+    click.echo(f"agentfs: warning: {_one_line(str(message))}", err=True)
 
 
 # --- shared parameters: the workspace, --json ------------------------------------------------

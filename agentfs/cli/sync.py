@@ -42,11 +42,16 @@ def sync() -> None:
 @click.argument("workspace", metavar="WS", type=WORKSPACE_FILE)
 @click.option("--remote", required=True, help="http://HOST:PORT, or a libsql:// Turso URL.")
 @token_option
-@click.option("--save-token", is_flag=True, help="Store the token in the workspace file.")
+@click.option(
+    "--save-token",
+    is_flag=True,
+    help="Save the token for later commands, in a 0600 file of ~/.config/agentfs (never in"
+    " the workspace file); without it, a token saved before is forgotten.",
+)
 @json_option
 def setup(workspace: Path, remote: str, token: str | None, save_token: bool, as_json: bool) -> None:
     """Make WS sync with a server: connects once (a wrong URL fails here and changes nothing)
-    and remembers the URL; the token is stored only with --save-token.
+    and remembers the URL; the token is saved (outside WS) only with --save-token.
 
     \b
     Example:

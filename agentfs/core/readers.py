@@ -11,6 +11,11 @@ with ``fcntl``, and the two kinds never interact on Linux; an ``fcntl`` lock is 
 and would vanish when any descriptor of the file closed, where a ``flock`` belongs to one open
 file description and conflicts within a process too; and the kernel drops it when its holder
 dies, however it dies, so a killed mount never blocks purging.
+
+The side file gets the workspace file's mode and, when root makes it, its owner: what
+SQLite does for the ``-wal`` and ``-shm`` files. A private workspace has a private side
+file, and every process that may open the workspace may open the side file too (a writer
+must, to see whether a read-only mount made by root holds it).
 """
 
 from __future__ import annotations
@@ -33,7 +38,9 @@ class ReaderHold:
     def __init__(self, database: str) -> None:
         side = side_file(database)
         try:
-            fd = os.open(side, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            fd = _create_like(database, side)
+        except FileExistsError:
+            fd = os.open(side, os.O_RDONLY | os.O_CLOEXEC)
         except PermissionError:
             try:  # a directory we may not write to: the file may be there already
                 fd = os.open(side, os.O_RDONLY | os.O_CLOEXEC)
@@ -55,6 +62,25 @@ class ReaderHold:
         if self._fd is not None:
             os.close(self._fd)  # the lock goes with the descriptor
             self._fd = None
+
+
+def _create_like(database: str, side: str) -> int:
+    """Create ``side`` with ``database``'s permission bits (less the umask) and, as root, its
+    owner (private and the caller's where the workspace file is gone); FileExistsError if it
+    exists."""
+    try:
+        st: os.stat_result | None = os.stat(database)
+    except FileNotFoundError:
+        st = None
+    mode = 0o600 if st is None else st.st_mode & 0o666
+    fd = os.open(side, os.O_RDONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    if st is not None and os.geteuid() == 0:
+        try:
+            os.fchown(fd, st.st_uid, st.st_gid)
+        except BaseException:
+            os.close(fd)
+            raise
+    return fd
 
 
 def held(database: str) -> bool:

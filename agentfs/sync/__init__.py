@@ -17,10 +17,12 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterable
 from typing import Any
 
 import agentfs
+from agentfs.credentials import CredentialWarning
 from agentfs.sync.replica import SyncError, replica_path
 from agentfs.sync.state import SyncState, is_set_up
 
@@ -53,7 +55,9 @@ def setup(
 ) -> dict[str, Any]:
     """Make ``workspace`` sync with ``remote``: connects (a wrong URL fails here, leaving
     nothing behind) and remembers the URL. The token comes from ``token`` or
-    ``TURSO_AUTH_TOKEN`` and is stored in the workspace only with ``save_token``."""
+    ``TURSO_AUTH_TOKEN``; with ``save_token`` it is saved for later operations, never in the
+    workspace file (which travels) but in a 0600 file of the user's configuration directory
+    (``agentfs.credentials``), and without it a token saved before is forgotten."""
     request = {"op": "setup", "workspace": os.fspath(workspace), "remote": remote}
     return _work({**request, "token": token, "save_token": save_token}, timeout)
 
@@ -120,6 +124,8 @@ def _work(request: dict[str, Any], timeout: float) -> dict[str, Any]:
             + (f": {detail[-1]}" if detail else "")
         )
     report: dict[str, Any] = json.loads(lines[-1])
+    for note in report.pop("notes", []):  # a token the worker moved out of the file
+        warnings.warn(note, CredentialWarning, stacklevel=3)
     if "error" in report:
         raise SyncError(report["error"])
     return report

@@ -124,7 +124,8 @@ class Replica:
                 f"this workspace's sync origin {origin!r} is from an earlier agentfs: clone the"
                 " remote again, or set up a new one"
             )
-        path.parent.mkdir(parents=True, exist_ok=True)
+        # private like the workspace: pyturso makes the files inside with its own modes
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         try:
             self.conn = turso.sync.connect(
                 str(path),

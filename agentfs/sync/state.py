@@ -48,17 +48,14 @@ class SyncState:
     def __init__(self, conn: apsw.Connection) -> None:
         self.conn = conn
 
-    def create(self, remote: str, origin: str, token: str | None) -> None:
-        """Remember ``remote`` and this copy's ``origin`` (and ``token`` when given)."""
+    def create(self, remote: str, origin: str) -> None:
+        """Remember ``remote`` and this copy's ``origin``. A token is never kept here: the
+        file travels (``agentfs.credentials`` keeps a saved one)."""
         with write_transaction(self.conn):
             for _ in self.conn.execute(_SCHEMA):
                 pass
             self._set("remote", remote)
             self._set("origin", origin)
-            if token is not None:
-                self._set("token", token)
-            else:
-                self.conn.execute("DELETE FROM ws_sync WHERE key = 'token'")
 
     # --- settings and counters ---------------------------------------------------------------
 

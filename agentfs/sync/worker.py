@@ -14,10 +14,12 @@ import os
 import shutil
 import socket
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
 import agentfs
+from agentfs import credentials
 from agentfs.sync import engine
 from agentfs.sync.replica import Replica, SyncError, new_origin, replica_path
 from agentfs.sync.state import SyncState, is_set_up
@@ -50,8 +52,24 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def _open(ws: agentfs.Workspace, state: SyncState, token: str | None) -> Replica:
-    token = token or os.environ.get("TURSO_AUTH_TOKEN") or state.get("token")
-    return Replica(replica_path(ws.path), state.get("remote"), token, state.get("origin"))
+    """The replica, made anew where it is missing; one that could not be made (a refused
+    token, an unreachable server) leaves nothing behind, or the next run would refuse the
+    half-made replica file."""
+    remote, origin = state.get("remote"), state.get("origin")
+    path = replica_path(ws.path)
+    fresh = not path.parent.exists()
+    try:
+        return Replica(path, remote, token_for(remote, origin, token), origin)
+    except SyncError:
+        if fresh:
+            shutil.rmtree(path.parent, ignore_errors=True)
+        raise
+
+
+def token_for(remote: str, origin: str, given: str | None) -> str | None:
+    """The token to send: the one ``given`` with the request, else ``TURSO_AUTH_TOKEN``, else
+    the one saved for this workspace (``agentfs.credentials``)."""
+    return given or os.environ.get("TURSO_AUTH_TOKEN") or credentials.load_token(remote, origin)
 
 
 def setup(
@@ -79,16 +97,24 @@ def connect(
         origin = new_origin()
     path = replica_path(ws.path)
     fresh = not path.parent.exists()
+    token = token or os.environ.get("TURSO_AUTH_TOKEN")
+    replica: Replica | None = None
     try:
-        replica = Replica(path, remote, token or os.environ.get("TURSO_AUTH_TOKEN"), origin)
+        replica = Replica(path, remote, token, origin)
         while not is_set_up(ws.conn) and replica.origin_used:  # another copy drew it first
             origin = new_origin()
             replica.use_origin(origin)
-    except SyncError:
+        if save_token and token:
+            credentials.save_token(remote, origin, token)
+        else:
+            credentials.forget_token(remote, origin)
+    except (SyncError, OSError):  # a token that cannot be saved fails the setup too
+        if replica is not None:
+            replica.close()
         if fresh:
             shutil.rmtree(path.parent, ignore_errors=True)
         raise
-    SyncState(ws.conn).create(remote, origin, token if save_token else None)
+    SyncState(ws.conn).create(remote, origin)
     return replica
 
 
@@ -114,13 +140,18 @@ def clone(remote: str, out: Path, token: str | None) -> dict[str, Any]:
 
 def main() -> int:
     socket.setdefaulttimeout(float(os.environ.get("AGENTFS_SYNC_SOCKET_TIMEOUT", SOCKET_TIMEOUT)))
-    try:
-        report = run(json.loads(sys.argv[1]))
-    except (OSError, agentfs.AgentFSError) as exc:  # SyncError is an AgentFSError
-        print(json.dumps({"error": " ".join(str(exc).split())}), flush=True)
-        return 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", credentials.CredentialWarning)
+        try:
+            report = run(json.loads(sys.argv[1]))
+        except (OSError, agentfs.AgentFSError) as exc:  # SyncError is an AgentFSError
+            report = {"error": " ".join(str(exc).split())}
+    ours = credentials.CredentialWarning
+    notes = [str(w.message) for w in caught if issubclass(w.category, ours)]
+    if notes:  # the caller warns again, in its own process (agentfs.sync._work)
+        report["notes"] = notes
     print(json.dumps(report), flush=True)
-    return 0
+    return 1 if "error" in report else 0
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """A real Turso sync server per test: ``tursodb --sync-server`` from npm ``turso`` (installed
-by ``make test``), on a free loopback port, in the test's own directory."""
+by ``make test``), on a free loopback port, in the test's own directory; and a configuration
+directory of the test's own, where saved tokens go (never the user's)."""
 
 from __future__ import annotations
 
@@ -67,6 +68,16 @@ class SyncServer:
     def resume(self) -> None:
         assert self.process is not None
         os.kill(self.process.pid, signal.SIGCONT)
+
+
+@pytest.fixture(autouse=True)
+def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``$XDG_CONFIG_HOME`` for this test (and the sync workers it starts), not yet made,
+    and no ``TURSO_AUTH_TOKEN`` from the environment the tests run in."""
+    home = tmp_path / "config"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home))
+    monkeypatch.delenv("TURSO_AUTH_TOKEN", raising=False)
+    return home
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import agentfs
+from agentfs import credentials
 from agentfs.sync.state import SyncState
 from tests.clirun import assert_user_error, ok, run
 from tests.sync.conftest import SyncServer
@@ -51,13 +52,17 @@ def test_user_errors_are_one_line(tmp_path: Path, server: SyncServer) -> None:
     assert_user_error(run("clone", server.url, a), "already exists")
 
 
-def test_the_token_is_stored_only_when_asked(tmp_path: Path, server: SyncServer) -> None:
+def test_the_token_is_saved_only_when_asked_and_never_in_the_workspace(
+    tmp_path: Path, server: SyncServer
+) -> None:
     a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
     ok("init", a)
     ok("init", b)
     ok("sync", "setup", a, "--remote", server.url, "--token", "secret-a")
     ok("sync", "setup", b, "--remote", server.url, "--token", "secret-b", "--save-token")
-    for path, stored in ((a, None), (b, "secret-b")):
+    for path, saved in ((a, None), (b, "secret-b")):
         with agentfs.Workspace(path, create=False) as ws:
-            assert SyncState(ws.conn).get("token") == stored
-        assert b"secret-a" not in path.read_bytes()
+            origin = SyncState(ws.conn).get("origin")
+            assert SyncState(ws.conn).get("token") is None
+        assert credentials.load_token(server.url, origin) == saved
+        assert b"secret-" not in path.read_bytes()
