@@ -89,6 +89,12 @@ def wal_checkpoint_pages(conn: apsw.Connection) -> int:
     return WAL_CHECKPOINT_BYTES // int(conn.pragma("page_size"))
 
 
+def database_bytes(conn: apsw.Connection) -> int:
+    """The size of the database (pages in use times page size), as the open transaction
+    sees it: what a limit on a workspace's size compares with."""
+    return int(conn.execute("PRAGMA page_count").get) * int(conn.execute("PRAGMA page_size").get)
+
+
 def sync_wal(conn: apsw.Connection) -> None:
     """Make every transaction ``conn`` committed survive a power cut: fsync the WAL file.
 

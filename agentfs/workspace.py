@@ -34,6 +34,7 @@ from agentfs.mount.exec import (
     run_command,
 )
 from agentfs.mount.exec import describe as describe_command
+from agentfs.mount.rules import MountRules
 from agentfs.mount.sandbox import Limits
 from agentfs.mount.sandbox import require as require_sandbox
 from agentfs.search.api import SearchMixin
@@ -149,9 +150,7 @@ class Workspace(HistoryMixin, SearchMixin):
     def database_bytes(self) -> int:
         """The size of the database (pages in use times page size), as this transaction sees
         it: what a tool-call limit on the workspace's size compares with."""
-        return int(self.conn.execute("PRAGMA page_count").get) * int(
-            self.conn.execute("PRAGMA page_size").get
-        )
+        return db.database_bytes(self.conn)
 
     def sync(self) -> None:
         """Make every committed operation survive a power cut, not only a crash.
@@ -238,6 +237,7 @@ class Workspace(HistoryMixin, SearchMixin):
         capture: bool = True,
         mode: Mode | None = None,
         limits: Limits | None = None,
+        rules: MountRules | None = None,
     ) -> CommandResult:
         """Run ``command`` (a shell string or an argument list) with this workspace as its
         directory tree, and return what it did (docs/mount.md)::
@@ -255,6 +255,10 @@ class Workspace(HistoryMixin, SearchMixin):
         ``mode``: ``"mount"`` (FUSE; MountError where it cannot be made), ``"copy"`` (a
         private copy whose changes are carried back in one transaction), or None: a mount
         where FUSE is available, else a copy. The result's ``mode`` says which ran.
+        ``rules``: a policy's (``Policy.mount_rules()``), applied by the mount: denied paths
+        absent, writes outside the allow list refused, each refusal in the result's
+        ``denied``. A copy cannot apply path rules yet: with them, a run that would take a
+        copy is refused (``MountError``).
         """
         line = describe_command(command)
         if self._readonly:
@@ -266,6 +270,9 @@ class Workspace(HistoryMixin, SearchMixin):
             mode = "mount" if unmountable is None else "copy"
         elif mode == "mount" and unmountable is not None:  # refused before the snapshot
             raise MountError(f"cannot mount the workspace: {unmountable}")
+        if mode == "copy" and rules is not None and rules.judges_paths:
+            reason = unmountable or "a copy was asked for"
+            raise MountError(f"a policy's path rules need the mount ({reason})")
         if sandbox:
             require_sandbox()
         root_st = self.lstat("/")
@@ -287,6 +294,7 @@ class Workspace(HistoryMixin, SearchMixin):
             capture=capture,
             limits=limits or Limits(),
             owner=(root_st.st_uid, root_st.st_gid),
+            rules=rules,
         )
         result = runner(command, root=root, options=options)
         return replace(result, snapshot=snapshot.name)

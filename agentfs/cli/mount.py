@@ -16,6 +16,8 @@ import click
 if TYPE_CHECKING:
     from agentfs.mount.doctor import Check
     from agentfs.mount.owners import IdSwap
+    from agentfs.mount.rules import MountRules
+    from agentfs.tools.policy import Policy
 
 from agentfs.cli.base import (
     WORKSPACE_FILE,
@@ -28,6 +30,13 @@ from agentfs.cli.base import (
 
 #: How long a background mount may take to appear before it counts as failed.
 START_TIMEOUT = 30.0
+
+policy_option = click.option(
+    "--policy",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Apply this policy file's rules for execute_command: denied paths absent, writes"
+    " outside its allow list refused (docs/policies.md).",
+)
 
 
 @cli.command()
@@ -50,6 +59,9 @@ START_TIMEOUT = 30.0
     help="No extended attributes: the kernel stops asking for them, one round trip less "
     "per write(2).",
 )
+@policy_option
+@click.option("--rules", hidden=True, help="The rules as JSON (what a command's mount gets).")
+@click.option("--report", hidden=True, type=click.Path(path_type=Path), help="Refusals here.")
 @click.option("--swap-ids", hidden=True, help="UID:GID=UID:GID: owner shown as (sandbox).")
 @click.option("--source", hidden=True, help="The mount table's source (sandbox).")
 @click.option("--write-budget", hidden=True, type=click.IntRange(0), help="Bytes (sandbox).")
@@ -62,6 +74,9 @@ def mount(
     allow_other: bool,
     cache_timeout: float,
     no_xattr: bool,
+    policy: Path | None,
+    rules: str | None,
+    report: Path | None,
     swap_ids: str | None,
     source: str | None,
     write_budget: int | None,
@@ -76,6 +91,7 @@ def mount(
     Example:
       agentfs mount ws.db /mnt/ws && git -C /mnt/ws status && agentfs umount /mnt/ws
       agentfs mount ws.db /mnt/src --root /src --read-only
+      agentfs mount ws.db /mnt/ws --policy policy.toml
       agentfs mount
     """
     from agentfs.mount import daemon
@@ -86,6 +102,7 @@ def mount(
         for m in daemon.active_mounts():
             click.echo(f"{m.source} on {m.mountpoint} ({m.options})")
         return
+    judged = _rules(policy, rules)
     target = daemon.mountpoint_ready(mountpoint)
     if daemon.is_mounted(target):
         raise CLIError(f"{mountpoint}: already mounted")
@@ -94,11 +111,14 @@ def mount(
         args += ["--read-only"] if read_only else []
         args += ["--allow-other"] if allow_other else []
         args += ["--no-xattr"] if no_xattr else []
+        args += ["--rules", judged.to_json()] if judged is not None else []
+        args += ["--report", str(report)] if report is not None else []
         args += ["--swap-ids", swap_ids] if swap_ids else []
         args += ["--source", source] if source else []
         args += ["--write-budget", str(write_budget)] if write_budget is not None else []
         _start_in_background(target, args)
         return
+    read_only = read_only or (judged is not None and judged.read_only)
     ws = workspace_for_command(workspace, readonly=read_only)
     st = ws.stat(root)
     if not st.is_dir():
@@ -114,7 +134,29 @@ def mount(
         ids=_swap(swap_ids),
         write_budget=write_budget,
         source=source,
+        rules=judged,
+        report=report,
     )
+
+
+def _rules(policy: Path | None, rules: str | None) -> MountRules | None:
+    """What ``--policy`` (a policy file) or ``--rules`` (JSON) says the mount must apply."""
+    from agentfs.mount.rules import MountRules
+
+    loaded = _policy(policy)
+    if loaded is not None:
+        return loaded.mount_rules()
+    return None if rules is None else MountRules.from_json(rules)
+
+
+def _policy(path: Path | None) -> Policy | None:
+    """The policy file ``--policy`` names, or a usage error that says what is wrong with it."""
+    from agentfs.tools.policy import Policy
+
+    try:
+        return None if path is None else Policy.load(path)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
 
 
 def _swap(text: str | None) -> IdSwap:
@@ -179,6 +221,7 @@ def umount(mountpoint: Path, lazy: bool) -> None:
 @click.option(
     "--copy", is_flag=True, help="Run in a copy, carry the changes back (no mount needed)."
 )
+@policy_option
 def exec_command(
     workspace: Path,
     command: tuple[str, ...],
@@ -189,6 +232,7 @@ def exec_command(
     thread: str | None,
     timeout: float | None,
     copy: bool,
+    policy: Path | None,
 ) -> None:
     """Run COMMAND in WS mounted on a temporary directory; exit with its exit code.
 
@@ -196,6 +240,8 @@ def exec_command(
     command did (its name is printed on stderr). The mount goes away when the command ends,
     fails or is interrupted. Where FUSE is missing (or with --copy) the command runs in a
     temporary copy of WS instead, and what it changed is copied back in one transaction.
+    With --policy, the mount applies the policy file's rules for execute_command (the
+    command's sandbox limits too); refusals are listed on stderr.
 
     \b
     Example:
@@ -203,9 +249,11 @@ def exec_command(
       agentfs exec ws.db --sandbox --timeout 300 -- pytest -q
       agentfs exec ws.db --thread t1 -- sh -c 'npm install && npm test'
       agentfs exec ws.db --copy -- make
+      agentfs exec ws.db --sandbox --policy policy.toml -- make
     """
     from agentfs.mount.exec import fuse_available
 
+    loaded = _policy(policy)
     ws = workspace_for_command(workspace, thread=thread)
     reason = None if copy else fuse_available()
     if reason is not None:
@@ -224,7 +272,13 @@ def exec_command(
         max_output=None,
         capture=False,
         mode="copy" if copy or reason is not None else "mount",
+        rules=None if loaded is None else loaded.mount_rules(),
+        limits=None if loaded is None else loaded.commands.limits(),
     )
+    for line in result.denied:
+        click.echo(f"agentfs: refused by the policy: {line}", err=True)
+    if result.denied_total > len(result.denied):
+        click.echo(f"agentfs: ... {result.denied_total} refusals in all", err=True)
     for path in result.conflicts:
         click.echo(f"agentfs: {path}: also changed meanwhile; the command's result won", err=True)
     for line in result.skipped:

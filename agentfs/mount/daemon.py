@@ -8,6 +8,7 @@ file and unmounts. The mount's source is the workspace file and its type ``fuse.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import shutil
@@ -27,6 +28,8 @@ from agentfs.mount import loop
 from agentfs.mount.group import IDLE
 from agentfs.mount.operations import WorkspaceOperations
 from agentfs.mount.owners import NO_SWAP, IdSwap
+from agentfs.mount.ruled import RuledOperations
+from agentfs.mount.rules import MountRules
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +58,8 @@ def serve(
     ids: IdSwap = NO_SWAP,
     write_budget: int | None = None,
     source: str | None = None,
+    rules: MountRules | None = None,
+    report: Path | None = None,
     ready: Callable[[], None] | None = None,
 ) -> None:
     """Mount ``fs`` (its directory ``root``) on ``mountpoint`` and answer requests until
@@ -63,10 +68,11 @@ def serve(
     exchanges the owner's ids with a sandboxed command's, ``write_budget`` bounds what it
     may write (``WorkspaceOperations``); ``source`` is what the mount table
     names as its source (default: the workspace file's path; a sandbox's mount says less, as
-    its mount table is readable inside)."""
-    ops = WorkspaceOperations(
-        fs, root=root, timeout=timeout, xattrs=xattrs, ids=ids, write_budget=write_budget
-    )
+    its mount table is readable inside). ``rules``: a policy's (``agentfs.mount.ruled``),
+    whose refusals are written to ``report`` when the mount ends."""
+    make = WorkspaceOperations if rules is None else functools.partial(RuledOperations, rules=rules)
+    ops = make(fs, root=root, timeout=timeout, xattrs=xattrs, ids=ids, write_budget=write_budget)
+    readonly = readonly or (rules is not None and rules.read_only)
     options = set(pyfuse3.default_options)
     fsname = os.path.abspath(fs.conn.filename) if source is None else source
     # libfuse splits options at commas: escaped, a path cannot add an option of its own
@@ -88,6 +94,8 @@ def serve(
     finally:
         try:
             ops.close()
+            if report is not None and isinstance(ops, RuledOperations):
+                ops.refusals.write(report)
         finally:
             pyfuse3.close(unmount=not unmounted)
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import importlib.util
+import json
 import os
 import shlex
 import shutil
@@ -34,12 +35,13 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Literal, Protocol
 
 from agentfs.mount.identity import hand_over, host_identity, switches_user
 from agentfs.mount.owners import IdSwap
+from agentfs.mount.rules import MountRules
 from agentfs.mount.sandbox import Limits, Sandbox, scratch_parent
 
 #: Environment variables an unsandboxed command does not inherit: agentfs's own settings
@@ -83,6 +85,10 @@ class CommandResult:
     #: The kernel killed a process of the command: all of them together reached the
     #: sandbox's memory limit (``Limits.memory_mb``, where a memory cgroup bounds it).
     out_of_memory: bool = False
+    #: What the policy's rules refused through the mount (``"op path"``, the first
+    #: ``agentfs.mount.ruled.REPORTED``), and how many refusals in all.
+    denied: tuple[str, ...] = ()
+    denied_total: int = 0
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -107,6 +113,8 @@ class RunOptions:
     limits: Limits = field(default_factory=Limits)
     #: The workspace owner's (uid, gid): a sandboxed command is shown their files as its own.
     owner: tuple[int, int] | None = None
+    #: A policy's rules, applied by the mount (``agentfs.mount.ruled``).
+    rules: MountRules | None = None
 
 
 def fuse_available() -> str | None:
@@ -140,13 +148,30 @@ def run_command(
     with tempfile.TemporaryDirectory(prefix="agentfs-exec-", dir=where) as tmp:
         mountpoint = Path(tmp) / "workspace"
         mountpoint.mkdir()
-        daemon = _mount(workspace, mountpoint, root, _sandbox_mount(options))
+        report = Path(tmp) / "refused.json"  # beside the mount: the command never sees it
+        extra = _sandbox_mount(options)
+        rules = options.rules if options.rules is not None and options.rules.restricts else None
+        if rules is not None:
+            extra += ["--rules", rules.to_json(), "--report", str(report)]
+        daemon = _mount(workspace, mountpoint, root, extra)
         if options.sandbox:  # mounted: nothing left to swap under us
             hand_over(Path(tmp))
         try:
-            return run_in_directory(mountpoint, command, options)
+            result = run_in_directory(mountpoint, command, options)
         finally:
             _unmount(mountpoint, daemon)
+        return result if rules is None else _with_refusals(result, report)
+
+
+def _with_refusals(result: CommandResult, report: Path) -> CommandResult:
+    """``result`` with what the mount's rules refused (its report, written as it ended)."""
+    try:
+        refused = json.loads(report.read_text())
+    except (OSError, ValueError) as exc:  # the mount died before it could say
+        raise MountError(f"the mount left no report of what its rules refused: {exc}") from None
+    return replace(
+        result, denied=tuple(refused["denied"]), denied_total=int(refused["denied_total"])
+    )
 
 
 def run_in_directory(

@@ -67,7 +67,7 @@ def _fuse_error(exc: Exception, handler: str) -> pyfuse3.FUSEError:
 # on every request.
 
 
-def _errors(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+def fuse_errors(fn: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[Any, Any, R]]:
     """A request outside the group: the core's errors turned into ``FUSEError``s."""
 
     @functools.wraps(fn)
@@ -298,12 +298,20 @@ class WorkspaceOperations(pyfuse3.Operations):
         while True:
             batch = self.by.entries(parent, after, READDIR_BATCH)
             for cursor, name, st in batch:
+                if not self._listed(parent, name, st):
+                    after = cursor
+                    continue
                 if not pyfuse3.readdir_reply(token, name.encode("utf-8"), self._attrs(st), cursor):
                     return
                 self.cache.told_entry(parent, name, st)  # readdirplus: one lookup each
                 after = cursor
             if len(batch) < READDIR_BATCH:
                 return
+
+    def _listed(self, parent: int, name: str, st: Stat) -> bool:
+        """Does ``readdir`` show this entry? (All: a mount under a policy hides some,
+        ``agentfs.mount.ruled``.)"""
+        return True
 
     async def releasedir(self, fh: int) -> None:
         return None
@@ -518,7 +526,7 @@ class WorkspaceOperations(pyfuse3.Operations):
             self.write_budget -= len(buf)
         return self.files.write(fh, off, buf)
 
-    @_errors
+    @fuse_errors
     async def flush(self, fh: int) -> None:
         """``close(2)``: what the file holds is committed before close returns, with the
         group's metadata (visible to every process from then on)."""
@@ -529,7 +537,7 @@ class WorkspaceOperations(pyfuse3.Operations):
             self.files.commit(handle.ino)
         self.group.commit()
 
-    @_errors
+    @fuse_errors
     async def fsync(self, fh: int, datasync: bool) -> None:
         handle = self.files.handle(fh)
         if not handle.writable:
@@ -539,7 +547,7 @@ class WorkspaceOperations(pyfuse3.Operations):
         self.group.commit()
         sync_wal(self.fs.conn)  # what was committed survives a power cut
 
-    @_errors
+    @fuse_errors
     async def release(self, fh: int) -> None:
         if not self.files.handle(fh).writable:  # a reader's release writes nothing
             self.files.release(fh)

@@ -80,6 +80,12 @@ class ExecuteCommandOutput(ToolOutput):
         description="a process of the command was killed: all of them together reached the"
         " sandbox's memory limit",
     )
+    denied: list[str] = Field(
+        default_factory=list,
+        description="'operation path' for what the policy refused through the command's mount"
+        " (the first 50)",
+    )
+    denied_total: int = Field(0, description="how many requests the policy refused in all")
 
     def text(self) -> str:
         status = "timed out" if self.timed_out else f"exit code {self.exit_code}"
@@ -97,6 +103,7 @@ class ExecuteCommandOutput(ToolOutput):
             f"[also changed meanwhile, the command's result kept] {p}" for p in self.conflicts
         ]
         parts += [f"[not copied] {line}" for line in self.skipped]
+        parts += [f"[refused by the policy] {line}" for line in self.denied]
         return "\n".join(parts)
 
 
@@ -140,13 +147,15 @@ def execute_command(ctx: Context, args: ExecuteCommandInput) -> ExecuteCommandOu
             max_output=args.max_output_kb * 1024,
             mode=None if rules.copy_fallback else "mount",  # None: a copy where no mount
             limits=rules.limits(),
+            rules=ctx.toolset.policy.mount_rules(),
         )
     except MountError as exc:
-        raise ToolError(
-            "unsupported",
-            f"cannot run commands here: {exc}; the policy does not allow a copy"
-            " ([commands] copy_fallback)",
-        ) from None
+        copy = (
+            ""
+            if rules.copy_fallback
+            else "; the policy does not allow a copy ([commands] copy_fallback)"
+        )
+        raise ToolError("unsupported", f"cannot run commands here: {exc}{copy}") from None
     except OSError as exc:
         if getattr(exc, "errno", None) is None:  # the sandbox or the mount cannot run here
             raise ToolError("unsupported", f"cannot run commands here: {exc}") from None

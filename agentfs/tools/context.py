@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agentfs.core import paths
+from agentfs.core.rules import allowed_by, denied_by
 from agentfs.tools.common import version_of
 from agentfs.tools.errors import ToolError, from_exception
-from agentfs.tools.policy import Limits, ResolvedToolPolicy, allowed_by, denied_by
+from agentfs.tools.policy import Limits, ResolvedToolPolicy
 
 if TYPE_CHECKING:
     from agentfs.layered import AnyWorkspace

@@ -35,9 +35,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
-import unicodedata
 from dataclasses import fields
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agentfs.core.globs import compile_glob
 from agentfs.history.reads import read_before_write_globs
+from agentfs.mount.rules import MountRules
 from agentfs.mount.sandbox import Limits as SandboxLimits
 
 
@@ -220,6 +219,19 @@ class Policy(BaseModel):
             )
             raise ValueError(f"{path}: {problems}") from None
 
+    def mount_rules(self) -> MountRules:
+        """What a command's mount applies (``execute_command``, ``agentfs exec --policy``,
+        ``agentfs mount --policy``): ``execute_command``'s allow and deny lists (its own
+        settings over ``[defaults]``, as for any tool), ``read_only`` and the size limits."""
+        own = self.for_tool("execute_command")
+        return MountRules(
+            deny=own.deny,
+            allow=own.allow,
+            read_only=self.read_only,
+            max_file_bytes=self.limits.max_write_bytes,
+            max_workspace_bytes=self.limits.max_workspace_bytes,
+        )
+
     def for_tool(self, name: str) -> ResolvedToolPolicy:
         own = self.tools.get(name, ToolPolicy())
         base = self.defaults
@@ -238,30 +250,3 @@ class Policy(BaseModel):
             allow=tuple(pick("allow", [])),
             deny=tuple(pick("deny", [])),
         )
-
-
-def denied_by(globs: tuple[str, ...], *candidates: str) -> str | None:
-    """The first deny glob that matches any candidate path, compared case-folded and
-    NFKC-normalised (a deny list errs on the side of refusing)."""
-    folded = [_fold(path) for path in candidates]
-    for glob in globs:
-        regex = _folded_glob(glob)
-        if any(regex.fullmatch(path) for path in folded):
-            return glob
-    return None
-
-
-def allowed_by(globs: tuple[str, ...], *candidates: str) -> bool:
-    """True when every candidate path matches some allow glob (an empty list allows all)."""
-    if not globs:
-        return True
-    return all(any(compile_glob(g).fullmatch(path) for g in globs) for path in candidates)
-
-
-def _fold(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).casefold()
-
-
-@lru_cache(maxsize=256)
-def _folded_glob(glob: str) -> Any:
-    return compile_glob(_fold(glob))

@@ -1,0 +1,44 @@
+"""Judging paths by glob rules: what a policy's deny and allow lists say of a file, whichever
+route reaches it (the tools, ``agentfs.tools.context``; a command's mount,
+``agentfs.mount.ruled``).
+
+A deny list errs on the side of refusing: its globs are compared case-folded and
+NFKC-normalised, so ``/SECRETS/x`` and its fullwidth spelling match ``/secrets/**`` (the
+workspace is case-sensitive: those are other files, refused all the same). An allow list is
+compared as written: every candidate must match it.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from functools import lru_cache
+from typing import Any
+
+from agentfs.core.globs import compile_glob
+
+
+def denied_by(globs: tuple[str, ...], *candidates: str) -> str | None:
+    """The first deny glob that matches any candidate path, compared case-folded and
+    NFKC-normalised (a deny list errs on the side of refusing)."""
+    folded = [_fold(path) for path in candidates]
+    for glob in globs:
+        regex = _folded_glob(glob)
+        if any(regex.fullmatch(path) for path in folded):
+            return glob
+    return None
+
+
+def allowed_by(globs: tuple[str, ...], *candidates: str) -> bool:
+    """True when every candidate path matches some allow glob (an empty list allows all)."""
+    if not globs:
+        return True
+    return all(any(compile_glob(g).fullmatch(path) for g in globs) for path in candidates)
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+@lru_cache(maxsize=256)
+def _folded_glob(glob: str) -> Any:
+    return compile_glob(_fold(glob))
