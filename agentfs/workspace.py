@@ -255,10 +255,10 @@ class Workspace(HistoryMixin, SearchMixin):
         ``mode``: ``"mount"`` (FUSE; MountError where it cannot be made), ``"copy"`` (a
         private copy whose changes are carried back in one transaction), or None: a mount
         where FUSE is available, else a copy. The result's ``mode`` says which ran.
-        ``rules``: a policy's (``Policy.mount_rules()``), applied by the mount: denied paths
-        absent, writes outside the allow list refused, each refusal in the result's
-        ``denied``. A copy cannot apply path rules yet: with them, a run that would take a
-        copy is refused (``MountError``).
+        ``rules``: a policy's (``Policy.mount_rules()``): denied paths absent, writes outside
+        the allow list refused, each refusal in the result's ``denied``. A mount refuses each
+        request as it is made; a copy leaves denied files out and carries back only what the
+        rules allow (docs/policies.md, "Through a copy").
         """
         line = describe_command(command)
         if self._readonly:
@@ -270,9 +270,6 @@ class Workspace(HistoryMixin, SearchMixin):
             mode = "mount" if unmountable is None else "copy"
         elif mode == "mount" and unmountable is not None:  # refused before the snapshot
             raise MountError(f"cannot mount the workspace: {unmountable}")
-        if mode == "copy" and rules is not None and rules.judges_paths:
-            reason = unmountable or "a copy was asked for"
-            raise MountError(f"a policy's path rules need the mount ({reason})")
         if sandbox:
             require_sandbox()
         root_st = self.lstat("/")

@@ -240,8 +240,8 @@ def exec_command(
     command did (its name is printed on stderr). The mount goes away when the command ends,
     fails or is interrupted. Where FUSE is missing (or with --copy) the command runs in a
     temporary copy of WS instead, and what it changed is copied back in one transaction.
-    With --policy, the mount applies the policy file's rules for execute_command (the
-    command's sandbox limits too); refusals are listed on stderr.
+    With --policy, the mount (or the copy) applies the policy file's rules for
+    execute_command (the command's sandbox limits too); refusals are listed on stderr.
 
     \b
     Example:

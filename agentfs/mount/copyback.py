@@ -24,6 +24,22 @@ history as a version. Paths only one side changed are merged: the other process'
 paths the command left alone are kept. An entry the workspace cannot hold (a name that is not
 UTF-8 or too long, a symlink target that is not UTF-8) is skipped and listed in ``skipped``,
 with everything below it.
+
+Under a policy (a ``CopyJudge``, ``agentfs.mount.copyrules``) each change is judged before it
+is applied, by the operation the mount would have seen: ``unlink``/``rmdir`` for what is gone,
+``create``, ``mkdir``, ``symlink``, ``mknod`` or ``link`` for what is new, ``write`` for new
+content, ``setattr`` for a mode or times, ``setxattr`` for attributes, and ``rename`` for
+what is gone from one name while its host inode has a new one (``_moved``): both names are
+judged, and a refused rename keeps the old name and refuses the new (a directory's whole tree
+is judged at both paths, as the mount judges it). A file renamed and then written is judged as
+a deletion and a creation; a directory removed whose inode number a new directory was given
+(filesystems reuse them; the copy's usual memory filesystem hardly does) as a rename, which
+errs on keeping. A refused change is not applied, nor anything below it, and is not listed as
+a conflict (the path may hold a file the command was not shown). A directory is then removed
+only once empty: what it still holds was refused, or never shown to the command. A
+directory's times outside what may be changed are left as the workspace
+stamped them (its own times move with what changes in it; the copy cannot tell a ``touch``
+from that).
 """
 
 from __future__ import annotations
@@ -35,6 +51,7 @@ from pathlib import Path
 
 from agentfs.core.fs import FileSystem
 from agentfs.core.inodes import S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, Stat
+from agentfs.mount.copyrules import CopyJudge, Refused
 from agentfs.mount.hosttree import (
     Exported,
     HostEntry,
@@ -127,6 +144,14 @@ def _diff(host: Path, exported: Exported, before: Tree, after: Tree) -> _Diff:
     return out
 
 
+def _moved(entry: HostEntry) -> tuple[int, int, int]:
+    """What a renamed entry keeps: its inode, type and, but for a directory (whose mtime moves
+    with what is put in or taken out), its mtime: an inode number the command freed and the
+    filesystem gave a new file comes with a new mtime."""
+    kind = _kind(entry.mode)
+    return (entry.ino, kind, 0 if kind == S_IFDIR else entry.mtime_ns)
+
+
 def _fingerprint(st: Stat | None) -> tuple[int, int, int, int, int] | None:
     """What tells whether another process changed an entry since the copy was made."""
     if st is None:
@@ -138,12 +163,21 @@ class _Applier:
     """One copy-back: the workspace calls for a diff, inside the caller's transaction."""
 
     def __init__(
-        self, fs: FileSystem, top: str, host: Path, before: Tree, after: Tree, diff: _Diff
+        self,
+        fs: FileSystem,
+        top: str,
+        host: Path,
+        before: Tree,
+        after: Tree,
+        diff: _Diff,
+        judge: CopyJudge | None,
     ) -> None:
         self.fs, self.top, self.host = fs, top, host
         self.before, self.after, self.diff = before, after, diff
+        self.judge = judge
         self.result = CopiedBack()
         self.blocked: set[str] = set()  # relative paths not carried: skip what is below
+        self.refused: set[str] = set()  # relative paths the judge refused
         # A hard-linked host inode -> a workspace path that is (or will be) that inode: first
         # the names the command changed in place or left alone, then each name written.
         self.links: dict[int, str] = {}
@@ -152,8 +186,33 @@ class _Applier:
             old = before.get(rel)
             if new.nlink > 1 and old and (old.ino, old.mode & S_IFMT) == (new.ino, S_IFREG):
                 self.links.setdefault(new.ino, join(top, rel))
+        # A host inode -> the new names it has (a rename's other end, for the judge).
+        self.new_names: dict[tuple[int, int, int], list[str]] = {}
+        for rel, new in after.items():
+            old = before.get(rel)
+            if rel and (old is None or _moved(old) != _moved(new)):
+                self.new_names.setdefault(_moved(new), []).append(rel)
+        # New names of what a refused rename keeps where it was: they are refused too.
+        self.kept: set[str] = set()
+        # Renamed directories the judge refuses whole (see ``_refused_moves``).
+        self.moves_refused = self._refused_moves() if judge and judge.judges_paths else set()
+
+    def _refused_moves(self) -> set[str]:
+        """The directories the command renamed that the mount would not have renamed (see
+        ``CopyJudge.may_move_tree``): their contents stay where they were."""
+        assert self.judge is not None
+        refused = set()
+        for rel in self.diff.deleted:
+            was = self.before[rel]
+            if _kind(was.mode) != S_IFDIR:
+                continue
+            for new in self.new_names.get(_moved(was), []):
+                if not self.judge.may_move_tree(join(self.top, rel), join(self.top, new)):
+                    refused.add(rel)
+        return refused
 
     def run(self, exported: Exported) -> CopiedBack:
+        changed_meanwhile = []
         for rel in sorted({*self.diff.deleted, *self.diff.put, *self.diff.xattrs}):
             path = join(self.top, rel)
             try:
@@ -161,7 +220,7 @@ class _Applier:
             except OSError:  # absent, or a name the workspace cannot hold (skipped below)
                 now = None
             if _fingerprint(now) != _fingerprint(exported.states.get(rel)):
-                self.result.conflicts.append(path)
+                changed_meanwhile.append((rel, path))
         for rel in self.diff.deleted:
             self.step(rel, self.delete)
         for rel in self.diff.put:
@@ -170,7 +229,15 @@ class _Applier:
             self.step(rel, self.directory)
         for rel in sorted(self.diff.xattrs):
             self.step(rel, self.attributes)
+        self.result.conflicts = [
+            path for rel, path in changed_meanwhile if not self._under(rel, self.refused)
+        ]
         return self.result
+
+    @staticmethod
+    def _under(rel: str, tops: set[str]) -> bool:
+        """Is ``rel`` one of ``tops`` or below one?"""
+        return any(rel == top or rel.startswith(f"{top}/") for top in tops)
 
     def step(self, rel: str, action: Callable[[str, str], None]) -> None:
         """Run one change in a savepoint of its own: one that fails is skipped and reported
@@ -182,6 +249,9 @@ class _Applier:
         try:
             with self.fs.transaction():
                 action(rel, path)
+        except Refused:  # counted by the judge
+            self.blocked.add(rel)
+            self.refused.add(rel)
         except (OSError, ValueError) as exc:  # ValueError: text that is not UTF-8
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             self.result.skipped.append(f"{shown(path)}: not copied back: {reason}")
@@ -196,19 +266,43 @@ class _Applier:
             return None
         if kind is not None and _kind(st.st_mode) == kind:
             return st
-        self.fs.remove(path, recursive=True)
+        # Under path rules a directory goes only once empty (see the module docstring).
+        self.fs.remove(path, recursive=self.judge is None or not self.judge.judges_paths)
         return None
 
+    def check(self, op: str, path: str) -> None:
+        """Refuse the change unless the policy allows it (without one, all are allowed)."""
+        if self.judge is not None:
+            self.judge.check(op, path)
+
     def delete(self, rel: str, path: str) -> None:
+        """Remove what is gone; under a policy, one whose host inode the command gave a new
+        name was renamed (or linked), and is kept unless the new name may be made too."""
+        if self.judge is not None:
+            was = self.before[rel]
+            moved = self.new_names.get(_moved(was), [])
+            also = [name for new in moved for name in self.judge.held(join(self.top, new))]
+            if self._under(rel, self.moves_refused) or (moved and not self.judge.may(path, also)):
+                self.kept.update(moved)
+                self.judge.refuse("rename", path)
+            if not moved:
+                self.judge.check("rmdir" if _kind(was.mode) == S_IFDIR else "unlink", path)
         self.existing(path, None)
 
     def put(self, rel: str, path: str) -> None:
+        if self.judge is not None and rel in self.kept:
+            self.judge.refuse("rename", path)
         new = self.after[rel]
         kind = _kind(new.mode)
         if kind == S_IFREG:
             old = self.before.get(rel)
             self.file(rel, path, new, old if old and _kind(old.mode) == S_IFREG else None)
             return
+        old = self.before.get(rel)
+        if old is None or _kind(old.mode) != kind:
+            self.check({S_IFDIR: "mkdir", S_IFLNK: "symlink"}.get(kind, "mknod"), path)
+        else:
+            self.check("symlink" if rel in self.diff.new_content else "setattr", path)
         existing = self.existing(path, kind)
         if kind == S_IFDIR:
             if existing is None:
@@ -226,9 +320,17 @@ class _Applier:
         self.fs.utime(path, (new.atime_ns, new.mtime_ns), follow_symlinks=False)
 
     def file(self, rel: str, path: str, new: HostEntry, old: HostEntry | None) -> None:
-        existing = self.existing(path, S_IFREG)
         source = self.links.get(new.ino) if new.nlink > 1 else None
-        if source is not None and source != path:  # another name of a host inode carried
+        if source == path:
+            source = None
+        if source is not None and (old is None or old.ino != new.ino):
+            op = "link"  # a new name of a file: judged with the file's names too
+        else:
+            op = "create" if old is None else "write" if rel in self.diff.new_content else "setattr"
+        if self.judge is not None:
+            self.judge.check(op, path, self.judge.held(source) if source is not None else ())
+        existing = self.existing(path, S_IFREG)
+        if source is not None:  # another name of a host inode carried
             if existing is None or existing.st_ino != self.fs.lstat(source).st_ino:
                 self.existing(path, None)
                 self.fs.link(source, path)
@@ -237,6 +339,8 @@ class _Applier:
             self.fs.remove(path)  # replaced on the host: the other names keep the old inode
             existing = None
         if existing is None or rel in self.diff.new_content:
+            if self.judge is not None:
+                self.judge.check_size(path, new.size)
             blocks = read_blocks(self.host / rel)
             self.fs.write(path, next(blocks), mode=new.mode & 0o7777)
             for data in blocks:
@@ -250,6 +354,7 @@ class _Applier:
     def attributes(self, rel: str, path: str) -> None:
         """Set and remove the attributes the command set, changed and removed."""
         had, now = self.diff.xattrs[rel]
+        self.check("setxattr", path)
         for name in had.keys() - now.keys():
             self.fs.removexattr(path, name, follow_symlinks=False)
         for name, value in now.items():
@@ -258,17 +363,28 @@ class _Applier:
 
     def directory(self, rel: str, path: str) -> None:
         new = self.after[rel]
-        if self.fs.lstat(path).st_mode & 0o7777 != new.mode & 0o7777:
+        chmod = self.fs.lstat(path).st_mode & 0o7777 != new.mode & 0o7777
+        if self.judge is not None and not self.judge.may(path):
+            if chmod:
+                self.judge.refuse("setattr", path)
+            return  # its times: as the workspace stamped them (see the module docstring)
+        if chmod:
             self.fs.chmod(path, new.mode & 0o7777)
         self.fs.utime(path, (new.atime_ns, new.mtime_ns))
 
 
 def copy_back(
-    fs: FileSystem, top: str, host: Path, exported: Exported, before: Tree, after: Tree
+    fs: FileSystem,
+    top: str,
+    host: Path,
+    exported: Exported,
+    before: Tree,
+    after: Tree,
+    judge: CopyJudge | None = None,
 ) -> CopiedBack:
     """Apply to the workspace directory ``top`` what changed in its copy ``host`` between
-    the scans ``before`` and ``after``, in one transaction (the module docstring has the
-    rules)."""
+    the scans ``before`` and ``after``, in one transaction, what ``judge`` allows of it (the
+    module docstring has the rules; the judge counts what it refused)."""
     diff = _diff(host, exported, before, after)
     with fs.transaction():
-        return _Applier(fs, top, host, before, after, diff).run(exported)
+        return _Applier(fs, top, host, before, after, diff, judge).run(exported)

@@ -7,6 +7,8 @@ the same working directory, sandbox, timeout and output caps), and what it chang
 back in one transaction through the workspace's own calls (``copyback``). What is there when
 the command ends is carried back, whether it succeeded, failed, timed out or was interrupted
 (as a mount keeps what a command wrote before it died). The copy is deleted whatever happens.
+Under a policy's rules (``RunOptions.rules``) the copy leaves out what they deny and only what
+they allow is carried back (``agentfs.mount.copyrules``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from agentfs.core.fs import FileSystem
 from agentfs.core.inodes import S_IFMT, S_IFREG
 from agentfs.mount import hosttree
 from agentfs.mount.copyback import copy_back
+from agentfs.mount.copyrules import CopyJudge
 from agentfs.mount.exec import CommandResult, RunOptions, run_in_directory
 from agentfs.mount.identity import host_identity, switches_user
 from agentfs.mount.sandbox import scratch_parent
@@ -41,8 +44,11 @@ def run_in_copy(
     """Run ``command`` in a copy of the workspace directory ``root`` and carry its changes
     back (the arguments are ``run_command``'s). The result's ``mode`` is ``"copy"``; it lists
     the paths another process changed meanwhile (``conflicts``: the command's result won) and
-    what could not be carried either way (``skipped``)."""
+    what could not be carried either way (``skipped``), and what the rules refused
+    (``denied``, ``denied_total``)."""
     top = paths.normalize(root)
+    rules = options.rules
+    judge = CopyJudge(fs, top, rules) if rules is not None and rules.restricts else None
     parent = _copy_parent(fs)
     if options.sandbox:
         parent = scratch_parent(parent)
@@ -50,13 +56,14 @@ def run_in_copy(
     try:
         tree = scratch / "workspace"
         tree.mkdir()
-        exported = hosttree.export(fs, top, tree)
+        exported = hosttree.export(fs, top, tree, judge.hidden if judge is not None else None)
         if options.sandbox:
             _hand_over(scratch)
         before = hosttree.scan(tree)
         hosttree.wait_for_clock(scratch / "clock", before)
         result = run_in_directory(tree, command, options)
-        back = copy_back(fs, top, tree, exported, before, hosttree.scan(tree, restore=False))
+        after = hosttree.scan(tree, restore=False)
+        back = copy_back(fs, top, tree, exported, before, after, judge)
     finally:
         hosttree.remove(scratch)
     return replace(
@@ -64,6 +71,8 @@ def run_in_copy(
         mode="copy",
         conflicts=tuple(back.conflicts),
         skipped=tuple(exported.skipped + back.skipped),
+        denied=tuple(judge.refusals.shown) if judge is not None else (),
+        denied_total=judge.refusals.total if judge is not None else 0,
     )
 
 

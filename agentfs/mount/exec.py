@@ -85,8 +85,8 @@ class CommandResult:
     #: The kernel killed a process of the command: all of them together reached the
     #: sandbox's memory limit (``Limits.memory_mb``, where a memory cgroup bounds it).
     out_of_memory: bool = False
-    #: What the policy's rules refused through the mount (``"op path"``, the first
-    #: ``agentfs.mount.ruled.REPORTED``), and how many refusals in all.
+    #: What the policy's rules refused, through the mount or carrying a copy back
+    #: (``"op path"``, the first ``agentfs.mount.rules.REPORTED``), and how many in all.
     denied: tuple[str, ...] = ()
     denied_total: int = 0
 

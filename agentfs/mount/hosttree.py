@@ -85,11 +85,16 @@ def shown(path: str) -> str:
     return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
-def export(fs: FileSystem, top: str, host: Path) -> Exported:
+def export(
+    fs: FileSystem, top: str, host: Path, hide: Callable[[str, Stat], bool] | None = None
+) -> Exported:
     """Write the workspace directory ``top`` into the empty host directory ``host``, in one
     pass over one consistent state: modes (all of 0o7777), nanosecond times, symlinks, empty
     directories, hard links, FIFOs and sockets (device nodes when this process may make them).
-    Raises NotADirectoryError when ``top`` is not a directory."""
+    An entry ``hide`` says so of (given its path relative to ``top`` and its ``lstat``: a
+    policy's denied files, ``agentfs.mount.copyrules``) is left out with all it holds, and
+    leaves no trace: no line in ``skipped``, no state. Raises NotADirectoryError when ``top``
+    is not a directory."""
     out = Exported()
     first_names: dict[int, tuple[Path, bytes]] = {}  # hard-linked inode -> first name, digest
     with fs.read_transaction():
@@ -105,6 +110,8 @@ def export(fs: FileSystem, top: str, host: Path) -> Exported:
             rel = stack.pop()
             for name, st in reversed(fs.readdir_plus(join(top, rel))):
                 child = f"{rel}/{name}" if rel else name
+                if hide is not None and hide(child, st):
+                    continue
                 try:
                     paths.check_name(name)  # a foreign file's dentry may hold '/' or '..'
                     digest = _export_one(fs, join(top, child), host / child, st, first_names)

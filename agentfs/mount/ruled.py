@@ -14,9 +14,7 @@ and its audit row.
 from __future__ import annotations
 
 import errno
-import json
 import os
-from pathlib import Path
 from typing import Any, NoReturn
 
 import pyfuse3
@@ -26,27 +24,7 @@ from agentfs.core.fs import FileSystem
 from agentfs.core.inodes import Stat, is_dir
 from agentfs.db import database_bytes
 from agentfs.mount.operations import WorkspaceOperations, fuse_errors
-from agentfs.mount.rules import MountRules
-
-#: How many refused requests a report names (the count is whole).
-REPORTED = 50
-
-
-class Refusals:
-    """The requests the rules refused: the first ``REPORTED`` as ``"op path"``, and how many
-    in all; written to the report file when the mount ends."""
-
-    def __init__(self) -> None:
-        self.shown: list[str] = []
-        self.total = 0
-
-    def add(self, op: str, path: str) -> None:
-        self.total += 1
-        if len(self.shown) < REPORTED:
-            self.shown.append(f"{op} {path}")
-
-    def write(self, report: Path) -> None:
-        report.write_text(json.dumps({"denied": self.shown, "denied_total": self.total}))
+from agentfs.mount.rules import MountRules, Refusals
 
 
 class RuledOperations(WorkspaceOperations):

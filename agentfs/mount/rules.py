@@ -4,14 +4,20 @@
 ``agentfs.tools.policy.Policy.mount_rules`` makes them from a policy (``execute_command``'s
 settings over ``[defaults]``); they travel to the mount's process as JSON
 (``agentfs mount --rules``), and ``agentfs.mount.ruled`` applies them to every request.
+Where a command runs in a copy, ``agentfs.mount.copyrules`` applies them to what is copied
+out and what is carried back. Both keep what they refused in ``Refusals``.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from agentfs.core.rules import allowed_by, denied_by
+
+#: How many refusals a report names (the count is whole).
+REPORTED = 50
 
 
 @dataclass(frozen=True)
@@ -57,3 +63,21 @@ class MountRules:
             max_file_bytes=data.get("max_file_bytes"),
             max_workspace_bytes=data.get("max_workspace_bytes"),
         )
+
+
+class Refusals:
+    """What the rules refused: the first ``REPORTED`` as ``"op path"``, and how many in all
+    (a command's ``denied`` and ``denied_total``); a mount writes them to its report file
+    when it ends."""
+
+    def __init__(self) -> None:
+        self.shown: list[str] = []
+        self.total = 0
+
+    def add(self, op: str, path: str) -> None:
+        self.total += 1
+        if len(self.shown) < REPORTED:
+            self.shown.append(f"{op} {path}")
+
+    def write(self, report: Path) -> None:
+        report.write_text(json.dumps({"denied": self.shown, "denied_total": self.total}))

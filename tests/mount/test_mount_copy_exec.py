@@ -354,9 +354,8 @@ def test_agentfs_exec_falls_back_to_a_copy_and_says_so(
 def test_execute_command_runs_in_a_copy_only_where_the_policy_allows(
     ws: agentfs.Workspace, tmp_path: Path
 ) -> None:
-    """The tool, on a host without fusermount3, refuses to run (a copy holds every file,
-    whatever the policy denies), unless the policy allows a copy: then it runs sandboxed
-    in one."""
+    """The tool, on a host without fusermount3, refuses to run unless the policy allows a
+    copy: then it runs sandboxed in one."""
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap is not installed")
     env = {**os.environ, "PATH": _bin_without_fusermount(tmp_path)}

@@ -1,0 +1,122 @@
+"""A policy's rules (``agentfs.mount.rules``) where a command runs in a copy of the workspace
+(``agentfs.mount.copyexec``): what a mount judges request by request (``agentfs.mount.ruled``),
+the copy judges at its two ends, so that the workspace ends as the mount would leave it.
+
+Copying out, a denied file is left out under every name (``hidden``, a hard link's other names
+included, a denied directory with all it holds): the copy holds no trace of it, so a command
+cannot tell it from a file that does not exist. Carrying back, each change is judged before it
+lands (``check``): its path and, for a file the workspace holds there, every name of that file
+must be writable, or the change is not applied and is counted in ``refusals`` as the mount
+counts what it refuses (the command's ``denied``). A file's content is carried only if it is
+no larger than ``max_file_bytes`` and fits in what ``max_workspace_bytes`` leaves
+(``check_size``: the workspace's size when the command started plus every byte carried, as the
+mount counts every byte written). Under ``read_only`` no change is carried.
+
+What a copy cannot do is refuse while the command runs: the command's writes succeed in the
+copy, and it learns of a refusal only from the result. So what it derives from a refused
+change (a file copied from one the workspace did not take) may land where the mount would have
+left nothing to copy; docs/policies.md ("Through a copy") says so.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Sequence
+from typing import NoReturn
+
+from agentfs.core import paths, treeops
+from agentfs.core.by_inode import ByInode
+from agentfs.core.fs import FileSystem
+from agentfs.core.inodes import Stat, is_dir
+from agentfs.db import database_bytes
+from agentfs.mount.hosttree import join, shown
+from agentfs.mount.rules import MountRules, Refusals
+
+
+class Refused(PermissionError):
+    """A change the rules refused; it is already counted in ``CopyJudge.refusals``."""
+
+
+class CopyJudge:
+    """``rules`` for one command's copy of the workspace directory ``top`` (see the module
+    docstring)."""
+
+    def __init__(self, fs: FileSystem, top: str, rules: MountRules) -> None:
+        self.fs, self.rules = fs, rules
+        self.top = fs.realpath(top)  # rules judge paths free of symlinks, as the mount does
+        self.by = ByInode(fs)
+        self.refusals = Refusals()
+        #: What may still be carried before the workspace passes ``max_workspace_bytes``.
+        self.room: int | None = None
+        if rules.max_workspace_bytes is not None:
+            self.room = rules.max_workspace_bytes - database_bytes(fs.conn)
+
+    @property
+    def judges_paths(self) -> bool:
+        return self.rules.judges_paths
+
+    def _names(self, path: str, st: Stat) -> list[str]:
+        """Every name of the entry ``st`` at the symlink-free ``path``."""
+        if st.st_nlink <= 1 or is_dir(st.st_mode):
+            return [path]
+        return self.by.names_of(st.st_ino) or [path]
+
+    def hidden(self, rel: str, st: Stat) -> bool:
+        """Is the workspace entry ``st`` at ``rel`` (below ``top``) left out of the copy?"""
+        return bool(self.rules.deny) and self.rules.hidden(self._names(join(self.top, rel), st))
+
+    def held(self, path: str) -> list[str]:
+        """Every name of what the workspace holds at ``path`` now (a final symlink not
+        followed); for nothing there, the path alone (symlink-free)."""
+        path = paths.normalize(path)
+        if path == "/":
+            return [path]
+        parent, name = paths.parent_and_name(path)
+        real = paths.join(self.fs.realpath(parent), name)
+        try:
+            st = self.fs.lstat(real)
+        except (FileNotFoundError, NotADirectoryError):
+            return [real]
+        return self._names(real, st)
+
+    def may(self, path: str, also: Sequence[str] = ()) -> bool:
+        """May the entry at ``path`` be changed (made, replaced, removed, given a mode, times
+        or attributes)? ``also``: more names that must be writable (a link's file's)."""
+        if self.rules.read_only:
+            return False
+        return not self.judges_paths or self.rules.writable([*self.held(path), *also])
+
+    def may_move_tree(self, old: str, new: str) -> bool:
+        """May the workspace directory ``old`` become ``new``, everything in it judged at its
+        old path and its new one, what the command was not shown included? (The mount's rule
+        for renaming a directory; one no longer there is judged by what the command did.)"""
+        try:
+            for parent, dirnames, filenames in treeops.walk(self.fs, old):
+                for name in [*dirnames, *filenames]:
+                    path = paths.join(parent, name)
+                    if not self.may(path, self.held(new + path[len(old) :])):
+                        return False
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        return True
+
+    def check(self, op: str, path: str, also: Sequence[str] = ()) -> None:
+        """Refuse (``Refused``) the change ``op`` to ``path`` unless it ``may`` be made."""
+        if not self.may(path, also):
+            self.refuse(op, path)
+
+    def check_size(self, path: str, size: int) -> None:
+        """Refuse carrying ``size`` bytes of content to ``path`` past either size limit, and
+        count them against ``max_workspace_bytes`` otherwise."""
+        most = self.rules.max_file_bytes
+        if most is not None and size > most:
+            self.refuse("write", path, errno.EFBIG)
+        if self.room is not None:
+            if size > self.room:
+                self.refuse("write", path, errno.ENOSPC)
+            self.room -= size
+
+    def refuse(self, op: str, path: str, code: int = errno.EACCES) -> NoReturn:
+        self.refusals.add(op, shown(path))
+        raise Refused(code, os.strerror(code), path)
