@@ -103,6 +103,13 @@ class ByInode:
                 self.fs.dir_paths[ino] = path
             return path
 
+    def names(self, path: str, st: Stat) -> list[str]:
+        """Every name of the entry ``st`` found at the symlink-free ``path``: that path alone
+        for a directory or a file with one name (no query), else each of its hard links."""
+        if st.st_nlink <= 1 or is_dir(st.st_mode):
+            return [path]
+        return self.names_of(st.st_ino) or [path]
+
     def names_of(self, ino: int) -> list[str]:
         """Every path naming ``ino`` now (a hard-linked file has several), oldest name first."""
         with self.fs.read_transaction():

@@ -916,9 +916,7 @@ class FileSystem:
                 st = self._stat(real, False)
             except (FileNotFoundError, NotADirectoryError):
                 return [real]
-            if st.st_nlink <= 1 or is_dir(st.st_mode):
-                return [real]
-            return ByInode(self).names_of(st.st_ino)
+            return ByInode(self).names(real, st)
 
     def real_dir(self, path: str) -> str:
         """The symlink-free path of the existing directory ``path`` (normalised), inside a

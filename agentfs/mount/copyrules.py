@@ -28,7 +28,7 @@ from typing import NoReturn
 from agentfs.core import paths, treeops
 from agentfs.core.by_inode import ByInode
 from agentfs.core.fs import FileSystem
-from agentfs.core.inodes import Stat, is_dir
+from agentfs.core.inodes import Stat
 from agentfs.db import database_bytes
 from agentfs.mount.hosttree import join, shown
 from agentfs.mount.rules import MountRules, Refusals
@@ -56,15 +56,9 @@ class CopyJudge:
     def judges_paths(self) -> bool:
         return self.rules.judges_paths
 
-    def _names(self, path: str, st: Stat) -> list[str]:
-        """Every name of the entry ``st`` at the symlink-free ``path``."""
-        if st.st_nlink <= 1 or is_dir(st.st_mode):
-            return [path]
-        return self.by.names_of(st.st_ino) or [path]
-
     def hidden(self, rel: str, st: Stat) -> bool:
         """Is the workspace entry ``st`` at ``rel`` (below ``top``) left out of the copy?"""
-        return bool(self.rules.deny) and self.rules.hidden(self._names(join(self.top, rel), st))
+        return bool(self.rules.deny) and self.rules.hidden(self.by.names(join(self.top, rel), st))
 
     def held(self, path: str) -> list[str]:
         """Every name of what the workspace holds at ``path`` now (a final symlink not
@@ -78,7 +72,7 @@ class CopyJudge:
             st = self.fs.lstat(real)
         except (FileNotFoundError, NotADirectoryError):
             return [real]
-        return self._names(real, st)
+        return self.by.names(real, st)
 
     def may(self, path: str, also: Sequence[str] = ()) -> bool:
         """May the entry at ``path`` be changed (made, replaced, removed, given a mode, times

@@ -43,20 +43,13 @@ class RuledOperations(WorkspaceOperations):
 
     # --- judging -----------------------------------------------------------------------------
 
-    def _names(self, path: str, st: Stat) -> list[str]:
-        """Every name of the file ``path`` names (``path`` is free of symlinks: it comes from
-        inode numbers)."""
-        if st.st_nlink <= 1 or is_dir(st.st_mode):
-            return [path]
-        return self.by.names_of(st.st_ino) or [path]
-
     def _refuse(self, op: str, path: str, code: int = errno.EACCES) -> NoReturn:
         self.refusals.add(op, path)
         raise pyfuse3.FUSEError(code)
 
     def _change(self, op: str, path: str, st: Stat | None) -> None:
         """Refuse changing the file at ``path`` (None: a new one) unless every name may."""
-        names = [path] if st is None else self._names(path, st)
+        names = [path] if st is None else self.by.names(path, st)
         if not self.rules.writable(names):
             self._refuse(op, path)
 
@@ -75,7 +68,7 @@ class RuledOperations(WorkspaceOperations):
         parent_path = self.by.path_of(parent)
         if parent_path is None:
             return False
-        return not self.rules.hidden(self._names(paths.join(parent_path, name), st))
+        return not self.rules.hidden(self.by.names(paths.join(parent_path, name), st))
 
     # --- reading the tree ----------------------------------------------------------------------
 
@@ -91,14 +84,14 @@ class RuledOperations(WorkspaceOperations):
     async def _hide(self, parent_inode: int, name: bytes, entry: pyfuse3.EntryAttributes) -> None:
         child = self._child(parent_inode, name)
         st = self.by.lookup(child.parent, child.name)
-        if st is not None and self.rules.hidden(self._names(child.path, st)):
+        if st is not None and self.rules.hidden(self.by.names(child.path, st)):
             self._refuse("lookup", child.path, errno.ENOENT)
 
     @fuse_errors
     async def open(self, inode: int, flags: int, ctx: pyfuse3.RequestContext) -> pyfuse3.FileInfo:
         if self.rules.judges_paths:
             path, st = self._path(inode), self.by.stat(self._ino(inode))
-            names = self._names(path, st)
+            names = self.by.names(path, st)
             if self.rules.hidden(names):
                 self._refuse("open", path, errno.ENOENT)
             if flags & os.O_ACCMODE != os.O_RDONLY and not self.rules.writable(names):
@@ -143,7 +136,7 @@ class RuledOperations(WorkspaceOperations):
         if self.rules.judges_paths:
             new = self._child(new_parent_inode, new_name)
             path, st = self._path(inode), self.by.stat(self._ino(inode))
-            if not self.rules.writable([*self._names(path, st), new.path]):
+            if not self.rules.writable([*self.by.names(path, st), new.path]):
                 self._refuse("link", new.path)
         return await super().link(inode, new_parent_inode, new_name, ctx)
 
@@ -189,7 +182,7 @@ class RuledOperations(WorkspaceOperations):
                 path = paths.join(dirpath, name)
                 moved = new + path[len(old) :]
                 st = self.fs.lstat(path)
-                if not self.rules.writable([*self._names(path, st), moved]):
+                if not self.rules.writable([*self.by.names(path, st), moved]):
                     self._refuse("rename", path)
 
     @fuse_errors
