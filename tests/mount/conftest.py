@@ -119,3 +119,13 @@ def mounted(tmp_path: Path) -> Iterator[Mounted]:
     """A fresh workspace mounted on ``tmp_path/mnt`` for one test (``fresh_mount``)."""
     with fresh_mount(tmp_path) as m:
         yield m
+
+
+@pytest.fixture
+def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where a command's copies are made ($TMPDIR): a directory of the test's own, to see
+    each one go."""
+    where = tmp_path / "scratch"
+    where.mkdir()
+    monkeypatch.setenv("TMPDIR", str(where))
+    return where

@@ -21,15 +21,6 @@ from agentfs.mount.exec import fuse_available
 
 
 @pytest.fixture
-def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Where the copies are made ($TMPDIR): a directory of the test's own, to see them go."""
-    where = tmp_path / "scratch"
-    where.mkdir()
-    monkeypatch.setenv("TMPDIR", str(where))
-    return where
-
-
-@pytest.fixture
 def ws(tmp_path: Path, scratch: Path) -> Iterator[agentfs.Workspace]:
     workspace = agentfs.open(tmp_path / "ws.db", thread="t1")
     workspace.write("/src/app.py", "print('v1')\n", parents=True)

@@ -44,15 +44,6 @@ allow = ["/src/**", "/secrets/**", "/.env"]
 
 
 @pytest.fixture
-def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Where the copies are made ($TMPDIR), to see each one go."""
-    where = tmp_path / "scratch"
-    where.mkdir()
-    monkeypatch.setenv("TMPDIR", str(where))
-    return where
-
-
-@pytest.fixture
 def project(tmp_path: Path, scratch: Path) -> Iterator[agentfs.Workspace]:
     """A workspace with secrets: a denied file, its hard link under an allowed name, a
     symlink to its directory, a denied .env and a denied directory."""
