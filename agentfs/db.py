@@ -38,6 +38,9 @@ BUSY_TIMEOUT_MS = 10_000
 SPEC_VERSION = "0.4"
 #: fs_config key of our own migration counter.
 SCHEMA_KEY = "workspace_schema"
+#: The largest integer SQLite stores (64-bit signed). A number past it (a version, say) can
+#: name no row, and binding it raises ``OverflowError`` in apsw: callers bound numbers by it.
+INT_MAX = (1 << 63) - 1
 
 
 def schema_dir() -> Path:

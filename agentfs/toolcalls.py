@@ -13,7 +13,7 @@ import apsw
 from pydantic_core import to_json
 
 from agentfs.core.errors import InvalidValueError
-from agentfs.db import table_columns, write_transaction
+from agentfs.db import INT_MAX, table_columns, write_transaction
 
 _COLUMNS = "id, name, parameters, result, error, started_at, completed_at, duration_ms"
 #: The order in which ``publish`` moves staged rows: the calls' start, then staging. The
@@ -245,7 +245,10 @@ class ToolCallLog:
         return self.writes_of([call_id])[call_id]
 
     def writer(self, path: str, n: int) -> ToolCall | None:
-        """The tool call that wrote version ``n`` of ``path`` (None: not a tool's write)."""
+        """The tool call that wrote version ``n`` of ``path`` (None: not a tool's write, or
+        ``n`` no version number at all)."""
+        if not 1 <= n <= INT_MAX:
+            return None
         row = self.conn.execute(
             f"SELECT {_PREFIXED} FROM tool_calls t JOIN ws_tool_write w ON w.call_id = t.id"
             " WHERE w.path = ? AND w.n = ?",

@@ -24,6 +24,7 @@ import apsw
 
 from agentfs.core.chunks import Chunks
 from agentfs.core.inodes import now_ns
+from agentfs.db import INT_MAX
 from agentfs.history.cow import CopyOnWrite
 
 #: Events that carry content (an inode or kept bytes); 'delete' and 'move' do not.
@@ -246,6 +247,11 @@ class Versions:
         ]
 
     def get(self, path: str, n: int) -> Version | None:
+        """Version ``n`` of ``path``; None when there is none, ``n`` outside the numbers a
+        version can have (1 up to SQLite's largest integer) included, which SQLite could not
+        even be asked about."""
+        if not 1 <= n <= INT_MAX:
+            return None
         row = self.conn.execute(
             f"SELECT {_COLUMNS} FROM ws_version WHERE path = ? AND n = ?", (path, n)
         ).get

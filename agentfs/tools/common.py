@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import time
 from functools import lru_cache
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
 from agentfs.core.errors import HistoryNotFoundError
 from agentfs.core.inodes import S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, Stat
+from agentfs.db import INT_MAX
 from agentfs.tools.errors import ToolError
 
 if TYPE_CHECKING:
@@ -23,9 +24,15 @@ _TYPES: dict[int, EntryType] = {S_IFREG: "file", S_IFDIR: "directory", S_IFLNK: 
 PATH_DOC = "workspace path: absolute (/src/app.py) or from the root (src/app.py)"
 
 
+#: A version number as file_history shows it (from 1). Bounded above by the largest integer
+#: SQLite holds, so a number past it is refused as an invalid argument like a negative one,
+#: instead of failing inside SQLite as an internal error.
+VersionNumber = Annotated[int, Field(ge=1, le=INT_MAX)]
+#: The version a caller last saw: a version number, or 0 for a file without one (version_of).
+SeenVersion = Annotated[int, Field(ge=0, le=INT_MAX)]
+
 EXPECTED_VERSION = Field(
     None,
-    ge=0,
     description="the version of the file you last saw (read_file and stat report it); if the"
     " file has changed since, the call fails with stale_read and changes nothing",
 )

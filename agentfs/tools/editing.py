@@ -17,6 +17,7 @@ from agentfs.tools.closest import closest_window, numbered, same_but_space
 from agentfs.tools.common import (
     EXPECTED_VERSION,
     PATH_DOC,
+    SeenVersion,
     check_expected,
     text_to_change,
     version_of,
@@ -35,7 +36,7 @@ class Edit(ToolInput):
 class EditFileInput(Edit):
     path: str = Field(description=PATH_DOC)
     dry_run: bool = Field(False, description="only show the diff; change nothing")
-    expected_version: int | None = EXPECTED_VERSION
+    expected_version: SeenVersion | None = EXPECTED_VERSION
 
 
 class EditOutput(ToolOutput):
@@ -151,7 +152,7 @@ class MultiEditInput(ToolInput):
         min_length=1, description="edits applied in order, each to the result of the one before"
     )
     dry_run: bool = Field(False, description="only show the diff; change nothing")
-    expected_version: int | None = EXPECTED_VERSION
+    expected_version: SeenVersion | None = EXPECTED_VERSION
 
 
 @tool(

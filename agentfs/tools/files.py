@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import Field
 
 from agentfs.core import paths
-from agentfs.tools.common import EXPECTED_VERSION, PATH_DOC, check_expected
+from agentfs.tools.common import EXPECTED_VERSION, PATH_DOC, SeenVersion, check_expected
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
 from agentfs.tools.spec import ToolInput, ToolOutput, tool
@@ -25,7 +25,7 @@ class WriteFileInput(ToolInput):
     content: str = Field(description="the whole new content of the file (UTF-8 text)")
     overwrite: bool = Field(False, description="replace the file if it exists")
     create_parent_dirs: bool = Field(True, description="create missing parent directories")
-    expected_version: int | None = EXPECTED_VERSION
+    expected_version: SeenVersion | None = EXPECTED_VERSION
 
 
 class WriteFileOutput(ToolOutput):
@@ -143,7 +143,7 @@ def create_file(ctx: Context, args: CreateFileInput) -> WriteFileOutput:
 class DeleteFileInput(ToolInput):
     path: str = Field(description=PATH_DOC)
     recursive: bool = Field(False, description="also delete a directory and all it holds")
-    expected_version: int | None = EXPECTED_VERSION
+    expected_version: SeenVersion | None = EXPECTED_VERSION
 
 
 class RemovedOutput(ToolOutput):

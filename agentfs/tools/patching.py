@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from agentfs.core import paths
 from agentfs.history.api import unified_diff
-from agentfs.tools.common import check_expected, text_to_change, version_of
+from agentfs.tools.common import SeenVersion, check_expected, text_to_change, version_of
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
 from agentfs.tools.patch import (
@@ -40,7 +40,7 @@ class ApplyPatchInput(ToolInput):
     dry_run: bool = Field(
         False, description="check that it applies and show the diff; write nothing"
     )
-    expected_versions: dict[str, int] | None = Field(
+    expected_versions: dict[str, SeenVersion] | None = Field(
         None,
         description="for optimistic concurrency: path -> the version you last saw (from"
         " read_file or stat); if any of those files has moved on, the call fails with"

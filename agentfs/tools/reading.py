@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from agentfs.tools.common import PATH_DOC, version_of
+from agentfs.tools.common import PATH_DOC, VersionNumber, version_of
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError, from_exception
 from agentfs.tools.spec import ToolInput, ToolOutput, tool
@@ -59,8 +59,8 @@ class ReadFileInput(ToolInput):
     offset: int = Field(1, ge=1, description="first line to show, counting from 1")
     limit: int = Field(2000, ge=1, description="most lines to show")
     max_bytes: int = Field(200_000, ge=1, description="most bytes of text to show")
-    version: int | None = Field(
-        None, ge=1, description="read this old version (file_history lists them) instead"
+    version: VersionNumber | None = Field(
+        None, description="read this old version (file_history lists them) instead"
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from agentfs.history.snapshots import SnapshotInfo as SnapshotRow
-from agentfs.tools.common import PATH_DOC, iso
+from agentfs.tools.common import PATH_DOC, VersionNumber, iso
 from agentfs.tools.context import Context
 from agentfs.tools.spec import ToolInput, ToolOutput, tool
 
@@ -77,10 +77,12 @@ def file_history(ctx: Context, args: FileHistoryInput) -> FileHistoryOutput:
 
 class FileDiffInput(ToolInput):
     path: str = Field(description=PATH_DOC)
-    a: int | None = Field(
-        None, ge=1, description="older version (default: the one before the newest)"
+    a: VersionNumber | None = Field(
+        None, description="older version (default: the one before the newest)"
     )
-    b: int | None = Field(None, ge=1, description="newer version (default: the file as it is now)")
+    b: VersionNumber | None = Field(
+        None, description="newer version (default: the file as it is now)"
+    )
 
 
 class DiffOutput(ToolOutput):
@@ -106,7 +108,7 @@ def file_diff(ctx: Context, args: FileDiffInput) -> DiffOutput:
 
 class RestoreVersionInput(ToolInput):
     path: str = Field(description=PATH_DOC)
-    version: int = Field(ge=1, description="the version to bring back (see file_history)")
+    version: VersionNumber = Field(description="the version to bring back (see file_history)")
 
 
 class RestoreVersionOutput(ToolOutput):

@@ -56,6 +56,23 @@ def test_history_lists_every_version_oldest_first(hist_ws: Path) -> None:
         ]
 
 
+@pytest.mark.parametrize("n", ["9223372036854775808", "-1", "0"])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cat {ws} /src/app.py --version {n}",
+        "diff {ws} /src/app.py -- {n}",
+        "diff {ws} /src/app.py 1 -- {n}",
+        "restore-version {ws} /src/app.py -- {n}",
+    ],
+)
+def test_a_version_number_out_of_range_is_one_line(hist_ws: Path, command: str, n: str) -> None:
+    """Past SQLite's 64-bit integers or below 1: "no version N", never a traceback."""
+    before = hist_ws.read_bytes()
+    assert_user_error(run(*shlex.split(command.format(ws=hist_ws, n=n))), f"no version {n}")
+    assert hist_ws.read_bytes() == before
+
+
 def test_history_json_is_the_library_history(hist_ws: Path) -> None:
     data = json.loads(ok("history", hist_ws, "/src/app.py", "--json").stdout)
     with agentfs.open(hist_ws) as ws:

@@ -436,6 +436,28 @@ def test_diff_of_a_path_without_history_raises(ws: agentfs.Workspace) -> None:
         ws.diff("/nothing")
 
 
+@pytest.mark.parametrize("n", [2**63, 2**64, -(2**63) - 1, -1, 0])
+def test_a_version_number_no_version_can_have_is_not_found_and_changes_nothing(
+    ws: agentfs.Workspace, n: int
+) -> None:
+    """Past SQLite's 64-bit integers (where apsw raises OverflowError), or below 1: "no
+    version N", like any number the file never reached."""
+    ws.write("/a.txt", b"one\n")
+    ws.write("/a.txt", b"two\n")
+    before = ws.history("/a.txt")
+    for call in (
+        lambda: ws.version("/a.txt", n),
+        lambda: ws.read_version("/a.txt", n),
+        lambda: ws.diff("/a.txt", n),
+        lambda: ws.diff("/a.txt", 1, n),
+        lambda: ws.restore_version("/a.txt", n),
+    ):
+        with pytest.raises(HistoryNotFoundError, match=f"no version {n}"):
+            call()
+    assert ws.tool_calls.writer("/a.txt", n) is None
+    assert (ws.history("/a.txt"), ws.read("/a.txt")) == (before, b"two\n")
+
+
 # --- retention and gc ----------------------------------------------------------------------------
 
 

@@ -518,6 +518,52 @@ def test_history_diff_and_restore(tools: Toolset) -> None:
     assert ok(tools, "file_history", {"path": "/never"})["versions"] == []
 
 
+@pytest.mark.parametrize("n", [2**63, 2**70, -(2**63) - 1, -1])
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("read_file", lambda n: {"path": "/src/app.py", "version": n}),
+        ("file_diff", lambda n: {"path": "/src/app.py", "a": n}),
+        ("file_diff", lambda n: {"path": "/src/app.py", "a": 1, "b": n}),
+        ("restore_version", lambda n: {"path": "/src/app.py", "version": n}),
+        ("write_file", lambda n: {"path": "/src/app.py", "content": "x", "expected_version": n}),
+        ("delete_file", lambda n: {"path": "/src/app.py", "expected_version": n}),
+        (
+            "edit_file",
+            lambda n: {
+                "path": "/src/app.py",
+                "old_string": "line 1\n",
+                "new_string": "one\n",
+                "expected_version": n,
+            },
+        ),
+        (
+            "multi_edit",
+            lambda n: {
+                "path": "/src/app.py",
+                "edits": [{"old_string": "line 1\n", "new_string": "one\n"}],
+                "expected_version": n,
+            },
+        ),
+        (
+            "apply_patch",
+            lambda n: {
+                "patch": "--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1 @@\n-line 1\n+one\n",
+                "expected_versions": {"/src/app.py": n},
+            },
+        ),
+    ],
+)
+def test_a_version_number_out_of_range_is_an_invalid_argument(
+    tools: Toolset, name: str, arguments: Any, n: int
+) -> None:
+    """Past SQLite's 64-bit integers, or below what a version can be: refused by the tool's
+    model as invalid_argument (not an internal error from inside SQLite), nothing changed."""
+    before = (tools.ws.read("/src/app.py"), tools.ws.history("/src/app.py"))
+    assert code(tools, name, arguments(n)) == "invalid_argument"
+    assert (tools.ws.read("/src/app.py"), tools.ws.history("/src/app.py")) == before
+
+
 def test_snapshots(tools: Toolset) -> None:
     made = ok(tools, "snapshot_create", {"name": "before"})
     assert (made["name"], made["thread"], made["files"]) == ("before", "t1", 3)
