@@ -548,6 +548,16 @@ class WorkspaceOperations(pyfuse3.Operations):
         sync_wal(self.fs.conn)  # what was committed survives a power cut
 
     @fuse_errors
+    async def fsyncdir(self, fh: int, datasync: bool) -> None:
+        """``fsync`` of a directory: every create, rename and unlink so far is committed and
+        on disk when it returns, as git, editors and package managers expect of the pattern
+        write a temporary file, fsync it, rename it into place, fsync the directory. (The
+        open group holds the changes of every directory: it commits whole.) Unanswered, the
+        kernel would take ENOSYS as "nothing to do" and return 0 from then on."""
+        self.group.commit()
+        sync_wal(self.fs.conn)
+
+    @fuse_errors
     async def release(self, fh: int) -> None:
         if not self.files.handle(fh).writable:  # a reader's release writes nothing
             self.files.release(fh)
