@@ -123,7 +123,8 @@ class _Change:
     context lines (exactly, then ignoring trailing whitespace, then all surrounding
     whitespace); the result says when a hunk went elsewhere than its header said. Errors:
     patch_failed (the hunk, the lines expected and the closest lines in the file are shown:
-    re-read the file and regenerate the patch), invalid_argument (not a patch: the line is
+    re-read the file and regenerate the patch), invalid_argument (not a patch, or one cut
+    off: a hunk with fewer lines than its header counts, no `*** End Patch`; the line is
     named), not_found, exists, stale_read, denied.""",
 )
 def apply_patch(ctx: Context, args: ApplyPatchInput) -> ApplyPatchOutput:

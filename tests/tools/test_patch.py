@@ -13,7 +13,7 @@ import difflib
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentfs
@@ -126,7 +126,7 @@ def test_a_begin_patch_update_turns_a_into_b(old: list[int], edits: list[tuple[i
 
 
 def test_a_hunk_that_does_not_apply_names_the_lines_and_the_closest() -> None:
-    patch = "--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n def main():\n-    return 1\n+    return 2\n"
+    patch = "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n def main():\n-    return 1\n+    return 2\n"
     with pytest.raises(HunkFailed) as failed:
         apply_text(patch, "x\ndef  main():\n    return 7\n")
     assert failed.value.hunk == 1 and failed.value.expected == ["def main():", "    return 1"]
@@ -159,7 +159,10 @@ def test_crlf_files_stay_crlf() -> None:
 
 def test_anchors_choose_among_repeated_lines() -> None:
     text = "def a():\n    return 1\n\ndef b():\n    return 1\n"
-    patch = "*** Begin Patch\n*** Update File: f\n@@ def b():\n-    return 1\n+    return 2\n"
+    patch = (
+        "*** Begin Patch\n*** Update File: f\n@@ def b():\n-    return 1\n+    return 2\n"
+        "*** End Patch\n"
+    )
     assert apply_text(patch, text) == "def a():\n    return 1\n\ndef b():\n    return 2\n"
 
 
@@ -375,3 +378,99 @@ def test_expected_versions_guard_every_file(toolset: Toolset, ws: agentfs.Worksp
     )
     assert result["error"]["code"] == "stale_read"
     assert everything(ws) == before
+
+
+# --- a patch cut off ------------------------------------------------------------------------------
+
+#: Lines of the files a cut-off patch changes: few, so a cut hunk's lines could still match.
+CUT_LINES = st.lists(st.sampled_from(["a", "b", "", "-- x", "c"]), min_size=1, max_size=8)
+
+
+@st.composite
+def changed_files(draw: st.DrawFn) -> list[tuple[str, str, str]]:
+    """One to three files, each with an old and a different new text (whole lines)."""
+    count = draw(st.integers(1, 3))
+    files = []
+    for k in range(count):
+        old = draw(CUT_LINES)
+        new = draw(CUT_LINES.filter(lambda lines, old=old: lines != old))
+        files.append((f"f{k}.txt", texts(old, True), texts(new, True)))
+    return files
+
+
+def one_hunk_body(old: str, new: str) -> list[str]:
+    """The ``' '``/``'-'``/``'+'`` lines turning ``old`` into ``new``, as one hunk."""
+    diff = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=100)
+    return [line for line in diff if line[:1] in " -+" and line[:3] not in ("---", "+++")]
+
+
+def unified_patch(files: list[tuple[str, str, str]], git: bool) -> tuple[list[str], list[int]]:
+    """The patch's lines, and after which line each file's section is whole."""
+    lines: list[str] = []
+    ends = []
+    for name, old, new in files:
+        if git:
+            lines.append(f"diff --git a/{name} b/{name}")
+        lines += [f"--- a/{name}", f"+++ b/{name}"]
+        diff = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=100)
+        lines += list(diff)[2:]
+        ends.append(len(lines))
+    return lines, ends
+
+
+def v4a_patch(files: list[tuple[str, str, str]]) -> list[str]:
+    lines = ["*** Begin Patch"]
+    for name, old, new in files:
+        lines += [f"*** Update File: {name}", "@@", *one_hunk_body(old, new)]
+    return [*lines, "*** End Patch"]
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(files=changed_files(), git=st.booleans())
+def test_a_cut_off_patch_applies_nothing_or_whole_files(
+    ws: agentfs.Workspace, files: list[tuple[str, str, str]], git: bool
+) -> None:
+    """Cut a patch after any line: a unified diff is refused as invalid_argument and changes
+    nothing, unless the cut falls exactly between whole files (a well-formed shorter patch,
+    which has no end marker to tell it by: then exactly those files change); the
+    ``*** Begin Patch`` format, which ends with ``*** End Patch``, is refused at every cut."""
+    toolset = Toolset(ws)
+    for name, old, _new in files:
+        ws.write(f"/{name}", old)
+    before = everything(ws)
+    lines, ends = unified_patch(files, git)
+    for cut in range(1, len(lines)):
+        result = toolset.call("apply_patch", {"patch": "\n".join(lines[:cut]) + "\n"})
+        if cut not in ends:
+            assert result["error"]["code"] == "invalid_argument", (cut, result)
+            assert everything(ws) == before
+            continue
+        assert "error" not in result, result
+        whole = ends.index(cut) + 1
+        for k, (name, old, new) in enumerate(files):
+            assert ws.read(f"/{name}") == (new if k < whole else old).encode()
+            ws.write(f"/{name}", old)
+        before = everything(ws)
+    lines = v4a_patch(files)
+    for cut in range(1, len(lines)):
+        result = toolset.call("apply_patch", {"patch": "\n".join(lines[:cut]) + "\n"})
+        assert result["error"]["code"] == "invalid_argument", (cut, result)
+        assert everything(ws) == before
+
+
+@pytest.mark.parametrize(
+    ("patch", "line", "says"),
+    [
+        ("--- a/f\n+++ b/f\n@@ -1,5 +1,5 @@\n a\n-b\n+B\n", 3, "'@@ -1,5 +1,5 @@' says 5 old"),
+        ("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\ndiff --git a/g b/g\n", 6, "not followed"),
+        ("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n--- a/g\n", 6, "without its '+++'"),
+        ("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n--- /dev/null\n+++ b/g\n", 6, "ends at g's"),
+        ("*** Begin Patch\n*** Update File: f\n@@\n-a\n+b\n", 5, "without '*** End Patch'"),
+    ],
+)
+def test_a_cut_off_patch_names_where_it_stops(patch: str, line: int, says: str) -> None:
+    with pytest.raises(PatchSyntaxError, match="cut off") as exc:
+        parse(patch)
+    assert exc.value.line == line and says in str(exc.value)

@@ -14,6 +14,12 @@ Git's ``a/`` and ``b/`` prefixes are dropped when both names carry them; a tab a
 counts, so they are taken when they agree with the lines that follow, and otherwise a hunk runs
 to the next header or to the first line that cannot be part of a hunk. A git rename
 (``rename from``/``rename to``) is an update with a move.
+
+A patch cut off (a model's output stopped at its token limit, a paste that lost its end) is
+refused, not applied in part: the last hunk having fewer lines than its header counts on one
+side and no more on the other (a cut only removes lines; a miscount that adds lines is a
+miscount), or the patch ending in a file's headers. A cut exactly between two whole hunks or
+files leaves a well-formed shorter patch: a unified diff has no end marker to tell it by.
 """
 
 from __future__ import annotations
@@ -32,19 +38,24 @@ def parse_unified(lines: list[str]) -> list[FilePatch]:
             raise PatchSyntaxError(number, "binary patches are not supported")
     files: list[FilePatch] = []
     rename: tuple[str | None, str | None] = (None, None)
+    section: int | None = None  # the line of the last ``diff `` line without a header yet
     i = 0
     while i < len(lines):
         line = lines[i]
         if line.startswith("diff "):
-            rename = (None, None)
+            rename, section = (None, None), i
         elif line.startswith("rename from "):
             rename = (line[len("rename from ") :].strip(), rename[1])
         elif line.startswith("rename to "):
             rename = (rename[0], line[len("rename to ") :].strip())
             if rename[0] and not _header_follows(lines, i + 1):
                 files.append(FilePatch("update", rename[0], move_to=rename[1], line=i + 1))
+                section = None
+        elif line.startswith("new mode "):
+            section = None  # a change of mode alone: a whole section, nothing to apply
         elif _is_file_header(lines, i):
             patch, i = _file(lines, i)
+            section = None
             if rename[0] and rename[1]:
                 patch.action, patch.path, patch.move_to = "update", rename[0], rename[1]
             rename = (None, None)
@@ -53,7 +64,15 @@ def parse_unified(lines: list[str]) -> list[FilePatch]:
         elif line.startswith("@@"):
             raise PatchSyntaxError(i + 1, "a hunk before any '--- a/path' / '+++ b/path' lines")
         i += 1
+    if section is not None:
+        raise PatchSyntaxError(
+            section + 1, f"{lines[section]!r} is not followed by its '---'/'+++' lines: {_CUT}"
+        )
     return files
+
+
+#: The end of every message about a patch that stops short.
+_CUT = "the patch looks cut off; send the whole patch"
 
 
 def _is_file_header(lines: list[str], i: int) -> bool:
@@ -92,6 +111,8 @@ def _file(lines: list[str], i: int) -> tuple[FilePatch, int]:
     while i < len(lines) and lines[i].startswith("@@"):
         hunk, i = _hunk(lines, i)
         patch.hunks.append(hunk)
+    if not patch.hunks and _only_blank_after(lines, i):
+        raise PatchSyntaxError(number, f"the patch ends at {patch.path}'s headers: {_CUT}")
     if patch.action == "update" and not patch.hunks and patch.move_to is None:
         raise PatchSyntaxError(number, f"no hunks ('@@ -l,n +l,n @@') for {patch.path}")
     if patch.action == "add" and not patch.hunks:
@@ -118,6 +139,15 @@ def _hunk(lines: list[str], i: int) -> tuple[Hunk, int]:
     hunk = Hunk(line=i + 1, old_start=int(old_start))
     counted = _counted_body(lines, i + 1, _count(old_count), _count(new_count))
     end = counted if counted is not None else _loose_body_end(lines, i + 1)
+    if counted is None and _only_blank_after(lines, end):
+        _refuse_if_cut(lines, i, end, _count(old_count), _count(new_count))
+    if (
+        counted is not None
+        and end < len(lines)
+        and lines[end].startswith("--- ")
+        and _only_blank_after(lines, end + 1)
+    ):
+        raise PatchSyntaxError(end + 1, f"a '---' line without its '+++' line: {_CUT}")
     for k in range(i + 1, end):
         line = lines[k]
         if line.startswith(_NO_NEWLINE):
@@ -132,6 +162,24 @@ def _hunk(lines: list[str], i: int) -> tuple[Hunk, int]:
     if not hunk.lines:
         raise PatchSyntaxError(i + 1, "a hunk with no lines")
     return hunk, end
+
+
+def _only_blank_after(lines: list[str], k: int) -> bool:
+    return all(not line.strip() for line in lines[k:])
+
+
+def _refuse_if_cut(lines: list[str], i: int, end: int, old: int, new: int) -> None:
+    """The patch's last hunk (header at ``i``, body up to ``end``) with fewer lines than its
+    header says on one side and no more on the other: the rest of it was cut off."""
+    body = [line for line in lines[i + 1 : end] if not line.startswith(_NO_NEWLINE)]
+    old_seen = sum(1 for line in body if not line.startswith("+"))
+    new_seen = sum(1 for line in body if not line.startswith("-"))
+    if old_seen <= old and new_seen <= new:
+        raise PatchSyntaxError(
+            i + 1,
+            f"the hunk {lines[i]!r} says {old} old and {new} new lines but the patch ends"
+            f" after {old_seen} and {new_seen}: {_CUT} (or correct the hunk's counts)",
+        )
 
 
 def _count(raw: str | None) -> int:
@@ -160,6 +208,8 @@ def _counted_body(lines: list[str], start: int, old: int, new: int) -> int | Non
         return None
     if k < len(lines) and lines[k].startswith(_NO_NEWLINE):
         k += 1
+    if k < len(lines) and lines[k].startswith("--- ") and _only_blank_after(lines, k + 1):
+        return k  # not a removal past the counts: the next file's header, cut off (_hunk)
     if k < len(lines) and lines[k] != "" and _is_body_line(lines, k):
         return None  # more hunk lines follow: the counts were wrong
     return k

@@ -11,7 +11,8 @@
     *** End Patch
 
 Hunks of one file are separated by ``@@`` lines. A blank line inside a hunk is a blank context
-line (editors and models strip the lone space).
+line (editors and models strip the lone space). A patch without its ``*** End Patch`` line is
+refused as cut off: nothing else in the format would show where it stopped.
 """
 
 from __future__ import annotations
@@ -73,7 +74,13 @@ def parse_v4a(lines: list[str], begin: int) -> list[FilePatch]:
             f"expected '{_ADD.strip()}', '{_UPDATE.strip()}', '{_DELETE.strip()}' or"
             f" '{END}', found {line!r}",
         )
-    return files  # no End Patch: what came before it is taken as the whole patch
+    # No End Patch: the patch was cut off (a model's output stopped at its limit), and its last
+    # hunk may be too; its hunks have no counts to tell, so none of it is taken.
+    last = next((n for n in range(len(lines) - 1, begin, -1) if lines[n].strip()), begin)
+    raise PatchSyntaxError(
+        last + 1,
+        f"the patch ends without '{END}': it looks cut off; send the whole patch",
+    )
 
 
 def _hunks(lines: list[str], i: int, patch: FilePatch) -> int:
