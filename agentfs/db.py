@@ -186,10 +186,12 @@ _SETTINGS: tuple[Callable[[apsw.Connection], None], ...] = (
 def connect(
     path: str | os.PathLike[str], *, create: bool = True, readonly: bool = False
 ) -> apsw.Connection:
-    """Open (and if asked, create) a workspace file with every setting applied and verified."""
+    """Open (and if asked, create) a workspace file with every setting applied and verified;
+    a file that is not a workspace is refused untouched."""
     path = Path(path)
     if (readonly or not create) and not path.exists():
         raise FileNotFoundError(errno.ENOENT, "no such workspace", str(path))
+    _refuse_what_is_no_database(path, new_ok=create and not readonly)
     if create and not readonly:
         path.parent.mkdir(parents=True, exist_ok=True)
         if not path.exists():
@@ -202,6 +204,10 @@ def connect(
     except apsw.CantOpenError as exc:
         raise OSError(errno.EACCES, f"cannot open workspace: {exc}", str(path)) from None
     try:
+        _busy_timeout(conn)
+        # Before any setting that writes (WAL mode rewrites the header): a database that is
+        # not a workspace is refused as it was found.
+        require_workspace(conn, str(path), allow_new=create and not readonly)
         if not readonly and _is_empty(conn):
             _set(conn, "page_size", PAGE_SIZE)
         for setting in _SETTINGS:
@@ -214,6 +220,36 @@ def connect(
             raise OSError(errno.EINVAL, f"not a SQLite database: {exc}", str(path)) from None
         raise
     return conn
+
+
+#: The first bytes of every SQLite database file.
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _refuse_what_is_no_database(path: Path, *, new_ok: bool) -> None:
+    """Refuse, before SQLite opens it, an existing file that is not a database: SQLite would
+    write its header into an empty file (switching it to WAL), so a refused command would
+    still change it. An empty file is a new workspace only when one may be created (and not
+    when a ``-wal`` holds its content, which SQLite reads)."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(len(_SQLITE_MAGIC))
+    except (FileNotFoundError, IsADirectoryError):
+        return  # nothing yet, or a directory: SQLite's open says so
+    if head == _SQLITE_MAGIC or (not head and _has_wal(path)):
+        return
+    if not head:
+        if new_ok:
+            return
+        raise OSError(errno.ENOENT, "not an agentfs workspace (the file is empty)", str(path))
+    raise OSError(errno.EINVAL, "not a SQLite database", str(path))
+
+
+def _has_wal(path: Path) -> bool:
+    try:
+        return os.stat(f"{path}-wal").st_size > 0
+    except FileNotFoundError:
+        return False
 
 
 def create_private(path: str | os.PathLike[str]) -> None:

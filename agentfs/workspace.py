@@ -103,7 +103,6 @@ class Workspace(HistoryMixin, SearchMixin):
             raise fs_error(errno.EINVAL, str(path), "chunk_size must be 512 B .. 4 MiB")
         conn = db.connect(path, create=create, readonly=readonly)
         try:
-            db.require_workspace(conn, str(path), allow_new=create and not readonly)
             if readonly:
                 if db.schema_version(conn) != db.SCHEMA_VERSION:
                     raise fs_error(errno.EROFS, str(path), "read-only open needs a migrated file")

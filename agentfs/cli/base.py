@@ -118,7 +118,8 @@ def workspace_for_command(path: Path, *, create: bool = False, **options: Any) -
     except FileNotFoundError as exc:
         if create:
             raise
-        raise CLIError(f"{path}: no such workspace (create it with: agentfs init {path})") from exc
+        what = "an empty file, not a workspace" if path.is_file() else "no such workspace"
+        raise CLIError(f"{path}: {what} (create it with: agentfs init {path})") from exc
     return click.get_current_context().with_resource(ws)
 
 

@@ -50,15 +50,19 @@ from agentfs.db import DEFAULT_CHUNK_SIZE
 )
 @json_option
 def init(workspace: Path, chunk_size: int, as_json: bool) -> None:
-    """Create a new, empty workspace file (refuses one that already exists).
+    """Create a new, empty workspace file (in a new file or an empty one; refuses any other).
 
     \b
     Example:
       agentfs init ws.db
       agentfs init big.db --chunk-size 262144
     """
-    if workspace.exists():
-        raise FileExistsError(errno.EEXIST, "workspace already exists", str(workspace))
+    if workspace.exists() and (workspace.is_dir() or workspace.stat().st_size > 0):
+        raise FileExistsError(
+            errno.EEXIST,
+            "already exists (init makes a new workspace, in a new or empty file)",
+            str(workspace),
+        )
     ws = workspace_for_command(workspace, create=True, chunk_size=chunk_size)
     render(ws.info().as_dict(), as_json, lambda i: [f"created {i['path']}"])
 

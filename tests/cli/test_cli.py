@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -344,6 +345,67 @@ def test_a_file_that_is_not_a_database_is_a_one_line_error(tmp_path: Path) -> No
     junk = tmp_path / "junk.db"
     junk.write_bytes(b"this is not a sqlite database" * 100)
     assert_user_error(run("ls", junk), str(junk))
+
+
+#: What a command might be given instead of a workspace: nothing yet, text, another program's
+#: database (switching it to WAL, as opening a workspace does, would rewrite its header).
+NOT_WORKSPACES = {
+    "empty": (b"", "an empty file, not a workspace"),
+    "text": (b"hello, world\n" * 50, "not a SQLite database"),
+    "sqlite": (None, "not an agentfs workspace"),
+}
+
+#: A command of each kind: reads, writes, the history, the tools, checks and repairs.
+SOME_COMMANDS = [
+    "ls {ws}",
+    "cat {ws} /x",
+    "write {ws} /x data",
+    "info {ws}",
+    "fsck {ws}",
+    "fsck {ws} --repair",
+    "kv {ws} list",
+    "kv {ws} set k 1",
+    "history {ws} /x",
+    "snapshot create {ws} s",
+    "gc {ws}",
+    "retention {ws} --keep 3",
+    "mkdir {ws} /d",
+    "grep {ws} x",
+    "tools call {ws} ls {{}}",
+]
+
+
+@pytest.mark.parametrize("kind", NOT_WORKSPACES)
+@pytest.mark.parametrize("command", SOME_COMMANDS)
+def test_a_file_that_is_not_a_workspace_is_refused_untouched(
+    tmp_path: Path, kind: str, command: str
+) -> None:
+    """One line, and the file byte-for-byte as it was, with no -wal, -shm or -readers left."""
+    path = tmp_path / "given.db"
+    content, says = NOT_WORKSPACES[kind]
+    if content is None:
+        with sqlite3.connect(path) as other:
+            other.execute("CREATE TABLE notes (text)")
+        other.close()
+    else:
+        path.write_bytes(content)
+    before = path.read_bytes()
+    assert_user_error(run(*shlex.split(command.format(ws=path))), str(path), says)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["given.db"]
+
+
+def test_init_makes_an_empty_file_a_workspace_and_refuses_any_other(tmp_path: Path) -> None:
+    """An empty file (``mktemp``'s) is a new workspace; a file with anything in it is not
+    init's to overwrite."""
+    empty, text = tmp_path / "empty.db", tmp_path / "text.db"
+    empty.write_bytes(b"")
+    text.write_bytes(b"hello\n")
+    ok("init", empty)
+    with agentfs.open(empty, create=False) as ws:
+        assert ws.listdir("/") == []
+    assert_user_error(run("init", text), str(text), "already exists")
+    assert text.read_bytes() == b"hello\n"
 
 
 def test_usage_errors_exit_2(ws_file: Path) -> None:
