@@ -17,6 +17,12 @@ PEER_PYTHON = ROOT / ".venv-peer" / "bin" / "python"
 PEER_SCRIPT = ROOT / "tests" / "peer" / "sdk_peer.py"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked ``runs_first`` go to the front, the rest keep their order: spread over the
+    cores (``make test``), a test of minutes started last would be the whole run's tail."""
+    items.sort(key=lambda item: item.get_closest_marker("runs_first") is None)
+
+
 @pytest.fixture
 def ws_path(tmp_path: Path) -> Path:
     return tmp_path / "ws.db"

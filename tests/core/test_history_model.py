@@ -31,6 +31,7 @@ import stat
 import tempfile
 from collections import defaultdict
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -467,3 +468,6 @@ TestHistoryModel.settings = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
+
+#: Minutes of hypothesis: started before the rest of the suite (tests/conftest.py).
+pytestmark = pytest.mark.runs_first

@@ -26,6 +26,7 @@ import shutil
 import stat
 import tempfile
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
@@ -290,3 +291,6 @@ TestWorkspaceMatchesHostDirectory.settings = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
+
+#: Minutes of hypothesis: started before the rest of the suite (tests/conftest.py).
+pytestmark = pytest.mark.runs_first

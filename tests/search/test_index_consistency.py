@@ -29,6 +29,7 @@ import unicodedata
 
 import apsw
 import numpy as np
+import pytest
 import re2
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
@@ -624,3 +625,6 @@ class IndexWithVectors(IndexConsistency):
 
 TestIndexWithVectors = IndexWithVectors.TestCase
 TestIndexWithVectors.settings = VARIANT_SETTINGS
+
+#: Minutes of hypothesis: started before the rest of the suite (tests/conftest.py).
+pytestmark = pytest.mark.runs_first

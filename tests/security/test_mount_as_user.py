@@ -8,11 +8,13 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from security_bench import HOST_PATH, USER_UID, UserSetup, as_user
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.runs_first
 def test_the_mount_suite_passes_as_a_normal_user(user_setup: UserSetup) -> None:
     home = user_setup.base / "mount-suite"
     home.mkdir()
