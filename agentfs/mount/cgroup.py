@@ -118,12 +118,6 @@ def make(limit: int) -> MemoryCgroup | None:
     return None if isinstance(place, str) else MemoryCgroup(place, limit)
 
 
-def unavailable() -> str | None:
-    """Why no memory cgroup can be made here (None: one can)."""
-    place = find()
-    return place if isinstance(place, str) else None
-
-
 @functools.cache
 def find() -> Place | str:
     """Where commands' cgroups go, or why nowhere (looked up once per process)."""

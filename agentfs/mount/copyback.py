@@ -188,7 +188,7 @@ class _Applier:
                 self.links.setdefault(new.ino, join(top, rel))
         # A host inode -> the new names it has (a rename's other end, for the judge).
         self.new_names: dict[tuple[int, int, int], list[str]] = {}
-        for rel, new in after.items():
+        for rel, new in after.items() if judge is not None else ():
             old = before.get(rel)
             if rel and (old is None or _moved(old) != _moved(new)):
                 self.new_names.setdefault(_moved(new), []).append(rel)
@@ -292,13 +292,11 @@ class _Applier:
     def put(self, rel: str, path: str) -> None:
         if self.judge is not None and rel in self.kept:
             self.judge.refuse("rename", path)
-        new = self.after[rel]
+        new, old = self.after[rel], self.before.get(rel)
         kind = _kind(new.mode)
         if kind == S_IFREG:
-            old = self.before.get(rel)
             self.file(rel, path, new, old if old and _kind(old.mode) == S_IFREG else None)
             return
-        old = self.before.get(rel)
         if old is None or _kind(old.mode) != kind:
             self.check({S_IFDIR: "mkdir", S_IFLNK: "symlink"}.get(kind, "mknod"), path)
         else:

@@ -74,12 +74,11 @@ def checks() -> list[Check]:
 def _cgroups() -> Check:
     """A memory cgroup is the one part a sandbox runs without (each process's limits still
     hold), so its absence is reported but is no failure."""
-    problem = cgroup.unavailable()
     place = cgroup.find()
     where = f" ({place.describe()})" if isinstance(place, cgroup.Place) else ""
     return Check(
         "memory cgroup",
-        problem,
+        place if isinstance(place, str) else None,
         f"memory of all of a command's processes together, shared memory included{where}",
         "only each process's own memory is bounded (docs/security.md: Memory in all)",
         needed=False,

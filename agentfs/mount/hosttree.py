@@ -239,6 +239,7 @@ def scan(host: Path, *, restore: bool = True) -> Tree:
     if not os.path.isdir(host) or os.path.islink(host):
         return tree  # the command removed its working tree: everything in it is gone
     opened: list[tuple[str, int]] = []
+    held = os.geteuid() != 0  # the copy is ours: its owner bits hold us, and none hold root
     stack = [""]
     while stack:
         rel = stack.pop()
@@ -247,7 +248,7 @@ def scan(host: Path, *, restore: bool = True) -> Tree:
         tree[rel] = _entry(st)
         if not statmod.S_ISDIR(st.st_mode):
             continue
-        if not os.access(path, os.R_OK | os.X_OK):
+        if held and st.st_mode & 0o500 != 0o500:
             os.chmod(path, st.st_mode | 0o500)
             opened.append((rel, statmod.S_IMODE(st.st_mode)))
         stack.extend(f"{rel}/{name}" if rel else name for name in os.listdir(path))

@@ -267,6 +267,8 @@ class WorkspaceOperations(pyfuse3.Operations):
     ) -> pyfuse3.EntryAttributes:
         parent, text = self._ino(parent_inode), _name(name)
         st = self.by.lookup(parent, text)
+        if st is not None and not self._found(parent, text, st):
+            st = None
         self.cache.told_entry(parent, text, st)
         if st is None:  # a negative entry the kernel may cache as long as a positive one
             entry = pyfuse3.EntryAttributes()
@@ -311,6 +313,11 @@ class WorkspaceOperations(pyfuse3.Operations):
     def _listed(self, parent: int, name: str, st: Stat) -> bool:
         """Does ``readdir`` show this entry? (All: a mount under a policy hides some,
         ``agentfs.mount.ruled``.)"""
+        return True
+
+    def _found(self, parent: int, name: str, st: Stat) -> bool:
+        """Does ``lookup`` find this entry? (As ``_listed``; a mount under a policy also
+        counts each name it hides.)"""
         return True
 
     async def releasedir(self, fh: int) -> None:

@@ -70,22 +70,14 @@ class RuledOperations(WorkspaceOperations):
             return False
         return not self.rules.hidden(self.by.names(paths.join(parent_path, name), st))
 
+    def _found(self, parent: int, name: str, st: Stat) -> bool:
+        """A hidden name looked up is absent (ENOENT), and counted as refused."""
+        if self._listed(parent, name, st):
+            return True
+        self.refusals.add("lookup", paths.join(self.by.path_of(parent) or "", name))
+        return False
+
     # --- reading the tree ----------------------------------------------------------------------
-
-    async def lookup(
-        self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext
-    ) -> pyfuse3.EntryAttributes:
-        entry = await super().lookup(parent_inode, name, ctx)
-        if entry.st_ino != 0 and self.rules.deny:
-            await self._hide(parent_inode, name, entry)
-        return entry
-
-    @fuse_errors
-    async def _hide(self, parent_inode: int, name: bytes, entry: pyfuse3.EntryAttributes) -> None:
-        child = self._child(parent_inode, name)
-        st = self.by.lookup(child.parent, child.name)
-        if st is not None and self.rules.hidden(self.by.names(child.path, st)):
-            self._refuse("lookup", child.path, errno.ENOENT)
 
     @fuse_errors
     async def open(self, inode: int, flags: int, ctx: pyfuse3.RequestContext) -> pyfuse3.FileInfo:

@@ -129,3 +129,12 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     where.mkdir()
     monkeypatch.setenv("TMPDIR", str(where))
     return where
+
+
+def close_checked(ws: agentfs.Workspace, scratch: Path) -> None:
+    """After a copy test: the workspace fsck-clean, then closed, and every copy made in
+    ``scratch`` removed."""
+    report = fsck.check(ws)
+    ws.close()
+    assert report.clean, report.problems
+    assert list(scratch.iterdir()) == []

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 import agentfs
-from agentfs import fsck
 from agentfs.mount.exec import fuse_available
+from tests.mount.conftest import close_checked
 
 
 @pytest.fixture
@@ -27,10 +27,7 @@ def ws(tmp_path: Path, scratch: Path) -> Iterator[agentfs.Workspace]:
     workspace.write("/notes.txt", "keep me\n")
     workspace.write("/same.txt", "never touched\n")
     yield workspace
-    report = fsck.check(workspace)
-    workspace.close()
-    assert report.clean, report.problems
-    assert list(scratch.iterdir()) == []  # every copy was removed
+    close_checked(workspace, scratch)
 
 
 def versions(ws: agentfs.Workspace, path: str) -> int:

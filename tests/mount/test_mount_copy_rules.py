@@ -22,11 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import agentfs
-from agentfs import fsck
 from agentfs.db import database_bytes
 from agentfs.mount.exec import fuse_available
 from agentfs.mount.rules import MountRules
 from agentfs.transfer import import_tree
+from tests.mount.conftest import close_checked
 from tests.mount.test_mount_copy_exec import _tree
 from tests.mount.test_mount_copy_model import build
 
@@ -61,10 +61,7 @@ def project(tmp_path: Path, scratch: Path) -> Iterator[agentfs.Workspace]:
     ws.link("/secrets/key.txt", "/src/hard.txt")
     ws.symlink("../secrets", "/src/innocent")
     yield ws
-    report = fsck.check(ws)
-    ws.close()
-    assert report.clean, report.problems
-    assert list(scratch.iterdir()) == []
+    close_checked(ws, scratch)
 
 
 def _state(ws: agentfs.Workspace) -> dict[str, tuple[object, ...]]:
