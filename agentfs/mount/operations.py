@@ -499,8 +499,24 @@ class WorkspaceOperations(pyfuse3.Operations):
 
     # --- file content --------------------------------------------------------------------------
 
-    @_reads
     async def open(self, inode: int, flags: int, ctx: pyfuse3.RequestContext) -> pyfuse3.FileInfo:
+        """A handle; ``O_TRUNC`` empties the file here (libfuse's atomic O_TRUNC: the kernel
+        sends no truncate of its own), also with ``O_RDONLY``, which Linux truncates too once
+        the caller may write the file (the kernel checked that)."""
+        if flags & os.O_TRUNC and flags & os.O_ACCMODE == os.O_RDONLY:
+            return await self._open_emptied(inode)
+        return await self._open(inode, flags)
+
+    @_changes
+    async def _open_emptied(self, inode: int) -> pyfuse3.FileInfo:
+        """A read-only handle on a file truncated first, as ``truncate(2)`` is (``setattr``)."""
+        ino = self._ino(inode)
+        if not self.files.cut(ino, 0):
+            self.fs.truncate(self._path(inode), 0)
+        return pyfuse3.FileInfo(fh=self.files.open(ino, False), keep_cache=False)
+
+    @_reads
+    async def _open(self, inode: int, flags: int) -> pyfuse3.FileInfo:
         writable = flags & os.O_ACCMODE != os.O_RDONLY
         if writable and self.readonly:
             raise OSError(errno.EROFS, "the workspace is mounted read-only")

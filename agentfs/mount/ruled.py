@@ -86,7 +86,8 @@ class RuledOperations(WorkspaceOperations):
             names = self.by.names(path, st)
             if self.rules.hidden(names):
                 self._refuse("open", path, errno.ENOENT)
-            if flags & os.O_ACCMODE != os.O_RDONLY and not self.rules.writable(names):
+            writing = flags & os.O_ACCMODE != os.O_RDONLY or flags & os.O_TRUNC
+            if writing and not self.rules.writable(names):
                 self._refuse("open for writing", path)
         return await super().open(inode, flags, ctx)
 

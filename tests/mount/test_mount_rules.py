@@ -63,6 +63,8 @@ def test_a_policy_mount_hides_denied_files_and_refuses_writes(tmp_path: Path) ->
         (d / "src" / "new.py").write_text("x")  # inside the allow list
         assert _errno(lambda: (d / "top.txt").write_text("x")) == errno.EACCES
         assert _errno(lambda: (d / "README").write_text("x")) == errno.EACCES  # exists, outside
+        emptied = os.O_RDONLY | os.O_TRUNC  # truncates, read-only as it is
+        assert _errno(lambda: os.close(os.open(d / "README", emptied))) == errno.EACCES
         assert _errno(lambda: os.rename(d / "src" / "app.py", d / "app.py")) == errno.EACCES
         assert _errno(lambda: os.link(d / "src" / "app.py", d / "src" / ".env")) == errno.EACCES
         assert _errno(lambda: os.rename(d / "src", d / "elsewhere")) == errno.EACCES
