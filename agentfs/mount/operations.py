@@ -450,7 +450,12 @@ class WorkspaceOperations(pyfuse3.Operations):
             atime = attr.st_atime_ns if fields.update_atime else st.st_atime_ns
             mtime = attr.st_mtime_ns if fields.update_mtime else st.st_mtime_ns
             attrs = attrs._replace(times=(atime, mtime))
-        st = self.fs.set_attrs(ino, attrs) if attrs != Attrs() else self.by.stat(ino)
+        if attrs != Attrs() or not fields.update_size:
+            # one that sets nothing (chown(f, -1, -1)) still moves ctime, as the kernel's own
+            # filesystems do; a truncate moved it already
+            st = self.fs.set_attrs(ino, attrs)
+        else:
+            st = self.by.stat(ino)
         return self._attrs(st)
 
     # --- extended attributes (``agentfs.core.xattrs``) -----------------------------------------
