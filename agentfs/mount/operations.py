@@ -251,13 +251,19 @@ class WorkspaceOperations(pyfuse3.Operations):
             return mode & 0o7777
         return mode & 0o1777
 
-    def _own(self, st: Stat, ctx: pyfuse3.RequestContext) -> Stat:
-        """New files belong to whoever made them (the core records the mount's own ids);
-        the stat after."""
-        uid, gid = self.ids.uid(ctx.uid), self.ids.gid(ctx.gid)
-        if (uid, gid) == (st.st_uid, st.st_gid):
+    def _own(self, st: Stat, ctx: pyfuse3.RequestContext, parent: int) -> Stat:
+        """New files belong to whoever made them (the core records the mount's own ids),
+        except that in a setgid directory they take its group, and a directory made there is
+        setgid too (the kernel leaves this to the filesystem); the stat after."""
+        uid, gid, mode = self.ids.uid(ctx.uid), self.ids.gid(ctx.gid), None
+        folder = self.by.stat(parent)
+        if folder.st_mode & stat.S_ISGID:
+            gid = folder.st_gid
+            if is_dir(st.st_mode):
+                mode = stat.S_IMODE(st.st_mode) | stat.S_ISGID
+        if (uid, gid) == (st.st_uid, st.st_gid) and mode is None:
             return st
-        return self.fs.set_attrs(st.st_ino, Attrs(uid=uid, gid=gid))
+        return self.fs.set_attrs(st.st_ino, Attrs(mode=mode, uid=uid, gid=gid))
 
     # --- reading the tree ----------------------------------------------------------------------
 
@@ -376,7 +382,7 @@ class WorkspaceOperations(pyfuse3.Operations):
         """A new entry made by ``make(path)``, owned by the caller, in one transaction."""
         child = self._child(parent_inode, name)
         with self.fs.transaction():
-            return self._entry(child, self._own(make(child.path), ctx))
+            return self._entry(child, self._own(make(child.path), ctx, child.parent))
 
     @_changes
     async def link(
@@ -538,7 +544,7 @@ class WorkspaceOperations(pyfuse3.Operations):
     ) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
         child = self._child(parent_inode, name)
         with self.fs.transaction():
-            st = self._own(self.fs.create(child.path, self._file_bits(mode)), ctx)
+            st = self._own(self.fs.create(child.path, self._file_bits(mode)), ctx, child.parent)
         fh = self.files.open(st.st_ino, True, bool(flags & os.O_APPEND), made=(child.path, st))
         return pyfuse3.FileInfo(fh=fh, keep_cache=True), self._entry(child, st)
 

@@ -40,7 +40,6 @@ TICK = 0.02
 #: Directory names of a deep tree: 20 of them make a relative path of 3,999 bytes.
 STEP = "d" * 199
 DEEP_DIRS = "/".join([STEP] * 20)
-SETGID = "the mount gives a new file the caller's group, not a setgid directory's"
 #: Why a path over PATH_MAX in total fails in the mount where tmpfs takes it.
 WHOLE_PATHS = (
     "the core addresses every change by its whole workspace path and caps it at PATH_MAX "
@@ -610,13 +609,16 @@ AS_USER = [
         "create in a setgid directory",
         "g/:2777",
         then(opened("g/n", O_WR | O_CREAT), lambda: owner("g/n")),
-        xfail=SETGID,
     ),
     U(
         "mkdir in a setgid directory",
         "g/:2777",
         then(lambda: os.mkdir("g/n", 0o755), lambda: owner("g/n")),
-        xfail=SETGID,
+    ),
+    U(
+        "symlink in a setgid directory",
+        "g/:2777",
+        then(lambda: os.symlink("t", "g/l"), lambda: owner("g/l")),
     ),
     U("write clears setuid", "f:6777", then(written("f", b"x"), lambda: owner("f"))),
     U("sticky: unlink another's file", "s/:1777 s/f", lambda: os.unlink("s/f"), "EPERM"),
