@@ -39,6 +39,9 @@ from agentfs.mount.owners import NO_SWAP, IdSwap
 #: What ``st_blksize`` says: stdio and most tools size their buffers from it, so a large value
 #: gets large writes (fuse-perf.md, 7).
 BLOCK_SIZE = 128 * 1024
+#: ``renameat2``'s flag that leaves a whiteout (a character device 0:0) at the old name
+#: (linux/fs.h; the kernel passes it on, pyfuse3 has no name for it).
+RENAME_WHITEOUT = 4
 #: Entries per readdir query (the kernel's buffer takes what fits; the rest comes next call).
 READDIR_BATCH = 256
 
@@ -426,6 +429,8 @@ class WorkspaceOperations(pyfuse3.Operations):
             if flags & pyfuse3.RENAME_NOREPLACE and self.fs.exists(new.path):
                 raise OSError(errno.EEXIST, "exists", new.path)
             self.fs.rename(old.path, new.path)
+            if flags & RENAME_WHITEOUT:  # overlayfs's mark of a name deleted from a lower layer
+                self._own(self.fs.mknod(old.path, stat.S_IFCHR), ctx, old.parent)
         self.cache.moved(old[:2], new[:2])
 
     @_changes
