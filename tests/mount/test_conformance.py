@@ -40,6 +40,11 @@ TICK = 0.02
 #: Directory names of a deep tree: 20 of them make a relative path of 3,999 bytes.
 STEP = "d" * 199
 DEEP_DIRS = "/".join([STEP] * 20)
+#: Why a time tmpfs takes is EINVAL in the mount.
+NANOSECONDS = (
+    "the core keeps times as 64-bit nanoseconds, years 1677 to 2262 (its stat reads them as "
+    "one SQLite integer, sec * 10**9 + nsec: _NS_RANGE in agentfs/core/fs.py)"
+)
 #: Why a path over PATH_MAX in total fails in the mount where tmpfs takes it.
 WHOLE_PATHS = (
     "the core addresses every change by its whole workspace path and caps it at PATH_MAX "
@@ -526,6 +531,18 @@ METADATA = [
             lambda: os.lstat("l").st_mtime_ns,
         ),
     ),
+    C(
+        "utimensat in the year 3000",
+        "f",
+        then(lambda: os.utime("f", (32_503_680_000, 0)), lambda: os.stat("f").st_atime),
+        xfail=NANOSECONDS,
+    ),
+    C(
+        "utimensat in the year 1600",
+        "f",
+        then(lambda: os.utime("f", (-11_676_096_000, 0)), lambda: os.stat("f").st_atime),
+        xfail=NANOSECONDS,
+    ),
     C("utimensat missing", "", lambda: os.utime("m"), "ENOENT"),
     C(
         "setxattr",
@@ -595,6 +612,12 @@ AS_USER = [
     U("truncate another's read-only file", "f:644", lambda: os.truncate("f", 0), "EACCES"),
     U("O_NOATIME on another's file", "f:644", opened("f", os.O_RDONLY | os.O_NOATIME), "EPERM"),
     U("chmod another's file", "f:666", lambda: os.chmod("f", 0o777), "EPERM"),
+    U("link another's unreadable file", "f:600", lambda: os.link("f", "g"), "EPERM"),
+    U(
+        "chown one's own file to one's group",
+        "f@",
+        then(lambda: os.chown("f", -1, USER), lambda: owner("f")),
+    ),
     U("chown one's own file to root", "f@", lambda: os.chown("f", 0, -1), "EPERM"),
     U(
         "chmod g+s outside the group drops it",
@@ -648,6 +671,8 @@ TIMES = [
     C("rename: target parent times", "d/ d/f e/", times(lambda: os.rename("d/f", "e/f"), "e")),
     C("rename: the file's times", "f", times(lambda: os.rename("f", "g"), "f", "g")),
     C("rename: the replaced file's times", "f g h=g", times(lambda: os.rename("f", "g"), "h")),
+    C("exchange: the first file's times", "f g", times(lambda: renameat2("f", "g", 2), "g")),
+    C("mkfifo: parent times", "d/", times(lambda: os.mkfifo("d/p"), "d")),
     C("chmod: the file's times", "f", times(lambda: os.chmod("f", 0o600), "f")),
     C("chown: the file's times", "f", times(lambda: os.chown("f", -1, -1), "f")),
     C("link: the file's times", "f", times(lambda: os.link("f", "g"), "f")),
