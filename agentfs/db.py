@@ -331,11 +331,20 @@ class Transaction:
             if self.savepoint:
                 conn.__exit__(exc_type, exc, tb)  # type: ignore[arg-type]
         elif exc_type is None:
-            conn.execute("COMMIT")
+            try:
+                conn.execute("COMMIT")
+            except apsw.FullError as full:  # the commit itself found the disk full
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                exc_type, exc = type(full), full
         else:
             conn.execute("ROLLBACK")
         if exc_type is not None and self.on_rollback is not None:
             self.on_rollback()
+        if isinstance(exc, apsw.FullError):
+            raise OSError(
+                errno.ENOSPC, "the disk holding the workspace is full", conn.filename
+            ) from exc
 
 
 class Block(Transaction):

@@ -135,6 +135,10 @@ class Changes:
         """Part of the file was rewritten: it now holds its new content, ``size`` long;
         ``appended``: the change was these bytes added at the old end, nothing else."""
 
+    def detached(self, ino: int) -> None:
+        """``ino`` has no name left and a handle is about to change its content in place:
+        whatever else holds it must let go first (a plain filesystem holds nothing)."""
+
     def flushed(self, target: WriteTarget) -> None:
         """An open handle committed its writes to ``target``; its version comes at close."""
 

@@ -10,7 +10,7 @@ update ``fs_inode.size`` themselves.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import apsw
 
@@ -121,11 +121,11 @@ class Chunks:
             ),
         )
 
-    def put(self, rows: list[tuple[int, int, bytes | bytearray]]) -> None:
+    def put(self, rows: Iterable[tuple[int, int, bytes | bytearray]]) -> None:
         """Set whole chunks, ``(ino, chunk_index, data)`` each, whether or not they exist; the
-        caller keeps the layout (every chunk full but the last)."""
-        if rows:
-            self.conn.executemany(_UPSERT, rows)
+        caller keeps the layout (every chunk full but the last). ``rows`` may be a generator:
+        SQLite takes one row at a time."""
+        self.conn.executemany(_UPSERT, rows)
 
     def write(self, ino: int, file_size: int, offset: int, data: bytes) -> int:
         """Write ``data`` at ``offset`` (zero-filling any gap after the old end); new size."""
@@ -152,21 +152,27 @@ class Chunks:
     def _splice(
         self, ino: int, file_size: int, start: int, end: int, offset: int, data: bytes
     ) -> None:
-        """Rewrite ``[start, end)``: zeros before ``offset``, then ``data``."""
-        whole: list[tuple[int, int, bytes]] = []
-        partial: list[tuple[int, int, bytes]] = []
-        for index, lo, hi, piece in self._pieces(start, end, offset, data):
-            old_len = max(0, min(self.size, file_size - index * self.size))
-            if lo == 0 and hi >= old_len:
-                (whole if old_len == 0 else partial).append((ino, index, piece))
-                continue
-            old = self.conn.execute(_SELECT_ONE, (ino, index)).get or b""
-            old = old.ljust(lo, b"\0")
-            partial.append((ino, index, old[:lo] + piece + old[hi:]))
-        if partial:
-            self.conn.executemany(_UPSERT, partial)
-        if whole:
-            self.conn.executemany(_INSERT, whole)
+        """Rewrite ``[start, end)``: zeros before ``offset``, then ``data``. Only the first
+        and the last chunk can keep old bytes around the range: those are read first, and
+        the chunks then stream into one statement, so a hole costs one chunk of memory."""
+        cs = self.size
+        kept: dict[int, bytes] = {}
+        for index in {start // cs, (end - 1) // cs}:
+            base = index * cs
+            old_len = max(0, min(cs, file_size - base))
+            if old_len and (start > base or min(base + cs, end) - base < old_len):
+                kept[index] = self.conn.execute(_SELECT_ONE, (ino, index)).get or b""
+
+        def rows() -> Iterator[tuple[int, int, bytes]]:
+            for index, lo, hi, piece in self._pieces(start, end, offset, data):
+                old = kept.get(index)
+                yield (
+                    ino,
+                    index,
+                    piece if old is None else old[:lo].ljust(lo, b"\0") + piece + old[hi:],
+                )
+
+        self.conn.executemany(_UPSERT, rows())
 
     def _pieces(
         self, start: int, end: int, offset: int, data: bytes

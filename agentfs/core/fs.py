@@ -14,11 +14,12 @@ from __future__ import annotations
 import errno
 import io
 import os
+from types import EllipsisType
 from typing import NamedTuple
 
 import apsw
 
-from agentfs.core import handle, paths, treeops, xattrs
+from agentfs.core import handle, limits, paths, treeops, xattrs
 from agentfs.core.by_inode import ByInode
 from agentfs.core.changes import Changes
 from agentfs.core.chunks import Chunks
@@ -41,6 +42,7 @@ from agentfs.core.inodes import (
     now_ns,
     split_ns,
 )
+from agentfs.core.limits import Limits
 from agentfs.core.orphans import Orphans
 from agentfs.db import Block, BlockLevel, Transaction
 
@@ -175,6 +177,8 @@ class FileSystem:
         conn.set_rollback_hook(self.drop_caches)
         self._data_version = conn.execute("PRAGMA data_version").get
         self._readonly = conn.readonly("main")
+        #: The workspace's limits, read when first needed after another connection commits.
+        self._limits: Limits | None = None
         #: This handle's all-or-nothing block (``transaction``), open or not: made once, as
         #: every changing tool call opens one, and reset as it opens.
         self._block: Block | None = None
@@ -270,7 +274,43 @@ class FileSystem:
         self._real_dirs = {"/": "/"}
         self.dir_paths = {ROOT_INO: "/"}
         self._links_cached = False
+        self._limits = None
         self.hooks.invalidate()
+
+    # --- limits ---------------------------------------------------------------------------------
+
+    @property
+    def limits(self) -> Limits:
+        """How large a file and the workspace may grow (``agentfs.core.limits``)."""
+        if self._limits is None:
+            self._limits = limits.load(self.conn)
+        return self._limits
+
+    def set_limits(
+        self, *, file_size: int | None = None, workspace_size: int | EllipsisType | None = ...
+    ) -> Limits:
+        """Change the limits every process opening the workspace obeys; returns them::
+
+            ws.set_limits(file_size=1 << 30)  # files up to 1 GiB (EFBIG beyond)
+            ws.set_limits(workspace_size=10 << 30)  # the file up to 10 GiB (ENOSPC beyond)
+            ws.set_limits(workspace_size=None)  # no quota
+
+        A limit below what the workspace holds now refuses growth only: nothing is removed.
+        """
+        with self._write():
+            now = limits.load(self.conn)
+            new = Limits(
+                now.file_size if file_size is None else file_size,
+                now.workspace_size if workspace_size is ... else workspace_size,
+            )
+            limits.store(self.conn, new)
+            self._limits = new
+            return new
+
+    def _check_growth(self, path: str, old_size: int, new_size: int) -> None:
+        """EFBIG or ENOSPC before a file grows past a limit (``agentfs.core.limits``)."""
+        if new_size > old_size:
+            self.limits.check(self.conn, path, old_size, new_size)
 
     # --- resolution ---------------------------------------------------------------------------
 
@@ -532,6 +572,7 @@ class FileSystem:
         now = now_ns()
         with self._write():
             target = self._open_for_write(path, parents, mode, len(data), now, exclusive=exclusive)
+            self._check_growth(path, 0 if target.created else target.size, len(data))
             ino = target.ino
             if target.created:  # the inode already has the final size: only chunks to add
                 self.chunks.append_new(ino, 0, data)
@@ -584,6 +625,7 @@ class FileSystem:
             target = self._open_for_write(path, parents, 0o644, 0, now)
             size = target.size
             at = size if offset is None else offset
+            self._check_growth(path, size, at + len(data))
             self.hooks.guard(target)
             if not target.created and self._unchanged_by(target.ino, size, at, data):
                 self._touch(target, now)  # nothing changes: no copy, no version
@@ -601,8 +643,9 @@ class FileSystem:
         now = now_ns()
         with self._write():
             target = self._open_for_write(path, False, 0o644, 0, now, create=False)
-            self.hooks.guard(target)
             old_size = target.size
+            self._check_growth(path, old_size, size)
+            self.hooks.guard(target)
             if old_size == size:
                 self._touch(target, now)
                 return

@@ -21,9 +21,12 @@ all). The file keeps its inode number through all of it.
 Caveats:
     The handle is bound to its path: a flush writes to whatever file the path names then
     (like an editor's save), and ranges it did not write are read from that file.
-    The image is held in memory; past ``buffer_limit`` bytes of dirty chunks the handle
-    flushes by itself, so a file written in one go larger than that is seen by other readers
-    in steps (each step whole). Reads through the handle are not tracked reads.
+    The image is held in memory, within a budget (``agentfs.core.budget``): past
+    ``buffer_limit`` bytes of dirty chunks the handle flushes by itself (a mount's handles
+    share one budget, and the one holding the most flushes), so a file written in one go
+    larger than that is seen by other readers in steps (each step whole). A hole (a write
+    past the end, a growing truncate) is committed one chunk of zeros at a time. Reads
+    through the handle are not tracked reads.
 """
 
 from __future__ import annotations
@@ -32,9 +35,11 @@ import errno
 import hashlib
 import io
 import os
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from agentfs.core import paths
+from agentfs.core.budget import DirtyBudget
 from agentfs.core.by_inode import ByInode
 from agentfs.core.digests import hasher
 from agentfs.core.errors import fs_error
@@ -64,8 +69,15 @@ class WorkspaceFile(io.RawIOBase):
     """A binary file object over one workspace file (see the module docstring)."""
 
     def __init__(
-        self, fs: FileSystem, path: str, mode: str, buffer_limit: int = BUFFER_LIMIT
+        self,
+        fs: FileSystem,
+        path: str,
+        mode: str,
+        buffer_limit: int = BUFFER_LIMIT,
+        budget: DirtyBudget | None = None,
     ) -> None:
+        """``budget``: shared with other handles (a mount's); else one of ``buffer_limit``
+        bytes for this handle alone."""
         super().__init__()
         kind, plus, _binary = parse_mode(mode)
         self._fs = fs
@@ -74,7 +86,7 @@ class WorkspaceFile(io.RawIOBase):
         self._readable = kind == "r" or plus
         self._writable = kind != "r" or plus
         self._append = kind == "a"
-        self._limit = buffer_limit
+        self._budget = DirtyBudget(buffer_limit) if budget is None else budget
         self._cs = fs.chunks.size
         #: Chunk index -> the chunk's bytes as the handle has them (only chunks it changed).
         self._dirty: dict[int, bytearray] = {}
@@ -91,6 +103,8 @@ class WorkspaceFile(io.RawIOBase):
             self._check_creatable()
         #: Committed bytes below this offset are still the file's (a truncate lowers it).
         self._base = 0 if kind in ("w", "x") or existing is None else existing
+        #: The file's size in the workspace as of the last commit (what a growth adds to).
+        self._committed_bytes = existing or 0
         self._size = self._base
         self._pos = self._size if self._append else 0  # as the built-in open does
         # a new file, or open("w"/"x"), changes the file even if nothing is written
@@ -161,6 +175,7 @@ class WorkspaceFile(io.RawIOBase):
         if self._append:
             self._pos = self._size
         start = self._pos
+        self._check_growth(start + n)
         self._lower(start)
         self._feed_hash(start, view)
         cs = self._cs
@@ -177,8 +192,7 @@ class WorkspaceFile(io.RawIOBase):
         self._pos = start + n
         self._size = max(self._size, self._pos)
         self._wrote = self._pending = True
-        if len(self._dirty) * cs >= self._limit:
-            self.flush()
+        self._budget.hold(self, len(self._dirty) * cs)
         return n
 
     def truncate(self, size: int | None = None) -> int:
@@ -188,12 +202,14 @@ class WorkspaceFile(io.RawIOBase):
         size = self._pos if size is None else size
         if size < 0:
             raise fs_error(errno.EINVAL, self.name, "size must be >= 0")
+        self._check_growth(size)
         cs = self._cs
         keep = -(-size // cs)
         for index in [i for i in self._dirty if i >= keep]:
             del self._dirty[index]
         if size % cs and keep - 1 in self._dirty:
             del self._dirty[keep - 1][size % cs :]
+        self._budget.hold(self, len(self._dirty) * cs)
         self._base = min(self._base, size)
         self._size = size
         self._lower(size)
@@ -229,9 +245,16 @@ class WorkspaceFile(io.RawIOBase):
                 self._commit(version=True)
         finally:
             self._dirty.clear()
+            self._budget.hold(self, 0)
             super().close()
 
     # --- the image ---------------------------------------------------------------------------
+
+    def _check_growth(self, size: int) -> None:
+        """EFBIG or ENOSPC before the handle grows the file to ``size`` bytes: the workspace
+        grows by what the handle will commit beyond the file's committed size."""
+        if size > self._size:
+            self._fs._check_growth(self.name, self._committed_bytes, size)
 
     def _lower(self, offset: int) -> None:
         self._low = offset if self._low is None else min(self._low, offset)
@@ -319,8 +342,13 @@ class WorkspaceFile(io.RawIOBase):
                 target = fs._open_for_write(self.name, False, 0o644, 0, now, create=False)
             if version and self._wrote:
                 self._record(target)
+        self._committed_all()
+
+    def _committed_all(self) -> None:
+        """What the handle held is committed: its image is empty, the file is its size."""
         self._dirty.clear()
-        self._base = self._size
+        self._budget.hold(self, 0)
+        self._base = self._committed_bytes = self._size
         self._pending = False
         self._low = None
 
@@ -351,10 +379,34 @@ class WorkspaceFile(io.RawIOBase):
             first=ino != self._flushed,
             unchanged_below=committed if appends else 0,
         )
-        chunks, size = fs.chunks, self._size
+        self._write_chunks(ino, committed, keep)
+        self._flushed = ino
+        fs.hooks.flushed(target)
+        return target
+
+    def _write_chunks(self, ino: int, committed: int, keep: int) -> None:
+        """Make inode ``ino`` (``committed`` bytes long) the handle's file: its first ``keep``
+        bytes stay, the dirty chunks and any gap up to the size are written."""
+        fs, cs = self._fs, self._cs
         if committed > keep:
-            chunks.truncate(ino, committed, keep)
-        rows: list[tuple[int, int, bytes | bytearray]] = []
+            fs.chunks.truncate(ino, committed, keep)
+        edge = keep // cs  # the chunk where the kept bytes end, rewritten if the file grows
+        kept_edge = (
+            fs.chunks.read(ino, keep, edge * cs, keep % cs)
+            if keep % cs and edge not in self._dirty and self._size > keep
+            else b""
+        )
+        fs.chunks.put(self._rows(ino, keep, kept_edge))
+        fs._set_content(ino, self._size)
+
+    def _rows(
+        self, ino: int, keep: int, kept_edge: bytes
+    ) -> Iterator[tuple[int, int, bytes | bytearray]]:
+        """The chunks a commit writes, made one at a time as SQLite takes them (so a hole
+        costs one chunk of memory, whatever its size): the dirty ones, and past the ``keep``
+        committed bytes every other chunk up to the size, zeros after ``kept_edge`` (the
+        committed part of the chunk where the kept bytes end)."""
+        cs, size = self._cs, self._size
         for index in range(-(-size // cs)):
             start = index * cs
             length = min(cs, size - start)
@@ -363,15 +415,10 @@ class WorkspaceFile(io.RawIOBase):
                 if len(chunk) < length:
                     chunk.extend(bytes(length - len(chunk)))
                 del chunk[length:]
-                rows.append((ino, index, chunk))  # apsw binds the bytearray: no copy
+                yield ino, index, chunk  # apsw binds the bytearray: no copy
             elif start + length > keep:  # past the kept bytes: a hole, or the old last chunk
-                old = chunks.read(ino, keep, start, max(0, keep - start)) if start < keep else b""
-                rows.append((ino, index, old.ljust(length, b"\0")))
-        chunks.put(rows)
-        fs._set_content(ino, size)
-        self._flushed = ino
-        fs.hooks.flushed(target)
-        return target
+                old = kept_edge if start < keep else b""
+                yield ino, index, old.ljust(length, b"\0")
 
     def _record(self, target: WriteTarget) -> None:
         """The handle's one version: of the file as it is now, hashed as it was written
@@ -390,22 +437,27 @@ class InodeFile(WorkspaceFile):
     a file renamed while open is recorded under its new name); committed bytes are read by
     inode. A file unlinked while open stays readable and writable through the handle: the
     inode keeps its committed bytes (nothing purges a queued orphan this process holds open,
-    ``Orphans.pinned``), and what the handle writes then stays in its image, seen by nobody
-    else, and goes with the last close, as the file itself does.
+    ``Orphans.pinned``), and what the handle writes then is committed to that inode alone
+    (``_spill``), seen by nobody else, and goes with the last close, as the file itself does.
     """
 
     def __init__(
-        self, fs: FileSystem, ino: int, writable: bool, made: tuple[str, Stat] | None = None
+        self,
+        fs: FileSystem,
+        ino: int,
+        writable: bool,
+        made: tuple[str, Stat] | None = None,
+        budget: DirtyBudget | None = None,
     ) -> None:
         """``made``: the path and stat of a file the caller has just created, so neither is
-        looked up again."""
+        looked up again; ``budget``: shared with the other handles (a mount's)."""
         self.ino = ino
         self._by = ByInode(fs)
         self._made = None if made is None else made[1]
         path = self._by.path_of(ino) if made is None else made[0]
         if path is None:
             raise fs_error(errno.ENOENT, f"inode {ino}")
-        super().__init__(fs, path, "r+b" if writable else "rb")
+        super().__init__(fs, path, "r+b" if writable else "rb", budget=budget)
 
     def _committed_size(self) -> int | None:
         st, self._made = self._made or self._by.stat(self.ino), None
@@ -433,10 +485,22 @@ class InodeFile(WorkspaceFile):
     def _commit(self, *, version: bool) -> None:
         with self._fs._write():  # the path and the write in one transaction
             path = self._by.path_of(self.ino)
-            if path is None:
-                return  # unlinked: the bytes stay with the handle (see the class docstring)
+            if path is None:  # unlinked (see the class docstring)
+                if self._pending:
+                    self._spill()
+                return
             self.name = path
             super()._commit(version=version)
+
+    def _spill(self) -> None:
+        """Commit an unlinked file's bytes to its inode, which only this process's handles
+        still reach: history first moves away whatever it holds of that inode
+        (``Changes.detached``), and no version is recorded, since the file has no name."""
+        fs = self._fs
+        fs.hooks.detached(self.ino)
+        committed = fs.size_of(self.ino)
+        self._write_chunks(self.ino, committed, min(committed, self._base))
+        self._committed_all()
 
 
 class _FlushThrough:

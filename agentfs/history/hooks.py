@@ -370,6 +370,15 @@ class HistoryHooks(Changes):
         self.versions.repoint(target.ino, frozen, key)
         return moved
 
+    def detached(self, ino: int) -> None:
+        """An unlinked file a handle holds open changes: the versions and snapshot entries
+        that name its inode get a copy of its content (``copy_down``), and the inode, now
+        held by nothing, is queued to be freed (its handle's pin keeps it until the close)."""
+        if self.cow.referenced(ino):
+            frozen, _moved = self.cow.copy_down(ino, whole=False)
+            self.versions.repoint(ino, frozen, None)
+            self.release_if_unheld(ino)
+
     def release_if_unheld(self, ino: int) -> None:
         """``ino`` just lost its last name: free it unless history still holds it."""
         if not self.cow.referenced(ino):

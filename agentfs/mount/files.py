@@ -16,11 +16,17 @@ import errno
 import itertools
 from dataclasses import dataclass, field
 
+from agentfs.core.budget import DirtyBudget
 from agentfs.core.by_inode import ByInode
 from agentfs.core.errors import fs_error
 from agentfs.core.fs import FileSystem
 from agentfs.core.handle import InodeFile
 from agentfs.core.inodes import Stat, is_dir, now_ns
+
+#: Uncommitted bytes the mount's open files hold between them, at most (past it, the file
+#: holding the most commits). Large writes commit at least every this many bytes, which
+#: costs nothing measurable (docs/mount.md) and bounds the daemon's memory.
+BUFFER_BUDGET = 64 * 1024 * 1024
 
 
 @dataclass
@@ -53,6 +59,8 @@ class OpenFiles:
         self._handles: dict[int, Handle] = {}
         self._inodes: dict[int, _Open] = {}
         self._next = itertools.count(1)
+        #: What the open files may hold uncommitted between them (``agentfs.core.budget``).
+        self.budget = DirtyBudget(BUFFER_BUDGET)
         fs.orphans.enable_pins()
 
     def open(
@@ -65,13 +73,13 @@ class OpenFiles:
         if entry is None:
             if not writable:
                 self._check_readable(ino)
-            entry = _Open(InodeFile(self.fs, ino, True, made) if writable else None)
+            entry = _Open(InodeFile(self.fs, ino, True, made, self.budget) if writable else None)
             self._inodes[ino] = entry
             self.fs.orphans.pin(ino)
         elif writable and (entry.file is None or not entry.file.writable()):
             if entry.file is not None:
                 entry.file.close()
-            entry.file = InodeFile(self.fs, ino, writable=True)
+            entry.file = InodeFile(self.fs, ino, writable=True, budget=self.budget)
         fh = next(self._next)
         entry.handles.add(fh)
         self._handles[fh] = Handle(ino, writable, append)
