@@ -178,6 +178,30 @@ def human_size(n: int) -> str:
     return f"{value:.1f} {unit}"
 
 
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+class ByteSize(click.ParamType):
+    """A size in bytes, with an optional binary suffix (``512K``, ``64M``, ``4G``, ``1T``);
+    ``none`` too where ``allow_none`` (no limit)."""
+
+    name = "size"
+
+    def __init__(self, *, allow_none: bool = False) -> None:
+        self.allow_none = allow_none
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, int) or value is None:
+            return value
+        text = str(value).strip().upper().removesuffix("B").removesuffix("I")
+        if self.allow_none and text == "NONE":
+            return None
+        number, unit = (text[:-1], text[-1]) if text[-1:] in _SIZE_UNITS else (text, "")
+        if not number.isdigit():
+            self.fail(f"{value!r} is not a size (bytes, or a number with K, M, G or T)", param, ctx)
+        return int(number) * _SIZE_UNITS[unit]
+
+
 def count_of(n: int, word: str, plural: str | None = None) -> str:
     return f"{n} {word}" if n == 1 else f"{n} {plural or word + 's'}"
 

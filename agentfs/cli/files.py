@@ -1,4 +1,4 @@
-"""The file commands: init, info, ls, tree, stat, cat, write, mkdir, rm, mv, cp, ln, chmod,
+"""The file commands: init, info, limits, ls, tree, stat, cat, write, mkdir, rm, mv, cp, ln, chmod,
 touch, import/export, kv, fsck, timeline and the rest of the plain workspace operations."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from agentfs import fsck as fsck_checks
 from agentfs import transfer
 from agentfs.cli.base import (
     WORKSPACE_FILE,
+    ByteSize,
     CLIError,
     cli,
     count_of,
@@ -34,6 +35,7 @@ from agentfs.cli.base import (
     workspace_for_command,
 )
 from agentfs.core import paths
+from agentfs.core.limits import used_bytes
 from agentfs.db import DEFAULT_CHUNK_SIZE
 
 # --- the workspace -------------------------------------------------------------------------------
@@ -65,6 +67,62 @@ def init(workspace: Path, chunk_size: int, as_json: bool) -> None:
         )
     ws = workspace_for_command(workspace, create=True, chunk_size=chunk_size)
     render(ws.info().as_dict(), as_json, lambda i: [f"created {i['path']}"])
+
+
+@cli.command()
+@workspace_argument
+@click.option(
+    "--file-size", type=ByteSize(), metavar="SIZE", help="The largest file (EFBIG beyond it)."
+)
+@click.option(
+    "--workspace-size",
+    type=ByteSize(allow_none=True),
+    metavar="SIZE|none",
+    help="The largest the workspace file may grow (ENOSPC beyond it); none: no quota.",
+)
+@json_option
+def limits(
+    ws: agentfs.Workspace, file_size: int | None, workspace_size: int | None, as_json: bool
+) -> None:
+    """Show or set how large a file and the whole workspace may grow.
+
+    A hole costs its size (it is stored as zeros), so the largest file bounds what one write
+    or truncate can cost; the quota counts the database's used pages, history and indexes
+    included. Shrinking and removing always work, so a full workspace can be cleaned up.
+
+    \b
+    Example:
+      agentfs limits ws.db
+      agentfs limits ws.db --file-size 1G --workspace-size 20G
+      agentfs limits ws.db --workspace-size none
+    """
+    source = click.get_current_context().get_parameter_source("workspace_size")
+    if file_size is not None or source is click.core.ParameterSource.COMMANDLINE:
+        now = ws.set_limits(
+            file_size=file_size,
+            workspace_size=workspace_size
+            if source is click.core.ParameterSource.COMMANDLINE
+            else ...,
+        )
+    else:
+        now = ws.limits
+    data = {
+        "file_size": now.file_size,
+        "workspace_size": now.workspace_size,
+        "used": used_bytes(ws.conn),
+    }
+
+    def lines(d: dict[str, Any]) -> list[str]:
+        quota = "none" if d["workspace_size"] is None else human_size(d["workspace_size"])
+        return fields_of(
+            {
+                "largest file": human_size(d["file_size"]),
+                "workspace quota": quota,
+                "used": human_size(d["used"]),
+            }
+        )
+
+    render(data, as_json, lines)
 
 
 @cli.command()

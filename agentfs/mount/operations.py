@@ -29,6 +29,7 @@ from agentfs.core import paths, xattrs
 from agentfs.core.by_inode import ByInode
 from agentfs.core.fs import Attrs, FileSystem
 from agentfs.core.inodes import ROOT_INO, Stat, is_dir
+from agentfs.core.limits import used_bytes
 from agentfs.core.readers import ReaderHold
 from agentfs.db import sync_wal
 from agentfs.mount.files import OpenFiles
@@ -334,7 +335,8 @@ class WorkspaceOperations(pyfuse3.Operations):
 
     @_reads
     async def statfs(self, ctx: pyfuse3.RequestContext) -> pyfuse3.StatvfsData:
-        """The space of the disk the workspace file lives on; inodes counted as used."""
+        """The space of the disk the workspace file lives on, or within the workspace's
+        quota when it has one (``agentfs limits``); inodes counted as used."""
         host = os.statvfs(os.path.dirname(os.path.abspath(self.fs.conn.filename)))
         used = self.fs.conn.execute("SELECT count(*) FROM fs_inode").get
         data = pyfuse3.StatvfsData()
@@ -343,6 +345,12 @@ class WorkspaceOperations(pyfuse3.Operations):
         data.f_blocks = host.f_blocks
         data.f_bfree = host.f_bfree
         data.f_bavail = host.f_bavail
+        quota = self.fs.limits.workspace_size
+        if quota is not None:
+            left = max(0, quota - used_bytes(self.fs.conn)) // host.f_frsize
+            data.f_blocks = quota // host.f_frsize
+            data.f_bfree = min(host.f_bfree, left)
+            data.f_bavail = min(host.f_bavail, left)
         data.f_files = int(used) + host.f_ffree  # type: ignore[call-overload]
         data.f_ffree = host.f_ffree
         data.f_favail = host.f_favail

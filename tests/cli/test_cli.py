@@ -93,6 +93,20 @@ def test_info_text_has_one_line_per_field(tree_ws: Path) -> None:
     assert ["files:", "3"] in [line.split() for line in lines]
 
 
+def test_limits_show_set_and_refuse_in_one_line(ws_file: Path) -> None:
+    assert json.loads(ok("limits", ws_file, "--json").stdout)["workspace_size"] is None
+    data = json.loads(
+        ok("limits", ws_file, "--file-size", "1K", "--workspace-size", "64M", "--json").stdout
+    )
+    assert (data["file_size"], data["workspace_size"]) == (1024, 64 << 20)
+    assert "largest file:" in ok("limits", ws_file, "--workspace-size", "none").stdout
+    assert json.loads(ok("limits", ws_file, "--json").stdout)["workspace_size"] is None
+    assert_user_error(run("write", ws_file, "/big", "x" * 1025), "/big", "File too large")
+    assert run("limits", ws_file, "--file-size", "12X").exit_code == 2  # click's usage error
+    with agentfs.open(ws_file) as ws:
+        assert not ws.exists("/big") and ws.limits.file_size == 1024
+
+
 def test_version_option() -> None:
     assert ok("--version").stdout.startswith("agentfs, version ")
 
