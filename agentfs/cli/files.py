@@ -199,7 +199,7 @@ def ls(ws: agentfs.Workspace, path: str, long: bool, recursive: bool, as_json: b
 
 def _tree(ws: agentfs.Workspace, top: str) -> dict[str, Any]:
     """The subtree at ``top`` as nested ``{name, type, children | target}`` (no recursion, so
-    depth is bounded only by PATH_MAX)."""
+    depth is bounded only by the longest path, paths.TREE_PATH_MAX)."""
     top = paths.normalize(top)
     root: dict[str, Any] = {"name": top, "type": ws.stat(top).type}
     stack = [(top, root)] if root["type"] == "dir" else []

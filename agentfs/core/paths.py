@@ -2,8 +2,15 @@
 
 A workspace path is absolute inside the workspace: ``notes/a.txt`` and ``/notes/a.txt`` are the
 same file. ``.`` and ``..`` are resolved lexically and ``..`` stops at ``/``, so no path can name
-anything outside the workspace. NUL bytes, components over 255 UTF-8 bytes and paths over 4096
-bytes are refused with the errno the kernel would give (EINVAL, ENAMETOOLONG).
+anything outside the workspace. NUL bytes, components over 255 UTF-8 bytes and paths of
+``TREE_PATH_MAX`` bytes or more are refused with the errno the kernel would give (EINVAL,
+ENAMETOOLONG).
+
+The kernel limits a path *argument* to 4,095 bytes (``PATH_MAX``), not a tree's depth: a
+program reaches deeper files by steps (``openat``, ``chdir``), and the mount then asks the
+core for the whole path from the workspace's root. So the core's limit on a whole path is
+far higher (a tree on tmpfs has none); it stays finite because each call resolves its path
+component by component. Symlink targets keep the kernel's ``PATH_MAX``.
 """
 
 from __future__ import annotations
@@ -14,7 +21,10 @@ import os
 from agentfs.core.errors import fs_error
 
 NAME_MAX = 255
+#: The kernel's limit on one path argument, and so on a symlink's target.
 PATH_MAX = 4096
+#: The longest whole path a workspace takes, plus one (see the module docstring).
+TREE_PATH_MAX = 65536
 
 
 def normalize(path: str | os.PathLike[str]) -> str:
@@ -31,8 +41,8 @@ def normalize(path: str | os.PathLike[str]) -> str:
     if "\0" in text:
         raise fs_error(errno.EINVAL, text.replace("\0", "\\0"), "embedded NUL byte in path")
     encoded = _utf8(text)
-    if len(encoded) >= PATH_MAX:
-        raise fs_error(errno.ENAMETOOLONG, text[:64] + "...", f"path of {PATH_MAX}+ bytes")
+    if len(encoded) >= TREE_PATH_MAX:
+        raise fs_error(errno.ENAMETOOLONG, text[:64] + "...", f"path of {TREE_PATH_MAX}+ bytes")
     parts: list[str] = []
     for part in text.split("/"):
         if part in ("", "."):

@@ -99,7 +99,7 @@ _ERRNO: dict[int, tuple[ErrorCode, str]] = {
     errno.EACCES: ("denied", "permission denied"),
     errno.EPERM: ("denied", "operation not permitted"),
     errno.EBUSY: ("busy", "the workspace is busy (another writer holds it); try again"),
-    errno.ENAMETOOLONG: ("invalid_path", "name too long (255 bytes a name, 4095 a path)"),
+    errno.ENAMETOOLONG: ("invalid_path", "name too long (255 bytes a name, 65535 a path)"),
     errno.ELOOP: ("invalid_path", "too many levels of symbolic links"),
     errno.EILSEQ: ("invalid_path", "not valid UTF-8"),
     errno.EFBIG: ("too_large", "file too large"),

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import agentfs
 
 LONG_NAME = "n" * 256
-LONG_PATH = "/" + "/".join(["d" * 250] * 17)  # > 4096 bytes, every component legal
+LONG_PATH = "/" + "/".join(["d" * 250] * 263)  # > 65,536 bytes, every component legal
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ CASES: dict[str, Case] = {
     "name of 256 bytes": Case(
         lambda ws: ws.write(f"/dir/{LONG_NAME}", b""), errno.ENAMETOOLONG, LONG_NAME, True
     ),
-    "path over 4096 bytes": Case(
+    "path over 65,536 bytes": Case(
         lambda ws: ws.mkdir(LONG_PATH, parents=True), errno.ENAMETOOLONG, LONG_PATH, True
     ),
 }

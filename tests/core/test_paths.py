@@ -10,6 +10,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 import agentfs
+from agentfs import transfer
 from agentfs.core import paths
 
 
@@ -67,10 +68,12 @@ def test_name_length_counts_utf8_bytes_not_characters() -> None:
     assert info.value.errno == errno.ENAMETOOLONG
 
 
-def test_path_of_4095_bytes_is_accepted_and_4096_refused() -> None:
-    longest = "/" + "/".join(["d" * 200] * 20)
-    longest += "/" + "x" * (4095 - len(longest) - 1)
-    assert len(longest.encode()) == 4095
+def test_a_whole_path_may_be_deeper_than_the_kernels_path_max() -> None:
+    """The kernel bounds one path argument (4,095 bytes), not a tree: the core takes a whole
+    path up to TREE_PATH_MAX - 1 bytes."""
+    steps, rest = divmod(paths.TREE_PATH_MAX - 1, 201)
+    longest = "/" + "/".join(["d" * 200] * (steps - 1)) + "/" + "x" * (200 + rest)
+    assert len(longest.encode()) == paths.TREE_PATH_MAX - 1
     assert paths.normalize(longest) == longest
     with pytest.raises(OSError) as info:
         paths.normalize(longest + "x")
@@ -181,3 +184,17 @@ def test_trailing_slash_on_a_directory_or_a_link_to_one_works(ws: agentfs.Worksp
     assert ws.listdir("/to-dir/") == []
     ws.remove("/dir/")
     assert not ws.exists("/dir")
+
+
+def test_a_tree_deeper_than_path_max_works_through_the_api(
+    ws: agentfs.Workspace, tmp_path: Path
+) -> None:
+    deep = "/" + "/".join(["d" * 200] * 30)  # 6,030 bytes
+    ws.write(f"{deep}/f.txt", b"deep", parents=True)
+    assert any(top.endswith("d" * 200) and "f.txt" in files for top, _, files in ws.walk("/"))
+    assert [v.n for v in ws.history(f"{deep}/f.txt")] == [1]
+    ws.rename("/" + "d" * 200, "/top")
+    moved = "/top" + deep[201:] + "/f.txt"
+    assert ws.read(moved) == b"deep"
+    transfer.export_tree(ws, "/", tmp_path / "out")
+    assert (tmp_path / "out" / "top").is_dir()

@@ -46,12 +46,6 @@ NANOSECONDS = (
     "one SQLite integer, sec * 10**9 + nsec: _NS_RANGE in agentfs/core/fs.py)"
 )
 #: Why a path over PATH_MAX in total fails in the mount where tmpfs takes it.
-WHOLE_PATHS = (
-    "the core addresses every change by its whole workspace path and caps it at PATH_MAX "
-    "(agentfs/core/paths.py): a name whose path from the workspace root reaches 4,096 bytes "
-    "cannot be created, though the kernel only limits the path a program passes"
-)
-
 Outcome = tuple[str, object]
 
 
@@ -714,7 +708,6 @@ LONG_NAMES = [
         "a path of 4,095 bytes",
         "",
         deep([STEP] * 20, lambda fd: opened(f"{DEEP_DIRS}/{'f' * 95}", O_WR | O_CREAT)()),
-        xfail=WHOLE_PATHS,
     ),
     C(
         "a path of 4,096 bytes",
@@ -722,8 +715,8 @@ LONG_NAMES = [
         deep([STEP] * 20, lambda fd: opened(f"{DEEP_DIRS}/{'f' * 96}", O_WR | O_CREAT)()),
         "ENAMETOOLONG",
     ),
-    C("a tree of 5,000 bytes by openat", "", deep([STEP] * 25, made_at), xfail=WHOLE_PATHS),
-    C("a tree of 5,000 bytes by chdir", "", lambda: chdir_deep([STEP] * 25), xfail=WHOLE_PATHS),
+    C("a tree of 5,000 bytes by openat", "", deep([STEP] * 25, made_at)),
+    C("a tree of 5,000 bytes by chdir", "", lambda: chdir_deep([STEP] * 25)),
     C(
         "a tree of 3,000 bytes by openat",
         "",
