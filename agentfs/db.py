@@ -199,8 +199,14 @@ def connect(
     flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE
     if create and not readonly:
         flags |= apsw.SQLITE_OPEN_CREATE
+    name = str(path)
+    if readonly and _without_side_files(path):
+        # SQLite cannot make the -shm a WAL reader needs: the file is read as it is (nothing
+        # else can be writing it either: a writer would need the same side files)
+        name = f"{path.absolute().as_uri()}?immutable=1"
+        flags |= apsw.SQLITE_OPEN_URI
     try:
-        conn = apsw.Connection(str(path), flags=flags)
+        conn = apsw.Connection(name, flags=flags)
     except apsw.CantOpenError as exc:
         raise OSError(errno.EACCES, f"cannot open workspace: {exc}", str(path)) from None
     try:
@@ -243,6 +249,37 @@ def _refuse_what_is_no_database(path: Path, *, new_ok: bool) -> None:
             return
         raise OSError(errno.ENOENT, "not an agentfs workspace (the file is empty)", str(path))
     raise OSError(errno.EINVAL, "not a SQLite database", str(path))
+
+
+def unwritable(path: Path) -> str | None:
+    """Why an existing workspace file cannot be written where it is, or None: the file is not
+    writable, or SQLite cannot make its ``-wal`` and ``-shm`` beside it."""
+    if not path.exists():
+        return None
+    if not os.access(path, os.W_OK):
+        return f"{path} is not writable"
+    sides = [Path(f"{path}{side}") for side in ("-wal", "-shm")]
+    if not os.access(path.parent, os.W_OK | os.X_OK) and not all(
+        os.access(side, os.W_OK) for side in sides
+    ):
+        return f"its directory {path.parent} is not writable"
+    return None
+
+
+def _without_side_files(path: Path) -> bool:
+    """Is ``path``'s directory closed to new files while its ``-shm`` is missing? Then a
+    reader can only open the file as immutable, and only if no ``-wal`` holds changes (an
+    immutable open ignores them: refused instead, with the reason)."""
+    if os.access(path.parent, os.W_OK | os.X_OK) or Path(f"{path}-shm").exists():
+        return False
+    if _has_wal(path):
+        raise OSError(
+            errno.EROFS,
+            "cannot read the workspace: its -wal holds changes and its directory is not"
+            " writable (open it once where it can be written)",
+            str(path),
+        )
+    return True
 
 
 def _has_wal(path: Path) -> bool:

@@ -101,6 +101,8 @@ class Workspace(HistoryMixin, SearchMixin):
     ) -> None:
         if chunk_size < 512 or chunk_size > 4 * 1024 * 1024:
             raise fs_error(errno.EINVAL, str(path), "chunk_size must be 512 B .. 4 MiB")
+        why = None if readonly else db.unwritable(Path(path))
+        readonly = readonly or why is not None
         conn = db.connect(path, create=create, readonly=readonly)
         try:
             if readonly:
@@ -109,6 +111,8 @@ class Workspace(HistoryMixin, SearchMixin):
             else:
                 db.migrate(conn, chunk_size=chunk_size)
             super().__init__(conn)
+            if why is not None:
+                self.readonly_reason = f"the workspace is read-only here: {why}"
         except BaseException:
             conn.close()
             raise

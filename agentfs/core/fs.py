@@ -177,6 +177,8 @@ class FileSystem:
         conn.set_rollback_hook(self.drop_caches)
         self._data_version = conn.execute("PRAGMA data_version").get
         self._readonly = conn.readonly("main")
+        #: What a write refused on a read-only handle says (the opener may know more: why).
+        self.readonly_reason = "the workspace is open read-only"
         #: The workspace's limits, read when first needed after another connection commits.
         self._limits: Limits | None = None
         #: This handle's all-or-nothing block (``transaction``), open or not: made once, as
@@ -222,7 +224,7 @@ class FileSystem:
 
     def _check_writable(self) -> None:
         if self._readonly:
-            raise fs_error(errno.EROFS, self.conn.filename, "the workspace is open read-only")
+            raise fs_error(errno.EROFS, self.conn.filename, self.readonly_reason)
 
     def _write(self, *, savepoint: bool = True) -> Transaction:
         self._check_writable()

@@ -98,7 +98,7 @@ class WorkspaceFile(io.RawIOBase):
         if kind == "x" and existing is not None:
             raise fs_error(errno.EEXIST, self.name)
         if self._writable and fs._readonly:
-            raise fs_error(errno.EROFS, self.name, "the workspace is open read-only")
+            raise fs_error(errno.EROFS, self.name, fs.readonly_reason)
         if kind != "r" and existing is None:
             self._check_creatable()
         #: Committed bytes below this offset are still the file's (a truncate lowers it).
