@@ -36,7 +36,7 @@ import apsw
 
 from agentfs import db
 from agentfs.core import paths
-from agentfs.core.errors import fs_error
+from agentfs.core.errors import AgentFSError, fs_error
 from agentfs.core.inodes import S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, Stat
 
 if TYPE_CHECKING:
@@ -381,12 +381,16 @@ class _OpenDir(NamedTuple):
 
 
 class _Exporter:
-    """One export_tree run: host writes relative to open directory descriptors only."""
+    """One export_tree run: host writes relative to open directory descriptors only. With
+    ``compare_only`` it writes nothing and lists in ``differing`` the host entries the run
+    would replace with other content (a file's bytes, a symlink's target)."""
 
-    def __init__(self, ws: Workspace, stats: TransferStats) -> None:
+    def __init__(self, ws: Workspace, stats: TransferStats, *, compare_only: bool = False) -> None:
         self.ws, self.stats = ws, stats
         self.open: list[_OpenDir] = []
         self.own = _own_files(ws)
+        self.compare_only = compare_only
+        self.differing: list[str] = []
 
     def run(
         self, root_fd: int, root_st: Stat | None, entries: list[_WsEntry], ticker: _Ticker
@@ -428,6 +432,9 @@ class _Exporter:
         if kind not in (S_IFREG, S_IFDIR, S_IFLNK):
             return f"{_kind(kind)} (special files are not exported)"
         existing = _host_stat(dir_fd, name)
+        if self.compare_only:
+            self._compare(dir_fd, entry, existing)
+            return None
         if existing is not None and (existing.st_dev, existing.st_ino) in self.own:
             return _OWN_FILE
         if existing is not None and existing.st_mode & S_IFMT != kind:
@@ -449,6 +456,37 @@ class _Exporter:
             self.stats.files += 1
             self.stats.bytes += st.st_size
         return None
+
+    def _compare(self, dir_fd: int, entry: _WsEntry, existing: os.stat_result | None) -> None:
+        """Note ``entry`` if the host has something of its type there that it would replace
+        with other content; go into a directory the host has (one it lacks holds nothing)."""
+        if existing is None or existing.st_mode & S_IFMT != entry.st.st_mode & S_IFMT:
+            return  # new, or of another type (never replaced: reported when exporting)
+        name = entry.parts[-1]
+        if statmod.S_ISDIR(existing.st_mode):
+            fd = os.open(name, _O_DIR, dir_fd=dir_fd)
+            self.open.append(_OpenDir(entry.parts, fd, None))
+        elif statmod.S_ISLNK(existing.st_mode):
+            if os.readlink(name, dir_fd=dir_fd) != self.ws.readlink(entry.path):
+                self.differing.append(_show(entry.parts))
+        elif (existing.st_dev, existing.st_ino) not in self.own and not self._same_bytes(
+            dir_fd, name, entry, existing.st_size
+        ):
+            self.differing.append(_show(entry.parts))
+
+    def _same_bytes(self, dir_fd: int, name: str, entry: _WsEntry, host_size: int) -> bool:
+        """Does the host file hold the entry's bytes? (One it cannot read may differ.)"""
+        if host_size != entry.st.st_size:
+            return False
+        try:
+            fd = os.open(name, _O_READ_HOST, dir_fd=dir_fd)
+        except OSError:
+            return False
+        with open(fd, "rb") as host:
+            for offset in range(0, host_size, BLOCK_BYTES):
+                if host.read(BLOCK_BYTES) != self.ws.read(entry.path, offset, BLOCK_BYTES):
+                    return False
+        return True
 
     def _symlink(self, dir_fd: int, name: str, target: str, replace: bool) -> None:
         if not replace:
@@ -479,14 +517,22 @@ class _Exporter:
 
 
 def export_tree(
-    ws: Workspace, src: str, host_dir: str | Path, *, progress: Progress | None = None
+    ws: Workspace,
+    src: str,
+    host_dir: str | Path,
+    *,
+    overwrite: bool = False,
+    progress: Progress | None = None,
 ) -> TransferStats:
     """Write the workspace subtree ``src`` into the host directory ``host_dir``.
 
     A directory ``src`` becomes ``host_dir`` (created with its parents, taking ``src``'s mode
     and times); a file or symlink ``src`` is written as ``host_dir/<its name>``. An existing
-    ``host_dir`` is merged into (see the module docstring for the rules); nothing outside it
-    is ever created, changed or followed. The export reads one consistent state.
+    ``host_dir`` is merged into (see the module docstring for the rules), but a host file or
+    symlink the export would replace with other content (one a user edited there since the
+    last export, say) is refused first, all of them listed, and nothing is written
+    (``ExportConflictError``), unless ``overwrite``. Nothing outside ``host_dir`` is ever
+    created, changed or followed. The export reads one consistent state.
     """
     src = paths.normalize(src)
     host = Path(host_dir)
@@ -495,11 +541,42 @@ def export_tree(
         top_st = ws.stat(src)  # the named top is followed, like import's host_dir
         stats = TransferStats()
         entries = _scan_ws(ws, src, top_st, stats.skipped)
+        if not created and not overwrite:
+            _refuse_differences(ws, host, entries)
         os.makedirs(host, exist_ok=True)
         root_fd = os.open(host, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         root_st = top_st if created and top_st.is_dir() else None
         _Exporter(ws, stats).run(root_fd, root_st, entries, _Ticker(progress, len(entries)))
     return stats
+
+
+class ExportConflictError(AgentFSError, FileExistsError):
+    """``export_tree`` into a directory whose files differ from the workspace's: the paths
+    (relative to the directory) are in ``differing``; nothing was written."""
+
+    def __init__(self, host_dir: str, differing: list[str]) -> None:
+        shown = ", ".join(differing[:10]) + (
+            f" and {len(differing) - 10} more" if len(differing) > 10 else ""
+        )
+        super().__init__(
+            errno.EEXIST,
+            f"{len(differing)} host file(s) differ from the workspace's and would be replaced:"
+            f" {shown} (overwrite=True, or agentfs export --overwrite, replaces them)",
+            host_dir,
+        )
+        self.differing = differing
+
+
+def _refuse_differences(ws: Workspace, host: Path, entries: list[_WsEntry]) -> None:
+    """Raise ``ExportConflictError`` if exporting ``entries`` into ``host`` would replace any
+    host file or symlink with other content."""
+    if not os.path.isdir(host) or os.path.islink(host):
+        return  # export's own open of it says what is wrong
+    comparer = _Exporter(ws, TransferStats(), compare_only=True)
+    root_fd = os.open(host, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    comparer.run(root_fd, None, entries, _Ticker(None, len(entries)))
+    if comparer.differing:
+        raise ExportConflictError(str(host), comparer.differing)
 
 
 # --- export as a plain AgentFS database ----------------------------------------------------------

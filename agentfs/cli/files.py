@@ -495,16 +495,26 @@ def import_(ws: agentfs.Workspace, host_dir: str, dest: str, as_json: bool) -> N
     type=WORKSPACE_FILE,
     help="Write a plain AgentFS v0.4 file (opens in Turso's agentfs) instead of a directory.",
 )
+@click.option(
+    "--overwrite", is_flag=True, help="Replace host files that differ from the workspace's."
+)
 @json_option
 def export(
-    ws: agentfs.Workspace, args: tuple[str, ...], agentfs_out: Path | None, as_json: bool
+    ws: agentfs.Workspace,
+    args: tuple[str, ...],
+    agentfs_out: Path | None,
+    overwrite: bool,
+    as_json: bool,
 ) -> None:
     """Copy SRC (default /) out to a host directory, or the workspace to a plain AgentFS file.
+
+    Into an existing directory, files and symlinks that differ from the workspace's (edited
+    there since the last export) are listed and nothing is written, unless --overwrite.
 
     \b
     Example:
       agentfs export ws.db ./out
-      agentfs export ws.db /src ./src-copy
+      agentfs export ws.db /src ./src-copy --overwrite
       agentfs export ws.db --agentfs plain.db
     """
     if agentfs_out is not None and args:
@@ -517,7 +527,7 @@ def export(
             where = f"to {agentfs_out}"
         else:
             src, host_dir = args if len(args) == 2 else ("/", args[0])
-            stats = transfer.export_tree(ws, src, host_dir, progress=progress)
+            stats = transfer.export_tree(ws, src, host_dir, overwrite=overwrite, progress=progress)
             where = f"from {src} to {host_dir}"
     _report_transfer(stats, as_json, "exported", where)
 

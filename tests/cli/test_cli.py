@@ -623,6 +623,16 @@ def test_export_without_src_exports_everything(tree_ws: Path, tmp_path: Path) ->
     assert (out / "data" / "x.bin").read_bytes() == BINARY
 
 
+def test_export_into_edited_files_refuses_unless_overwrite(tree_ws: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    ok("export", tree_ws, out)
+    (out / "notes" / "a.txt").write_text("edited on the host")
+    assert_user_error(run("export", tree_ws, out), "notes/a.txt", "--overwrite")
+    assert (out / "notes" / "a.txt").read_text() == "edited on the host"
+    ok("export", tree_ws, out, "--overwrite")
+    assert (out / "notes" / "a.txt").read_text() == "a"
+
+
 def test_export_agentfs_writes_a_plain_spec_file(tree_ws: Path, tmp_path: Path) -> None:
     plain = tmp_path / "plain.db"
     data = json.loads(ok("export", tree_ws, "--agentfs", plain, "--json").stdout)

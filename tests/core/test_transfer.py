@@ -20,7 +20,7 @@ import pytest
 
 import agentfs
 from agentfs import fsck, transfer
-from agentfs.transfer import export_agentfs, export_tree, import_tree
+from agentfs.transfer import ExportConflictError, export_agentfs, export_tree, import_tree
 
 BIG = bytes(range(256)) * 1000  # 256,000 bytes: four 64 KiB chunks, the last partial
 MTIME_NS = 1_700_000_000_123_456_789
@@ -283,13 +283,31 @@ def test_export_replaces_same_type_entries_and_keeps_others(
     ws.write("/f.txt", b"replaced")
     ws.symlink("new-target", "/l")
 
-    stats = export_tree(ws, "/", out)
+    with pytest.raises(ExportConflictError) as refused:
+        export_tree(ws, "/", out)
+    assert refused.value.differing == ["f.txt", "l"]
+    assert (out / "f.txt").read_text() == "old" and not (out / "d" / "new.txt").exists()
+
+    stats = export_tree(ws, "/", out, overwrite=True)
 
     assert stats.skipped == []
     assert (out / "f.txt").read_bytes() == b"replaced"
     assert os.readlink(out / "l") == "new-target"
     assert sorted(p.name for p in (out / "d").iterdir()) == ["new.txt", "stale.txt"]
     assert [p.name for p in out.iterdir() if p.name.startswith(".agentfs-tmp")] == []
+
+
+def test_export_again_into_the_same_tree_needs_no_overwrite(
+    ws: agentfs.Workspace, tmp_path: Path
+) -> None:
+    ws.write("/d/a.txt", b"same", parents=True)
+    ws.symlink("a.txt", "/d/l")
+    export_tree(ws, "/", tmp_path / "out")
+    ws.write("/d/b.txt", b"new")
+    (tmp_path / "out" / "host-only").write_text("kept")
+    export_tree(ws, "/", tmp_path / "out")  # nothing the user changed is replaced
+    assert (tmp_path / "out" / "d" / "b.txt").read_bytes() == b"new"
+    assert (tmp_path / "out" / "host-only").read_text() == "kept"
 
 
 @pytest.mark.damages_workspace
