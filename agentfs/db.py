@@ -34,6 +34,8 @@ PAGE_SIZE = 4096
 WAL_CHECKPOINT_BYTES = 40 * 1024 * 1024
 #: How long a writer waits for another process's write transaction before giving up.
 BUSY_TIMEOUT_MS = 10_000
+#: How often a waiting writer tries the write lock again (seconds; see _BusyWait).
+BUSY_STEP = 0.001
 #: The AgentFS specification version our fs_* tables follow, as agentfs-sdk records it.
 SPEC_VERSION = "0.4"
 #: fs_config key of our own migration counter.
@@ -72,9 +74,40 @@ def _synchronous_normal(conn: apsw.Connection) -> None:
     _set(conn, "synchronous", "normal", expect=1)
 
 
+class _BusyWait:
+    """The busy handler: the write lock is tried again every ``BUSY_STEP`` until
+    ``BUSY_TIMEOUT_MS`` have passed since the first try failed.
+
+    SQLite's own handler (``sqlite3_busy_timeout``) sleeps in growing steps (1, 2, 5, 10 ...
+    then 100 ms a try), and its lock is no queue: whoever tries while it is free gets it. A
+    process that writes again at once (the mount under ``tar`` or an editor, a script's
+    loop) takes the lock back microseconds after each commit, so a waiter that looks once
+    every 100 ms finds it free only by luck: with the mount, the API and the MCP server
+    writing at once, single writes waited up to 3.5 s. Tried every millisecond, the lock is
+    found free in one of the gaps between the other's transactions within tens of
+    milliseconds (docs/concurrency.md, "Writers side by side"). A try is a lock attempt on
+    the ``-shm`` file, a few microseconds, paid only while waiting.
+    """
+
+    __slots__ = ("_since",)
+
+    def __init__(self) -> None:
+        self._since = 0.0
+
+    def __call__(self, tries: int) -> bool:
+        now = time.monotonic()
+        if tries == 0:  # SQLite counts the tries of each wait from 0
+            self._since = now
+        elif now - self._since >= BUSY_TIMEOUT_MS / 1000:
+            return False  # SQLITE_BUSY: Transaction reports EBUSY
+        time.sleep(BUSY_STEP)
+        return True
+
+
 def _busy_timeout(conn: apsw.Connection) -> None:
-    """Another process's short write transaction is waited for, never reported as an error."""
-    conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+    """Another process's short write transaction is waited for, never reported as an error,
+    and a writer that waits is not starved by one that writes again at once (``_BusyWait``)."""
+    conn.set_busy_handler(_BusyWait())
 
 
 def _checkpoint_interval(conn: apsw.Connection) -> None:
