@@ -120,8 +120,16 @@ class OpenFiles:
         self._inodes[self._handles[fh].ino].changed_ns = now_ns()
 
     def write(self, fh: int, offset: int, data: bytes) -> int:
+        """A write that crosses the largest file size writes what fits and returns the short
+        count, as a local filesystem does (the next write is EFBIG): the kernel splits a
+        large ``write(2)`` into requests, so refusing only the last one would leave an
+        arbitrary part written, and the count would not say where the limit is."""
         f = self.writable_file(fh)
-        f.seek(f.size if self._handles[fh].append else offset)
+        at = f.size if self._handles[fh].append else offset
+        room = self.fs.limits.file_size - at
+        if 0 < room < len(data):
+            data = data[:room]
+        f.seek(at)
         written = f.write(data)
         self._inodes[self._handles[fh].ino].changed_ns = now_ns()
         return written

@@ -124,3 +124,27 @@ def test_the_quota_is_the_mounts_size_and_enospc(mounted: Mounted) -> None:
     (mounted.dir / "small").write_bytes(b"fits")
     assert (mounted.dir / "small").read_bytes() == b"fits"
     _alive(mounted)
+
+
+def test_a_write_across_the_largest_size_writes_what_fits(mounted: Mounted) -> None:
+    """The kernel sends a 1 MiB ``pwrite`` as several requests: before, the first were
+    written and the one crossing the limit refused, so the call returned a count ending at
+    a page boundary, short of the limit. Now it ends at the limit, as on a local
+    filesystem, and the next write is EFBIG."""
+    with agentfs.open(mounted.db) as ws:
+        ws.set_limits(file_size=8 * MiB)
+    f = mounted.dir / "edge"
+    f.write_bytes(b"")
+    block = os.urandom(MiB)
+    start = 7 * MiB + 1
+    fd = os.open(f, os.O_WRONLY)
+    try:
+        assert os.pwrite(fd, block, start) == MiB - 1
+        assert _errno(lambda: os.pwrite(fd, b"x", 8 * MiB)) == errno.EFBIG
+        assert os.fstat(fd).st_size == 8 * MiB
+    finally:
+        os.close(fd)
+    with open(f, "rb") as r:
+        r.seek(start)
+        assert r.read() == block[: MiB - 1]
+    _alive(mounted)
