@@ -49,6 +49,7 @@ from agentfs.core.errors import fs_error, not_found
 from agentfs.core.fs import MAX_SYMLINK_HOPS
 from agentfs.core.inodes import DirEntry, Stat, is_dir, is_symlink
 from agentfs.db import Transaction
+from agentfs.history.cow import HistorySettings
 from agentfs.history.snapshots import Snapshots
 from agentfs.history.versions import Version
 from agentfs.kv import KVStore
@@ -578,6 +579,11 @@ class LayeredWorkspace:
     def version(self, path: str, n: int | None = None) -> Version:
         layer, real = self._owner_of(path)
         return layer.version(real, n)
+
+    @property
+    def history_settings(self) -> HistorySettings:
+        """The writable layer's: every write lands there."""
+        return self.top.history_settings
 
     def read_version(self, path: str, n: int) -> bytes:
         layer, real = self._owner_of(path)

@@ -334,10 +334,13 @@ def write(
         data = content.encode("utf-8", "surrogateescape")  # argv bytes come back unchanged
     else:
         data = (host_file or sys.stdin.buffer).read()
-    if not append:
-        ws.write(path, data, parents=parents)
-        return
-    ws.append(path, data, parents=parents)
+    if append:
+        size = ws.append(path, data, parents=parents)
+    else:
+        size = ws.write(path, data, parents=parents).st_size
+    note = ws.history_settings.unversioned(size)
+    if note is not None:
+        click.echo(f"agentfs: note: {paths.normalize(path)}: {note}", err=True)
 
 
 # --- the namespace -------------------------------------------------------------------------------

@@ -58,6 +58,17 @@ class HistorySettings:
         """Does a file of ``size`` bytes get versions?"""
         return self.keep != 0 and size <= self.max_bytes
 
+    def unversioned(self, size: int) -> str | None:
+        """What to tell whoever wrote ``size`` bytes that got no version although history is
+        on (a restore cannot bring that content back); None when it got one, or history is
+        off (then nobody expects one)."""
+        if self.keep == 0 or size <= self.max_bytes:
+            return None
+        return (
+            "no version of it was kept: history keeps none of files over"
+            f" {self.max_bytes:,} bytes (history.max_bytes)"
+        )
+
 
 def parse_keep(value: str) -> int | None:
     """'all' -> None, 'none' -> 0, '5' -> 5; anything else is a ValueError."""

@@ -24,7 +24,7 @@ from agentfs.tools.common import (
 )
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
-from agentfs.tools.spec import ToolInput, ToolOutput, tool
+from agentfs.tools.spec import ToolInput, ToolOutput, absent, tool
 
 
 class Edit(ToolInput):
@@ -45,13 +45,18 @@ class EditOutput(ToolOutput):
     diff: str = Field(description="unified diff of the change")
     dry_run: bool
     version: int = Field(description="the file's version after the edit (unchanged on dry_run)")
+    note: str | None = Field(
+        None, description="why no version was kept, when none was", exclude_if=absent
+    )
 
     def text(self) -> str:
         if self.dry_run:
             head = f"Dry run: {self.replacements} replacement(s) in {self.path} would give:"
         else:
             head = f"Edited {self.path}: {self.replacements} replacement(s)"
-            head += f", now version {self.version}."
+            head += f", now version {self.version}" + (
+                "." if self.note is None else f"; {self.note}."
+            )
         return f"{head}\n{self.diff}"
 
 
@@ -122,7 +127,10 @@ def _commit(
     data = after.encode("utf-8")
     ctx.check_size(len(data), path)
     version = ctx.write(path, data)
-    return EditOutput(path=path, replacements=count, diff=diff, dry_run=False, version=version)
+    note = ws.history_settings.unversioned(len(data)) if version == 0 else None
+    return EditOutput(
+        path=path, replacements=count, diff=diff, dry_run=False, version=version, note=note
+    )
 
 
 @tool(

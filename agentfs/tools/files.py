@@ -14,10 +14,15 @@ from typing import Any
 from pydantic import Field
 
 from agentfs.core import paths
-from agentfs.tools.common import EXPECTED_VERSION, PATH_DOC, SeenVersion, check_expected
+from agentfs.tools.common import (
+    EXPECTED_VERSION,
+    PATH_DOC,
+    SeenVersion,
+    check_expected,
+)
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
-from agentfs.tools.spec import ToolInput, ToolOutput, tool
+from agentfs.tools.spec import ToolInput, ToolOutput, absent, tool
 
 
 class WriteFileInput(ToolInput):
@@ -32,19 +37,26 @@ class WriteFileOutput(ToolOutput):
     path: str
     size: int
     created: bool = Field(description="the file did not exist before")
-    version: int = Field(description="the file's new version")
+    version: int = Field(description="the file's new version (0: none was kept, see note)")
+    note: str | None = Field(
+        None, description="why no version was kept, when none was", exclude_if=absent
+    )
 
     def text(self) -> str:
         verb = "Created" if self.created else "Replaced"
-        return f"{verb} {self.path} ({self.size:,} bytes, version {self.version})."
+        done = f"{verb} {self.path} ({self.size:,} bytes, version {self.version})."
+        return done if self.note is None else f"{done[:-1]}; {self.note}."
 
     def data(self) -> dict[str, Any]:  # JSON values already: no dump (on every write)
-        return {
+        data = {
             "path": self.path,
             "size": self.size,
             "created": self.created,
             "version": self.version,
         }
+        if self.note is not None:
+            data["note"] = self.note
+        return data
 
 
 def _write(
@@ -76,9 +88,10 @@ def _write(
             f"the directory {parent} does not exist; create it with mkdir or pass"
             " create_parent_dirs=true",
         ) from None
-    return WriteFileOutput.of(
-        {"path": path, "size": len(data), "created": created, "version": version}
-    )
+    output = {"path": path, "size": len(data), "created": created, "version": version}
+    if version == 0:
+        output["note"] = ws.history_settings.unversioned(len(data))
+    return WriteFileOutput.of(output)
 
 
 def _refuse_existing(ctx: Context, path: str, replace: bool, expected: int | None) -> None:

@@ -49,6 +49,12 @@ class ToolOutput(BaseModel):
         return output
 
 
+def absent(value: object) -> bool:
+    """``exclude_if`` of an optional output field shown only when it says something (a note):
+    the structured result then has no ``null`` for it on every call."""
+    return value is None
+
+
 Run = Callable[[Context, Any], ToolOutput]
 
 

@@ -107,6 +107,16 @@ def test_limits_show_set_and_refuse_in_one_line(ws_file: Path) -> None:
         assert not ws.exists("/big") and ws.limits.file_size == 1024
 
 
+def test_write_over_the_versioning_limit_notes_it_on_stderr(ws_file: Path) -> None:
+    ok("retention", ws_file, "--max-size", 10)
+    result = ok("write", ws_file, "/big", "x" * 11)
+    assert (
+        result.stderr.startswith("agentfs: note: /big: no version")
+        and "history.max_bytes" in result.stderr
+    )
+    assert ok("write", ws_file, "/small", "x").stderr == ""
+
+
 def test_version_option() -> None:
     assert ok("--version").stdout.startswith("agentfs, version ")
 

@@ -783,3 +783,20 @@ def test_random_tool_calls_match_a_plain_directory(
             result = tools.call(op[0], tool_args(op))
             assert ("error" not in result) == expected, (op, result)
         assert tree_of_workspace(ws) == tree_of_host(root)
+
+
+def test_a_write_over_the_versioning_limit_says_no_version_was_kept(tools: Toolset) -> None:
+    tools.ws.configure_history(max_bytes=100)
+    big = "x" * 101
+    written = tools.call("write_file", {"path": "/big.txt", "content": big})
+    assert written["version"] == 0 and "history.max_bytes" in written["note"]
+    tools.call("read_file", {"path": "/big.txt"})
+    edited = tools.call(
+        "edit_file",
+        {"path": "/big.txt", "old_string": "xx", "new_string": "yyy", "replace_all": True},
+    )
+    assert edited["version"] == 0 and "no version" in edited["note"]
+    small = tools.call("write_file", {"path": "/small.txt", "content": "x"})
+    assert small["version"] == 1 and "note" not in small
+    tools.ws.configure_history(keep="none")  # history off: nobody expects a version
+    assert "note" not in tools.call("write_file", {"path": "/b2.txt", "content": big})
