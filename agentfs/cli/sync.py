@@ -48,17 +48,26 @@ def sync() -> None:
     help="Save the token for later commands, in a 0600 file of ~/.config/agentfs (never in"
     " the workspace file); without it, a token saved before is forgotten.",
 )
+@click.option(
+    "--merge",
+    is_flag=True,
+    help="Join a server that holds another workspace: its files merge with WS's at the next pull.",
+)
 @json_option
-def setup(workspace: Path, remote: str, token: str | None, save_token: bool, as_json: bool) -> None:
+def setup(
+    workspace: Path, remote: str, token: str | None, save_token: bool, merge: bool, as_json: bool
+) -> None:
     """Make WS sync with a server: connects once (a wrong URL fails here and changes nothing)
-    and remembers the URL; the token is saved (outside WS) only with --save-token.
+    and remembers the URL; the token is saved (outside WS) only with --save-token. A server
+    already holding another workspace's files is refused while WS holds files too, unless
+    --merge (clone it instead to get a copy of that workspace).
 
     \b
     Example:
       agentfs sync setup ws.db --remote http://127.0.0.1:8080
       TURSO_AUTH_TOKEN=... agentfs sync setup ws.db --remote libsql://team-ws.turso.io
     """
-    report = syncing.setup(workspace, remote, token=token, save_token=save_token)
+    report = syncing.setup(workspace, remote, token=token, save_token=save_token, merge=merge)
     render(report, as_json, lambda r: [f"{workspace} syncs with {r['remote']}"])
 
 

@@ -51,15 +51,18 @@ def setup(
     *,
     token: str | None = None,
     save_token: bool = False,
+    merge: bool = False,
     timeout: float = TIMEOUT,
 ) -> dict[str, Any]:
     """Make ``workspace`` sync with ``remote``: connects (a wrong URL fails here, leaving
     nothing behind) and remembers the URL. The token comes from ``token`` or
     ``TURSO_AUTH_TOKEN``; with ``save_token`` it is saved for later operations, never in the
     workspace file (which travels) but in a 0600 file of the user's configuration directory
-    (``agentfs.credentials``), and without it a token saved before is forgotten."""
+    (``agentfs.credentials``), and without it a token saved before is forgotten. A server
+    that already holds another workspace's files is refused (``SyncError``, nothing kept)
+    when ``workspace`` holds files too, unless ``merge``: the first pull would merge them."""
     request = {"op": "setup", "workspace": os.fspath(workspace), "remote": remote}
-    return _work({**request, "token": token, "save_token": save_token}, timeout)
+    return _work({**request, "token": token, "save_token": save_token, "merge": merge}, timeout)
 
 
 def push(workspace: Pathish, *, message: str = "", timeout: float = TIMEOUT) -> dict[str, Any]:

@@ -34,7 +34,13 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
         return clone(request["remote"], Path(request["out"]), request.get("token"))
     if op == "setup":
         with agentfs.Workspace(request["workspace"], create=False) as ws:
-            return setup(ws, request["remote"], request.get("token"), request.get("save_token"))
+            return setup(
+                ws,
+                request["remote"],
+                request.get("token"),
+                request.get("save_token"),
+                bool(request.get("merge")),
+            )
     with agentfs.Workspace(request["workspace"], create=False) as ws:
         state = engine.require_set_up(ws)
         if op == "status" and request.get("offline"):
@@ -73,20 +79,32 @@ def token_for(remote: str, origin: str, given: str | None) -> str | None:
 
 
 def setup(
-    ws: agentfs.Workspace, remote: str, token: str | None, save_token: bool | None
+    ws: agentfs.Workspace,
+    remote: str,
+    token: str | None,
+    save_token: bool | None,
+    merge: bool = False,
 ) -> dict[str, Any]:
     """Connect to ``remote`` (fetching what it holds into a new replica) and remember it; a
-    failure leaves no trace."""
-    connect(ws, remote, token, save_token).close()
+    failure leaves no trace. A server that holds another workspace's files is refused for a
+    workspace that holds files of its own, unless ``merge`` (the first pull would merge the
+    two trees)."""
+    connect(ws, remote, token, save_token, merge=merge).close()
     state = SyncState(ws.conn)
     return {"remote": remote, "origin": state.get("origin"), "replica": str(replica_path(ws.path))}
 
 
 def connect(
-    ws: agentfs.Workspace, remote: str, token: str | None, save_token: bool | None
+    ws: agentfs.Workspace,
+    remote: str,
+    token: str | None,
+    save_token: bool | None,
+    *,
+    merge: bool = True,
 ) -> Replica:
     """The replica of ``ws`` connected to ``remote``, which ``ws`` now remembers. One replica
-    is open per process at a time: pyturso keeps a file's lock until it is collected."""
+    is open per process at a time: pyturso keeps a file's lock until it is collected. Unless
+    ``merge``, a first connection refuses to join two trees (``_refuse_two_trees``)."""
     if is_set_up(ws.conn):
         state = SyncState(ws.conn)
         known = state.get("remote")
@@ -104,6 +122,8 @@ def connect(
         while not is_set_up(ws.conn) and replica.origin_used:  # another copy drew it first
             origin = new_origin()
             replica.use_origin(origin)
+        if not merge and not is_set_up(ws.conn):
+            _refuse_two_trees(ws, replica, remote)
         if save_token and token:
             credentials.save_token(remote, origin, token)
         else:
@@ -116,6 +136,24 @@ def connect(
         raise
     SyncState(ws.conn).create(remote, origin)
     return replica
+
+
+def _refuse_two_trees(ws: agentfs.Workspace, replica: Replica, remote: str) -> None:
+    """Refuse to join a workspace holding files to a server holding another one's: the first
+    pull would merge every file of the other in without a word."""
+    theirs = {
+        key
+        for head in replica.heads()
+        for key, entry in replica.tree(head).items()
+        if entry["type"] == "file"
+    }
+    ours = ws.info().files
+    if theirs and ours:
+        raise SyncError(
+            f"{remote} already holds another workspace ({len(theirs)} files) and"
+            f" {ws.path} holds {ours} of its own: `agentfs clone {remote} NEW.db` copies"
+            " that workspace; `agentfs sync setup --merge` merges the two"
+        )
 
 
 def clone(remote: str, out: Path, token: str | None) -> dict[str, Any]:

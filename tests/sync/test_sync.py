@@ -282,6 +282,29 @@ def test_a_second_remote_is_refused(tmp_path: Path, server: SyncServer) -> None:
         other.kill()
 
 
+def test_a_server_holding_another_workspace_is_joined_only_with_merge(
+    tmp_path: Path, server: SyncServer
+) -> None:
+    a, b, empty = machine(tmp_path, "a"), machine(tmp_path, "b"), machine(tmp_path, "empty")
+    build(a, 3)
+    sync.setup(a, server.url)
+    sync.push(a)
+    with agentfs.Workspace(b) as ws:
+        ws.write("/mine.txt", "b's own file\n")
+    before = picture(b)
+    with pytest.raises(SyncError, match="already holds another workspace") as refused:
+        sync.setup(b, server.url)
+    assert "--merge" in str(refused.value) and "clone" in str(refused.value)
+    assert picture(b) == before and not sync.replica_path(b).parent.exists()
+    assert sync.remote(b) is None
+    agentfs.Workspace(empty).close()
+    sync.setup(empty, server.url)  # nothing of its own to mix in: a clone in two steps
+    sync.setup(b, server.url, merge=True)
+    sync.pull(b)
+    with agentfs.Workspace(b, create=False) as ws:
+        assert ws.exists("/mine.txt") and ws.exists("/later.txt")
+
+
 def test_status_offline_and_ahead(tmp_path: Path, server: SyncServer) -> None:
     a = machine(tmp_path, "a")
     build(a, 2)
