@@ -126,23 +126,26 @@ def _stat(s: os.stat_result) -> tuple:
     return (stat.S_IFMT(s.st_mode), stat.S_IMODE(s.st_mode), s.st_nlink, s.st_size)
 
 
-def _tree(root: Path) -> dict[str, tuple]:
+def tree(root: Path) -> dict[str, tuple]:
     """Every entry below ``root``: kind, mode and content. A directory the steps made
     impassable to a normal user (root is not held by modes) is opened up once its mode is
-    recorded, on both sides alike, so that what is inside can be compared too."""
+    recorded, on both sides alike, so that what is inside can be compared too. Each entry is
+    reached from its directory's descriptor (``fwalk``), never by its whole path, so a tree
+    deeper than the kernel's PATH_MAX (4,096 bytes) is read whole too."""
     out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames, dirfd in os.fwalk(root):
         for n in dirnames + filenames:
-            p = Path(dirpath) / n
-            s = os.lstat(p)
-            if stat.S_ISDIR(s.st_mode) and not os.access(p, os.R_OK | os.X_OK):
-                os.chmod(p, s.st_mode | 0o500)  # before os.walk goes into it
+            s = os.stat(n, dir_fd=dirfd, follow_symlinks=False)
+            if stat.S_ISDIR(s.st_mode) and not os.access(n, os.R_OK | os.X_OK, dir_fd=dirfd):
+                os.chmod(n, s.st_mode | 0o500, dir_fd=dirfd)  # before fwalk goes into it
             content: object = None
             if stat.S_ISREG(s.st_mode):
-                content = p.read_bytes()
+                fd = os.open(n, os.O_RDONLY, dir_fd=dirfd)
+                with open(fd, "rb") as f:
+                    content = f.read()
             elif stat.S_ISLNK(s.st_mode):
-                content = os.readlink(p)
-            out[str(p.relative_to(root))] = (
+                content = os.readlink(n, dir_fd=dirfd)
+            out[os.path.relpath(os.path.join(dirpath, n), root)] = (
                 stat.S_IFMT(s.st_mode),
                 stat.S_IMODE(s.st_mode),
                 content,
@@ -184,7 +187,7 @@ def test_same_results_as_tmpfs(shared_mount: Mounted, steps: list[tuple]) -> Non
             event(f"{step[0]} {expected[0]}")
         reference.close_all()
         ours.close_all()
-        assert _tree(ours_root) == _tree(reference_root)
+        assert tree(ours_root) == tree(reference_root)
     finally:
         reference.close_all()
         ours.close_all()
