@@ -20,6 +20,10 @@ def test_the_mount_suite_passes_as_a_normal_user(user_setup: UserSetup) -> None:
     home.mkdir()
     os.chown(home, USER_UID, USER_UID)
     pytest_argv = [str(user_setup.python), "-m", "pytest", str(ROOT / "tests" / "mount")]
+    # the attack machine asks sizes and depths of the daemon, which answers them alike for
+    # every uid (the permission cases are the conformance suite's, run here too): root's run
+    # is enough, and the suite's time is better spent elsewhere
+    pytest_argv += ["--ignore", str(ROOT / "tests" / "mount" / "test_mount_attack.py")]
     pytest_argv += ["-p", "no:cacheprovider", "-p", "no:xdist", f"--basetemp={home / 'tmp'}"]
     env = {
         "PATH": HOST_PATH,
