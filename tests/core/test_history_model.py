@@ -461,7 +461,7 @@ class HistoryModel(RuleBasedStateMachine):
 
 TestHistoryModel = HistoryModel.TestCase
 TestHistoryModel.settings = settings(
-    max_examples=80,
+    max_examples=50,
     stateful_step_count=30,
     derandomize=True,  # the same sequences on every run and machine
     database=None,

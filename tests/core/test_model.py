@@ -284,7 +284,7 @@ class WorkspaceVsHost(RuleBasedStateMachine):
 
 TestWorkspaceMatchesHostDirectory = WorkspaceVsHost.TestCase
 TestWorkspaceMatchesHostDirectory.settings = settings(
-    max_examples=200,
+    max_examples=120,
     stateful_step_count=40,
     derandomize=True,  # the same sequences on every run and machine
     database=None,

@@ -510,7 +510,7 @@ class IndexConsistency(RuleBasedStateMachine):
 
 TestIndexConsistency = IndexConsistency.TestCase
 TestIndexConsistency.settings = settings(
-    max_examples=30,
+    max_examples=20,
     stateful_step_count=25,
     derandomize=True,  # the same sequences on every run and machine
     database=None,
@@ -531,7 +531,7 @@ REPEATED = st.builds(
 
 #: The variants below run fewer, fixed examples: each covers what the main machine does not.
 VARIANT_SETTINGS = settings(
-    max_examples=15,
+    max_examples=10,
     stateful_step_count=25,
     derandomize=True,
     database=None,
