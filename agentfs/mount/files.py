@@ -25,7 +25,7 @@ from agentfs.core.inodes import Stat, is_dir, now_ns
 
 #: Uncommitted bytes the mount's open files hold between them, at most (past it, the file
 #: holding the most commits). Large writes commit at least every this many bytes, which
-#: costs nothing measurable (docs/mount.md) and bounds the daemon's memory.
+#: bounds the daemon's memory and was no slower than 256 MiB (docs/mount.md).
 BUFFER_BUDGET = 64 * 1024 * 1024
 
 
