@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from agentfs.core import paths
 from agentfs.core.errors import fs_error
-from agentfs.core.inodes import ROOT_INO, STAT_COLUMNS, Stat, is_dir, is_symlink
+from agentfs.core.inodes import ROOT_INO, STAT_COLUMNS, Stat, exact, is_dir, is_symlink
 
 if TYPE_CHECKING:
     from agentfs.core.fs import FileSystem
@@ -65,20 +65,21 @@ class ByInode:
             row = self.conn.execute(_STAT, (ino,)).get
         if row is None:
             raise fs_error(errno.ENOENT, f"inode {ino}")
-        return Stat(*row)  # type: ignore[misc]
+        return exact(Stat(*row), self.conn)  # type: ignore[misc]
 
     def lookup(self, parent: int, name: str) -> Stat | None:
         """The entry ``name`` of directory ``parent`` (not following a symlink), or None."""
         with self.fs.read_transaction():
             row = self.conn.execute(_LOOKUP, (parent, name)).get
-        return None if row is None else Stat(*row)  # type: ignore[misc]
+        return None if row is None else exact(Stat(*row), self.conn)  # type: ignore[misc]
 
     def entries(self, parent: int, after: int, limit: int) -> list[tuple[int, str, Stat]]:
         """Up to ``limit`` entries of directory ``parent`` past cursor ``after`` (0: from the
         start), each ``(cursor, name, lstat)``, in cursor order."""
         with self.fs.read_transaction():
             rows = self.conn.execute(_ENTRIES, (parent, after, limit)).fetchall()
-        return [(row[0], row[1], Stat(*row[2:])) for row in rows]  # type: ignore[misc, arg-type]
+        conn = self.conn
+        return [(row[0], row[1], exact(Stat(*row[2:]), conn)) for row in rows]  # type: ignore[misc, arg-type]
 
     def path_of(self, ino: int) -> str | None:
         """A path naming ``ino`` now ('/' for the root), None when it has no name (unlinked,

@@ -37,6 +37,7 @@ from agentfs.core.inodes import (
     STAT_COLUMNS,
     DirEntry,
     Stat,
+    exact,
     is_dir,
     is_symlink,
     now_ns,
@@ -115,17 +116,14 @@ def _as_bytes(data: bytes | str) -> bytes:
     return data.encode("utf-8") if isinstance(data, str) else bytes(data)
 
 
-#: Times are stored as seconds and nanoseconds, and read back as ``sec * 10**9 + nsec`` in
-#: SQLite's signed 64-bit integers (1677-09-21 .. 2262-04-11): a time whose product would
-#: overflow would come back as an inexact float.
-_NS_RANGE = range(-9_223_372_036 * 10**9, 1 << 63)
+#: Times are stored as seconds (SQLite's signed 64-bit integers) and nanoseconds, as tmpfs
+#: keeps them; ``inodes.exact`` reads back those outside 64-bit nanoseconds.
+_NS_RANGE = range(-(1 << 63) * 10**9, (1 << 63) * 10**9)
 
 
 def _check_times(times: tuple[int, int], where: str) -> None:
     if any(t not in _NS_RANGE for t in times):
-        raise fs_error(
-            errno.EINVAL, where, "times must lie between 1677 and 2262 (64-bit nanoseconds)"
-        )
+        raise fs_error(errno.EINVAL, where, "times must lie within 64-bit seconds of the epoch")
 
 
 def _may_be_cached(mode: int) -> bool:
@@ -388,7 +386,7 @@ class FileSystem:
         return ino
 
     def _stat_ino(self, ino: int) -> Stat:
-        return Stat(*self.conn.execute(_STAT, (ino,)).get)
+        return exact(Stat(*self.conn.execute(_STAT, (ino,)).get), self.conn)
 
     # --- creating and removing names ---------------------------------------------------------
 
@@ -459,7 +457,7 @@ class FileSystem:
             if row is None:
                 raise not_found(path)
             if not (follow and is_symlink(row[1])):
-                return Stat(*row)
+                return exact(Stat(*row), self.conn)
         return self._stat_ino(self._resolve(path, follow)[1])
 
     def lstat(self, path: str) -> Stat:
@@ -536,7 +534,8 @@ class FileSystem:
         path = paths.normalize(path)
         with self._read():
             rows = self.conn.execute(_READDIR_PLUS, (self._resolve_dir(path, [0]),))
-            return [(row[0], Stat._make(row[1:])) for row in rows]
+            conn = self.conn
+            return [(row[0], exact(Stat._make(row[1:]), conn)) for row in rows]
 
     def listdir(self, path: str = "/") -> list[str]:
         """Names in a directory, sorted."""
@@ -725,7 +724,9 @@ class FileSystem:
     def _set_content(self, ino: int, size: int) -> Stat:
         """Set a changed file's size and times; its stat after (one statement, RETURNING)."""
         sec, nsec = split_ns(now_ns())
-        return Stat(*self.conn.execute(_SET_CONTENT, (size, sec, nsec, sec, nsec, ino)).get)
+        return exact(
+            Stat(*self.conn.execute(_SET_CONTENT, (size, sec, nsec, sec, nsec, ino)).get), self.conn
+        )
 
     # --- the namespace ---------------------------------------------------------------------------
 
@@ -1079,7 +1080,7 @@ class FileSystem:
         if row is None:
             return None
         self.hooks.names_changed(dentry_id, ino)
-        return Stat(*row)  # type: ignore[misc]
+        return exact(Stat(*row), self.conn)  # type: ignore[misc]
 
     # --- extended attributes (``agentfs.core.xattrs`` has the rules) -------------------------
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import stat as statmod
 import time
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    import apsw
 
 ROOT_INO = 1
 S_IFMT = statmod.S_IFMT(0o177777)
@@ -23,7 +26,9 @@ S_IFBLK = statmod.S_IFBLK
 NS = 1_000_000_000
 
 #: fs_inode as the fields of ``Stat``, in order: SQLite joins each time's seconds and
-#: nanoseconds, so a row becomes a Stat with no Python arithmetic (``Stat(*row)``).
+#: nanoseconds, so a row becomes a Stat with no Python arithmetic (``Stat(*row)``). A time
+#: before 1677 or after 2262 overflows SQLite's 64-bit integers into an inexact float, which
+#: ``exact`` reads again.
 STAT_COLUMNS = (
     "ino, mode, nlink, uid, gid, size, atime * 1000000000 + atime_nsec,"
     " mtime * 1000000000 + mtime_nsec, ctime * 1000000000 + ctime_nsec, rdev"
@@ -108,6 +113,23 @@ class Stat(NamedTuple):
             "mtime_ns": self.st_mtime_ns,
             "ctime_ns": self.st_ctime_ns,
         }
+
+
+_EXACT_TIMES = (
+    "SELECT atime, atime_nsec, mtime, mtime_nsec, ctime, ctime_nsec FROM fs_inode WHERE ino = ?"
+)
+
+
+def exact(st: Stat, conn: apsw.Connection) -> Stat:
+    """``st`` as it is, unless a time of it lies outside 64-bit nanoseconds (1677-2262): then
+    its times are read again as seconds and nanoseconds, and joined in Python. A type check
+    on every stat; a query only for such a rare inode (tmpfs takes any 64-bit second)."""
+    if type(st.st_atime_ns) is int is type(st.st_mtime_ns) is type(st.st_ctime_ns):
+        return st
+    a, a_ns, m, m_ns, c, c_ns = conn.execute(_EXACT_TIMES, (st.st_ino,)).get  # type: ignore[misc]
+    return st._replace(
+        st_atime_ns=a * NS + a_ns, st_mtime_ns=m * NS + m_ns, st_ctime_ns=c * NS + c_ns
+    )
 
 
 class DirEntry(NamedTuple):

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 
 import apsw
 
-from agentfs.core.inodes import STAT_COLUMNS, Stat, split_ns
+from agentfs.core.inodes import STAT_COLUMNS, Stat, exact, split_ns
 from agentfs.core.xattrs import copy_all
 
 #: ``history.keep`` as stored: 'all', 'none' or a number of versions per path.
@@ -236,7 +236,9 @@ class CopyOnWrite:
         and extended attributes (for giving frozen content a second, independent life: a
         version restored while another path still has it)."""
         sec, nsec = split_ns(now)
-        new = Stat(*self.conn.execute(_CLONE_INODE, (sec, sec, nsec, nsec, ino)).get)
+        new = exact(
+            Stat(*self.conn.execute(_CLONE_INODE, (sec, sec, nsec, nsec, ino)).get), self.conn
+        )
         self.conn.execute(_COPY_CHUNKS, (new.st_ino, ino))
         copy_all(self.conn, ino, new.st_ino)
         self.fresh.add(new.st_ino)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 import pyfuse3
 
-from agentfs.core.inodes import STAT_COLUMNS, Stat
+from agentfs.core.inodes import STAT_COLUMNS, Stat, exact
 
 if TYPE_CHECKING:
     import apsw
@@ -209,7 +209,7 @@ class KernelCache:
         self._last = time.monotonic()
         if self._attrs:
             now = {
-                row[0]: Stat(*row)
+                row[0]: exact(Stat(*row), self.conn)
                 for row in self.conn.execute(_STATS, (json.dumps(list(self._attrs)),))
             }
             for ino, told in list(self._attrs.items()):

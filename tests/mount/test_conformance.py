@@ -40,11 +40,6 @@ TICK = 0.02
 #: Directory names of a deep tree: 20 of them make a relative path of 3,999 bytes.
 STEP = "d" * 199
 DEEP_DIRS = "/".join([STEP] * 20)
-#: Why a time tmpfs takes is EINVAL in the mount.
-NANOSECONDS = (
-    "the core keeps times as 64-bit nanoseconds, years 1677 to 2262 (its stat reads them as "
-    "one SQLite integer, sec * 10**9 + nsec: _NS_RANGE in agentfs/core/fs.py)"
-)
 #: Why a path over PATH_MAX in total fails in the mount where tmpfs takes it.
 Outcome = tuple[str, object]
 
@@ -540,13 +535,11 @@ METADATA = [
         "utimensat in the year 3000",
         "f",
         then(lambda: os.utime("f", (32_503_680_000, 0)), lambda: os.stat("f").st_atime),
-        xfail=NANOSECONDS,
     ),
     C(
         "utimensat in the year 1600",
         "f",
         then(lambda: os.utime("f", (-11_676_096_000, 0)), lambda: os.stat("f").st_atime),
-        xfail=NANOSECONDS,
     ),
     C("utimensat missing", "", lambda: os.utime("m"), "ENOENT"),
     C(
