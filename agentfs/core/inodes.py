@@ -123,10 +123,15 @@ _EXACT_TIMES = (
 def exact(st: Stat, conn: apsw.Connection) -> Stat:
     """``st`` as it is, unless a time of it lies outside 64-bit nanoseconds (1677-2262): then
     its times are read again as seconds and nanoseconds, and joined in Python. A type check
-    on every stat; a query only for such a rare inode (tmpfs takes any 64-bit second)."""
+    on every stat; a query only for such a rare inode (tmpfs takes any 64-bit second). A
+    time another program stored as text or a float (fsck reports it) is left as SQLite gave
+    it: only integers are joined."""
     if type(st.st_atime_ns) is int is type(st.st_mtime_ns) is type(st.st_ctime_ns):
         return st
-    a, a_ns, m, m_ns, c, c_ns = conn.execute(_EXACT_TIMES, (st.st_ino,)).get  # type: ignore[misc]
+    row = conn.execute(_EXACT_TIMES, (st.st_ino,)).get
+    if row is None or any(type(value) is not int for value in row):  # type: ignore[union-attr]
+        return st
+    a, a_ns, m, m_ns, c, c_ns = row  # type: ignore[misc]
     return st._replace(
         st_atime_ns=a * NS + a_ns, st_mtime_ns=m * NS + m_ns, st_ctime_ns=c * NS + c_ns
     )

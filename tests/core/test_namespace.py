@@ -545,3 +545,14 @@ def test_readdir_plus_gives_each_entry_its_lstat_in_name_order(ws: agentfs.Works
     assert [name for name, _ in listing] == ["a", "b.txt", "c", "hard"]
     assert listing == [(name, ws.lstat(f"/d/{name}")) for name, _ in listing]
     assert ws.readdir_plus("/d/a") == []
+
+
+@pytest.mark.damages_workspace
+def test_a_time_another_program_stored_as_text_is_shown_as_it_is(ws: agentfs.Workspace) -> None:
+    """Only integers are joined into nanoseconds: a text time (fsck reports it) never reaches
+    Python's arithmetic, where ``"abc" * 10**9`` would build a gigabyte string."""
+    ino = ws.write("/f", b"x").st_ino
+    ws.conn.execute("UPDATE fs_inode SET mtime = 'abc', atime = 1e30 WHERE ino = ?", (ino,))
+    ws.drop_caches()
+    st = ws.stat("/f")
+    assert st.st_ino == ino and type(st.st_ctime_ns) is int
