@@ -126,9 +126,11 @@ def wal_checkpoint_pages(conn: apsw.Connection) -> int:
 
 
 def database_bytes(conn: apsw.Connection) -> int:
-    """The size of the database (pages in use times page size), as the open transaction
-    sees it: what a limit on a workspace's size compares with."""
-    return int(conn.execute("PRAGMA page_count").get) * int(conn.execute("PRAGMA page_size").get)
+    """The size of the database (pages in use times page size; free pages are reused before
+    the file grows), as the open transaction sees it: what a limit on a workspace's size
+    compares with (the quota, ``agentfs.core.limits``, and a policy's max_workspace_bytes)."""
+    pages = conn.execute("PRAGMA page_count").get - conn.execute("PRAGMA freelist_count").get  # type: ignore[operator]
+    return int(pages) * int(conn.execute("PRAGMA page_size").get)  # type: ignore[arg-type]
 
 
 def sync_wal(conn: apsw.Connection) -> None:

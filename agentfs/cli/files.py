@@ -35,7 +35,6 @@ from agentfs.cli.base import (
     workspace_for_command,
 )
 from agentfs.core import paths
-from agentfs.core.limits import used_bytes
 from agentfs.db import DEFAULT_CHUNK_SIZE
 
 # --- the workspace -------------------------------------------------------------------------------
@@ -109,7 +108,7 @@ def limits(
     data = {
         "file_size": now.file_size,
         "workspace_size": now.workspace_size,
-        "used": used_bytes(ws.conn),
+        "used": ws.database_bytes(),
     }
 
     def lines(d: dict[str, Any]) -> list[str]:

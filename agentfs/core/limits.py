@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import apsw
 
 from agentfs.core.errors import fs_error
+from agentfs.db import database_bytes
 
 FILE_SIZE_KEY = "limits.file_size"
 WORKSPACE_SIZE_KEY = "limits.workspace_size"
@@ -48,18 +49,12 @@ class Limits:
             )
         if self.workspace_size is None or new_size <= old_size:
             return
-        if used_bytes(conn) + new_size - old_size > self.workspace_size:
+        if database_bytes(conn) + new_size - old_size > self.workspace_size:
             raise fs_error(
                 errno.ENOSPC,
                 path,
                 f"the workspace is limited to {self.workspace_size} bytes ({WORKSPACE_SIZE_KEY})",
             )
-
-
-def used_bytes(conn: apsw.Connection) -> int:
-    """Bytes of the database's pages in use (free pages are reused before the file grows)."""
-    pages = conn.execute("PRAGMA page_count").get - conn.execute("PRAGMA freelist_count").get  # type: ignore[operator]
-    return int(pages) * int(conn.execute("PRAGMA page_size").get)  # type: ignore[arg-type]
 
 
 def load(conn: apsw.Connection) -> Limits:

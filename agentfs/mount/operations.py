@@ -29,9 +29,8 @@ from agentfs.core import paths, xattrs
 from agentfs.core.by_inode import ByInode
 from agentfs.core.fs import Attrs, FileSystem
 from agentfs.core.inodes import ROOT_INO, Stat, is_dir
-from agentfs.core.limits import used_bytes
 from agentfs.core.readers import ReaderHold
-from agentfs.db import sync_wal
+from agentfs.db import database_bytes, sync_wal
 from agentfs.mount.files import OpenFiles
 from agentfs.mount.group import GroupCommit
 from agentfs.mount.kernel_cache import KernelCache, Notifier
@@ -347,7 +346,7 @@ class WorkspaceOperations(pyfuse3.Operations):
         data.f_bavail = host.f_bavail
         quota = self.fs.limits.workspace_size
         if quota is not None:
-            left = max(0, quota - used_bytes(self.fs.conn)) // host.f_frsize
+            left = max(0, quota - database_bytes(self.fs.conn)) // host.f_frsize
             data.f_blocks = quota // host.f_frsize
             data.f_bfree = min(host.f_bfree, left)
             data.f_bavail = min(host.f_bavail, left)

@@ -59,7 +59,7 @@ def test_a_file_past_the_largest_size_is_efbig_and_nothing_changes(
 def test_the_quota_refuses_growth_and_allows_cleaning_up(ws: agentfs.Workspace) -> None:
     ws.configure_history(keep="none")
     ws.write("/f", b"abc")
-    used = limits.used_bytes(ws.conn)
+    used = ws.database_bytes()
     ws.set_limits(workspace_size=used + 4 * MiB)
     ws.write("/big", b"b" * (2 * MiB))
     before = _state(ws)

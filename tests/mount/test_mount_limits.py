@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 import agentfs
-from agentfs.core import limits
 from agentfs.mount.files import BUFFER_BUDGET
 from tests.mount.conftest import Mounted
 
@@ -114,7 +113,7 @@ def test_the_quota_is_the_mounts_size_and_enospc(mounted: Mounted) -> None:
     room again (with no history kept: versions count towards the quota)."""
     with agentfs.open(mounted.db) as ws:
         ws.configure_history(keep="none")
-        ws.set_limits(workspace_size=limits.used_bytes(ws.conn) + 8 * MiB)
+        ws.set_limits(workspace_size=ws.database_bytes() + 8 * MiB)
     fs = os.statvfs(mounted.dir)
     assert fs.f_blocks * fs.f_frsize <= 9 * MiB
     assert 0 < fs.f_bavail * fs.f_frsize <= 8 * MiB
