@@ -17,6 +17,7 @@ the changed content.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import socket
@@ -71,6 +72,7 @@ def start_server(directory: Path) -> tuple[subprocess.Popen[bytes], str]:
     process = subprocess.Popen(
         [str(binary), "--sync-server", f"127.0.0.1:{port}", "remote.db"],
         cwd=directory,
+        env={**os.environ, "TURSO_TMPDIR": str(directory)},  # its temporary files go with it
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

@@ -104,7 +104,7 @@ step "sync: the same workspace on two machines, through a Turso sync server"
 tursodb=$(ls "$PWD"/.npm/node_modules/@tursodatabase/cli-*/tursodb 2>/dev/null | head -1 || true)
 if [ -n "$tursodb" ]; then
   port=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  (cd "$scratch" && exec "$tursodb" --sync-server "127.0.0.1:$port" remote.db >/dev/null 2>&1) &
+  (cd "$scratch" && TURSO_TMPDIR="$scratch" exec "$tursodb" --sync-server "127.0.0.1:$port" remote.db >/dev/null 2>&1) &
   server=$!
   trap 'kill $server 2>/dev/null; rm -rf "$scratch"' EXIT
   "$PYTHON" -c 'import socket, sys, time

@@ -286,9 +286,11 @@ def initial_trees(draw: st.DrawFn) -> list[tuple[str, str, str, int]]:
 
 
 def scripts() -> st.SearchStrategy[str]:
-    """Shell lines whose effect does not depend on whether an earlier line was refused
-    (no ``mv``, ``ln`` or ``cp``: a copy carries what a refused file held where a mount
-    had nothing to move)."""
+    """Shell lines whose effect does not depend on whether an earlier line was refused.
+    No ``mv``, ``ln`` or ``cp``: a copy carries what a refused file held where a mount had
+    nothing to move. No line touches a path an earlier ``rm -rf`` or ``rmdir`` named: a
+    mount refuses to remove a directory holding a hidden file when the command runs, a copy
+    when it comes back, so the command goes on seeing the directory in one and not the other."""
     p = PATHS.map(shlex.quote)
     ops = st.one_of(
         st.tuples(TEXT.map(shlex.quote), p).map(lambda a: f"printf %s {a[0]} > {a[1]}"),
@@ -300,8 +302,24 @@ def scripts() -> st.SearchStrategy[str]:
         st.tuples(st.sampled_from(["600", "755", "700"]), p).map(lambda a: f"chmod {a[0]} {a[1]}"),
     )
     return st.lists(ops, min_size=1, max_size=8).map(
-        lambda lines: "".join(f"{line} 2>/dev/null;\n" for line in lines) + "true"
+        lambda lines: "".join(f"{line} 2>/dev/null;\n" for line in _after_no_removal(lines))
+        + "true"
     )
+
+
+def _after_no_removal(lines: list[str]) -> list[str]:
+    """``lines`` less each one whose path is at or below one an earlier line removed
+    recursively or as a directory."""
+    kept: list[str] = []
+    removed: list[str] = []
+    for line in lines:
+        path = line.split()[-1]
+        if any(path == r or path.startswith(r + "/") for r in removed):
+            continue
+        kept.append(line)
+        if line.startswith(("rm -rf ", "rmdir ")):
+            removed.append(path)
+    return kept
 
 
 @pytest.mark.skipif(fuse_available() is not None, reason=f"no FUSE here: {fuse_available()}")

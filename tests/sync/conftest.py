@@ -43,6 +43,8 @@ class SyncServer:
         self.process = subprocess.Popen(
             [str(tursodb()), "--sync-server", f"127.0.0.1:{self.port}", "remote.db"],
             cwd=self.directory,
+            # its temporary database goes with the test's files, not into /tmp for good
+            env={**os.environ, "TURSO_TMPDIR": str(self.directory)},
             stdout=log,
             stderr=log,
         )
