@@ -38,6 +38,7 @@ _NAME = (
     "SELECT parent_ino, name, (SELECT mode FROM fs_inode WHERE ino = ?1) FROM fs_dentry"
     " WHERE ino = ?1 ORDER BY id LIMIT 1"
 )
+_PARENT = "SELECT parent_ino FROM fs_dentry WHERE ino = ? ORDER BY id LIMIT 1"
 #: Every name of ``ino``: its parent and the name, oldest first.
 _NAMES = "SELECT parent_ino, name FROM fs_dentry WHERE ino = ? ORDER BY id"
 #: The names from ``ino`` up to the root, deepest first (one name per level: a directory has
@@ -80,6 +81,12 @@ class ByInode:
             rows = self.conn.execute(_ENTRIES, (parent, after, limit)).fetchall()
         conn = self.conn
         return [(row[0], row[1], exact(Stat(*row[2:]), conn)) for row in rows]  # type: ignore[misc, arg-type]
+
+    def parent(self, directory: int) -> int:
+        """The directory holding ``directory`` (the root holds itself)."""
+        with self.fs.read_transaction():
+            row = self.conn.execute(_PARENT, (directory,)).get
+        return ROOT_INO if row is None else row  # type: ignore[return-value]
 
     def path_of(self, ino: int) -> str | None:
         """A path naming ``ino`` now ('/' for the root), None when it has no name (unlinked,

@@ -44,6 +44,8 @@ BLOCK_SIZE = 128 * 1024
 RENAME_WHITEOUT = 4
 #: Entries per readdir query (the kernel's buffer takes what fits; the rest comes next call).
 READDIR_BATCH = 256
+#: ``.`` and ``..`` take readdir's cursors 1 and 2; an entry's cursor is its dentry id past them.
+DOT_ENTRIES = 2
 
 log = logging.getLogger(__name__)
 _CAPABILITY = xattrs.CAPABILITY.encode()
@@ -303,16 +305,27 @@ class WorkspaceOperations(pyfuse3.Operations):
 
     @_reads
     async def readdir(self, fh: int, start_id: int, token: pyfuse3.ReaddirToken) -> None:
-        """Entries in dentry-id order from the cursor the kernel hands back: an entry keeps
-        its place while others are added or removed (fuse-perf.md, P7)."""
-        after, parent = start_id, self._ino(fh)
+        """``.`` and ``..`` (as every local file system lists them; the kernel counts no
+        lookup for them), then the entries in dentry-id order from the cursor the kernel hands
+        back: an entry keeps its place while others are added or removed (fuse-perf.md, P7)."""
+        parent = self._ino(fh)
+        if start_id < DOT_ENTRIES:
+            up = parent if parent == self.root else self.by.parent(parent)
+            for cursor, (name, ino) in enumerate([(b".", parent), (b"..", up)], 1):
+                if cursor > start_id and not pyfuse3.readdir_reply(
+                    token, name, self._attrs(self.by.stat(ino)), cursor
+                ):
+                    return
+        after = max(start_id - DOT_ENTRIES, 0)
         while True:
             batch = self.by.entries(parent, after, READDIR_BATCH)
             for cursor, name, st in batch:
                 if not self._listed(parent, name, st):
                     after = cursor
                     continue
-                if not pyfuse3.readdir_reply(token, name.encode("utf-8"), self._attrs(st), cursor):
+                if not pyfuse3.readdir_reply(
+                    token, name.encode("utf-8"), self._attrs(st), cursor + DOT_ENTRIES
+                ):
                     return
                 self.cache.told_entry(parent, name, st)  # readdirplus: one lookup each
                 after = cursor

@@ -20,6 +20,7 @@ import os
 import pickle
 import shutil
 import stat
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -119,6 +120,15 @@ def listing(path: str) -> list[tuple[str, bool, bool]]:
     """``readdir``: each name with its type (d_type) as the entry gives it."""
     with os.scandir(path) as entries:
         return sorted((e.name, e.is_dir(follow_symlinks=False), e.is_symlink()) for e in entries)
+
+
+def dots(path: str) -> tuple[object, ...]:
+    """``readdir`` as ``ls -a`` sees it: every name, and whether ``.`` and ``..`` carry the
+    inode numbers of the directory and of its parent."""
+    out = subprocess.run(["ls", "-a1i", path], capture_output=True, text=True, check=True).stdout
+    inos = {name: int(ino) for ino, name in (line.split() for line in out.splitlines())}
+    here, up = os.stat(path).st_ino, os.stat(f"{path}/..").st_ino
+    return sorted(inos), inos["."] == here, inos[".."] == up
 
 
 def then(call: Callable[[], object], *checks: Callable[[], object]) -> Callable[[], object]:
@@ -478,6 +488,7 @@ NAMESPACE = [
     ),
     C("mknod a directory", "", lambda: os.mknod("n", stat.S_IFDIR | 0o700), "EPERM"),
     C("readdir", "f d/ l->f p|", lambda: listing(".")),
+    C("readdir lists . and ..", "d/ d/e/ d/e/f", lambda: (dots("d"), dots("d/e"))),
     C("readdir a file", "f", lambda: os.listdir("f"), "ENOTDIR"),
     C("readdir missing", "", lambda: os.listdir("m"), "ENOENT"),
     C(

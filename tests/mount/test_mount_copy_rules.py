@@ -302,8 +302,9 @@ def scripts() -> st.SearchStrategy[str]:
         st.tuples(st.sampled_from(["600", "755", "700"]), p).map(lambda a: f"chmod {a[0]} {a[1]}"),
     )
     return st.lists(ops, min_size=1, max_size=8).map(
-        lambda lines: "".join(f"{line} 2>/dev/null;\n" for line in _after_no_removal(lines))
-        + "true"
+        lambda lines: (
+            "".join(f"{line} 2>/dev/null;\n" for line in _after_no_removal(lines)) + "true"
+        )
     )
 
 
