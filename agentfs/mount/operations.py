@@ -311,9 +311,9 @@ class WorkspaceOperations(pyfuse3.Operations):
         parent = self._ino(fh)
         if start_id < DOT_ENTRIES:
             up = parent if parent == self.root else self.by.parent(parent)
-            for cursor, (name, ino) in enumerate([(b".", parent), (b"..", up)], 1):
+            for cursor, (dot, ino) in enumerate([(b".", parent), (b"..", up)], 1):
                 if cursor > start_id and not pyfuse3.readdir_reply(
-                    token, name, self._attrs(self.by.stat(ino)), cursor
+                    token, dot, self._attrs(self.by.stat(ino)), cursor
                 ):
                     return
         after = max(start_id - DOT_ENTRIES, 0)
