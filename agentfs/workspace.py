@@ -136,7 +136,7 @@ class Workspace(HistoryMixin, SearchMixin):
     def close(self) -> None:
         """Free what this connection queued for deletion, then close. Idempotent."""
         try:
-            if not self._readonly:
+            if not self.readonly:
                 self.orphans.purge()
         except apsw.ConnectionClosedError:
             return
@@ -144,11 +144,6 @@ class Workspace(HistoryMixin, SearchMixin):
             self._checkpointer.close()
         self.close_drained_copy()
         self.conn.close()
-
-    @property
-    def readonly(self) -> bool:
-        """Opened with ``readonly=True``: nothing can be written through this handle."""
-        return self._readonly
 
     def database_bytes(self) -> int:
         """The size of the database (pages in use times page size), as this transaction sees
@@ -221,7 +216,7 @@ class Workspace(HistoryMixin, SearchMixin):
     def copy(self, src: str, dst: str, *, recursive: bool = False) -> None:
         """Copy a file (bytes and mode) or, with ``recursive``, a directory tree, in one
         transaction. Symlinks are copied as symlinks; hard links inside a tree are not kept."""
-        with self._write():
+        with self.transaction():
             treeops.copy(self, paths.normalize(src), paths.normalize(dst), recursive=recursive)
 
     # --- commands in the workspace, mounted or copied (``agentfs.mount``) -----------------
@@ -264,7 +259,7 @@ class Workspace(HistoryMixin, SearchMixin):
         rules allow (docs/policies.md, "Through a copy").
         """
         line = describe_command(command)
-        if self._readonly:
+        if self.readonly:
             raise fs_error(errno.EROFS, self.conn.filename, "the workspace is open read-only")
         if mode not in (None, "mount", "copy"):
             raise fs_error(errno.EINVAL, line, f"mode must be 'mount' or 'copy', not {mode!r}")
@@ -309,7 +304,7 @@ class Workspace(HistoryMixin, SearchMixin):
 
     def skills(self) -> skills.SkillCatalog:
         """Every skill under ``/skills`` and every malformed one's problem."""
-        with self._read():
+        with self.read_transaction():
             return skills.catalog(self)
 
     def active_skills(self, thread: str | None = None) -> list[str]:
@@ -319,12 +314,12 @@ class Workspace(HistoryMixin, SearchMixin):
     def activate_skill(self, skill_id: str, thread: str | None = None) -> bool:
         """Activate a skill for ``thread``; False when it already was. ENOENT when there is
         no readable skill ``skill_id``."""
-        with self._write():
+        with self.transaction():
             return skills.activate(self.conn, self._skill_thread(thread), skill_id, self.skills())
 
     def deactivate_skill(self, skill_id: str, thread: str | None = None) -> bool:
         """Deactivate a skill for ``thread``; False when it was not active."""
-        with self._write():
+        with self.transaction():
             return skills.deactivate(self.conn, self._skill_thread(thread), skill_id)
 
     def _skill_thread(self, thread: str | None) -> str:
@@ -334,7 +329,7 @@ class Workspace(HistoryMixin, SearchMixin):
 
     def info(self) -> WorkspaceInfo:
         one = self.conn.execute
-        with self._read():
+        with self.read_transaction():
             counts = dict(
                 one(f"SELECT mode & 61440, count(*) FROM fs_inode WHERE {_LIVE} GROUP BY 1")
             )

@@ -220,6 +220,11 @@ class FileSystem:
         """
         return self._read()
 
+    @property
+    def readonly(self) -> bool:
+        """Opened read-only: nothing can be written through this handle."""
+        return self._readonly
+
     def _check_writable(self) -> None:
         if self._readonly:
             raise fs_error(errno.EROFS, self.conn.filename, self.readonly_reason)
@@ -368,19 +373,25 @@ class FileSystem:
         target = self.conn.execute("SELECT target FROM fs_symlink WHERE ino = ?", (link_ino,)).get
         return paths.normalize(target if target.startswith("/") else paths.join(parent, target))
 
+    def directory_ino(self, path: str) -> int:
+        """The inode of the directory at normalised ``path``, symlinks followed (ENOENT,
+        ENOTDIR as for any path). Inside a transaction, as every read is."""
+        return self._resolve_dir(path, [0])
+
     def _parent(self, path: str, create: bool = False) -> tuple[int, str]:
         """(parent directory ino, name) for creating or replacing ``path``."""
         parent, name = paths.parent_and_name(path)
-        return (self._makedirs(parent) if create else self._resolve_dir(parent, [0])), name
+        return (self.makedirs(parent) if create else self._resolve_dir(parent, [0])), name
 
-    def _makedirs(self, path: str) -> int:
-        """``mkdir -p`` inside an open write transaction; returns the directory's ino."""
+    def makedirs(self, path: str) -> int:
+        """``mkdir -p`` of normalised ``path`` inside an open write transaction; returns the
+        directory's ino."""
         try:
             return self._resolve_dir(path, [0])
         except FileNotFoundError:
             pass
         parent, name = paths.parent_and_name(path)
-        parent_ino = self._makedirs(parent)
+        parent_ino = self.makedirs(parent)
         ino = self._create(parent_ino, name, S_IFDIR | 0o755)
         self._dirs[path] = ino
         return ino
@@ -410,7 +421,7 @@ class FileSystem:
         self.hooks.dir_changed(parent_ino)
         return ino
 
-    def _nameless_file(self, mode: int, data: bytes) -> int:
+    def nameless_file(self, mode: int, data: bytes) -> int:
         """A new regular file with no name yet holding ``data`` (history restoring a version
         whose bytes were kept aside links it next)."""
         sec, nsec = split_ns(now_ns())
@@ -795,6 +806,18 @@ class FileSystem:
             if mode & S_IFMT == S_IFREG:
                 self.hooks.linked(dst, ino)
             return self._stat_ino(ino)
+
+    def relink(self, path: str, ino: int) -> None:
+        """Name the nameless inode ``ino`` ``path`` (parents made), in place of the file or
+        symlink there, which is unlinked without a hook of its own: history restoring a
+        version records the one change itself. EISDIR if a directory has the name."""
+        parent_ino, name = self._parent(path, create=True)
+        existing = self._lookup(parent_ino, name)
+        if existing is not None:
+            if is_dir(existing[2]):
+                raise fs_error(errno.EISDIR, path, "a directory has this name now")
+            self._unlink_dentry(existing[0], parent_ino, existing[1], existing[2])
+        self._link_existing(parent_ino, name, ino)
 
     def _link_existing(self, parent_ino: int, name: str, ino: int) -> None:
         """One more name for inode ``ino`` (a hard link, or history relinking a frozen one)."""

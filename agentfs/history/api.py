@@ -101,7 +101,7 @@ class HistoryMixin(FileSystem):
         """
         if max_bytes is not None and max_bytes < 0:
             raise fs_error(errno.EINVAL, self.conn.filename, "max_bytes must be >= 0")
-        with self._write():
+        with self.transaction():
             if keep is not ...:
                 try:
                     text = keep_text(keep)
@@ -120,7 +120,7 @@ class HistoryMixin(FileSystem):
 
     @property
     def history_settings(self) -> HistorySettings:
-        with self._read():
+        with self.read_transaction():
             return self.hooks.cow.settings
 
     @property
@@ -135,7 +135,7 @@ class HistoryMixin(FileSystem):
 
     def reads_log(self, thread: str | None = None) -> list[Read]:
         """The last read of each path by each thread (only ``thread``'s when given)."""
-        with self._read():
+        with self.read_transaction():
             return self.hooks.reads.list(thread)
 
     # --- versions -----------------------------------------------------------------------------
@@ -154,13 +154,13 @@ class HistoryMixin(FileSystem):
 
     def history(self, path: str) -> list[Version]:
         """Every event of ``path`` (symlink-free), oldest first; deleted files too."""
-        with self._read():
+        with self.read_transaction():
             return self.hooks.versions.history(self._history_key(path))
 
     def history_path(self, path: str) -> str:
         """The path ``path``'s history is kept under: its directories' symlinks resolved
         (what version numbers, read records and the tool-call links are keyed by)."""
-        with self._read():
+        with self.read_transaction():
             return self._history_key(path)
 
     def _history_key(self, path: str) -> str:
@@ -173,7 +173,7 @@ class HistoryMixin(FileSystem):
 
     def version(self, path: str, n: int | None = None) -> Version:
         """Version ``n`` of ``path`` (None: the newest event)."""
-        with self._read():
+        with self.read_transaction():
             key = self._history_key(path)
             found = (
                 self.hooks.versions.latest(key) if n is None else self.hooks.versions.get(key, n)
@@ -185,7 +185,7 @@ class HistoryMixin(FileSystem):
 
     def read_version(self, path: str, n: int) -> bytes:
         """The bytes ``path`` had at version ``n``."""
-        with self._read():
+        with self.read_transaction():
             found = self.version(path, n)
             if not found.has_content:
                 raise HistoryNotFoundError(f"{found.path}: version {n} is a {found.op}, no content")
@@ -197,7 +197,7 @@ class HistoryMixin(FileSystem):
         ``a`` None: the version before the newest one with content (empty if there is none);
         ``b`` None: the file as it is now. Binary content is one summary line, as in git.
         """
-        with self._read():
+        with self.read_transaction():
             key = self._history_key(path)
             if a is None:
                 rows = [v for v in self.hooks.versions.history(key) if v.has_content]
@@ -225,32 +225,33 @@ class HistoryMixin(FileSystem):
         file has now. Recreates
         a deleted file. With versioning off nothing is recorded and version ``n`` itself is
         returned."""
-        with self._write():
+        with self.transaction():
             found = self.version(path, n)
             if not found.has_content:
                 raise HistoryNotFoundError(f"{found.path}: version {n} is a {found.op}, no content")
             key = found.path
-            parent_ino, name = self._parent(key, create=True)
-            existing = self._lookup(parent_ino, name)
+            try:
+                now = self.lstat(key)
+            except FileNotFoundError:
+                now = None
             mode = S_IFREG | 0o644
-            if existing is not None:
-                if is_dir(existing[2]):
+            if now is not None:
+                if is_dir(now.st_mode):
                     raise fs_error(errno.EISDIR, key, "a directory has this name now")
-                if found.describes(existing[1], self.size_of(existing[1])):
+                if found.describes(now.st_ino, now.st_size):
                     return self.hooks.versions.latest(key) or found  # it is the current content
-                if existing[2] & S_IFMT == S_IFREG:
-                    mode = existing[2]
-                self._unlink_dentry(existing[0], parent_ino, existing[1], existing[2])
+                if now.st_mode & S_IFMT == S_IFREG:
+                    mode = now.st_mode
             if found.ino is None or not found.describes(found.ino, self.size_of(found.ino)):
                 # kept aside, or the prefix of a file that grew since: a new inode holds them
-                ino = self._nameless_file(mode, self.hooks.versions.content(found))
-                if existing is not None and existing[2] & S_IFMT == S_IFREG:
-                    xattrs.copy_all(self.conn, existing[1], ino)  # as its mode: the file's now
+                ino = self.nameless_file(mode, self.hooks.versions.content(found))
+                if now is not None and now.st_mode & S_IFMT == S_IFREG:
+                    xattrs.copy_all(self.conn, now.st_ino, ino)  # as its mode: the file's now
             elif self.conn.execute("SELECT nlink FROM fs_inode WHERE ino = ?", (found.ino,)).get:
                 ino = self.hooks.cow.clone(found.ino, now_ns()).st_ino  # named elsewhere: a copy
             else:
                 ino = found.ino
-            self._link_existing(parent_ino, name, ino)
+            self.relink(key, ino)
             if not self.hooks.cow.settings.versioning:
                 return found
             self.hooks.versions.record(key, "restore", ino, found.size, found.hash, str(n))
@@ -264,7 +265,7 @@ class HistoryMixin(FileSystem):
         """Free what nothing references any more: versions beyond ``history.keep`` (with the
         bytes kept for them), snapshot rows no snapshot needs, and every inode no name,
         version or snapshot holds."""
-        with self._write():
+        with self.transaction():
             pruned = []
             keep = self.hooks.cow.settings.keep
             if keep is not None:

@@ -123,7 +123,7 @@ def _rows(fs: FileSystem, entries: Iterable[ImportedEntry]) -> dict[tuple[int, s
 
 def _live_directory(fs: FileSystem, path: str) -> int | None:
     try:
-        return fs._resolve_dir(path, [0])
+        return fs.directory_ino(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
 

@@ -134,7 +134,7 @@ class Snapshots:
         """
         if name is not None:
             _check_name(name)
-        with self.fs._write():
+        with self.fs.transaction():
             return self._create(name, thread or self.hooks.versions.thread, label, _json(meta))
 
     def _create(
@@ -201,7 +201,7 @@ class Snapshots:
         (every entry, directories included) under ``name``, with its thread, label, meta,
         time and actor, without touching the live tree (``agentfs.history.imported``)."""
         _check_name(name)
-        with self.fs._write():
+        with self.fs.transaction():
             if self._find(name) is not None:
                 raise fs_error(errno.EEXIST, name, "a snapshot of this name exists")
             fresh = self.hooks.cow.settings.watermark < 0  # no baseline yet: the live tree
@@ -269,7 +269,7 @@ class Snapshots:
         )
 
     def get(self, name: str) -> SnapshotInfo:
-        with self.fs._read():
+        with self.fs.read_transaction():
             found = self._find(name)
         if found is None:
             raise HistoryNotFoundError(f"no snapshot named {name!r}")
@@ -277,7 +277,7 @@ class Snapshots:
 
     def list(self, thread: str | None = None) -> list[SnapshotInfo]:
         """Snapshots oldest first; only ``thread``'s when given."""
-        with self.fs._read():
+        with self.fs.read_transaction():
             if thread is None:
                 rows = self.conn.execute(f"SELECT {_COLUMNS} FROM ws_snapshot ORDER BY id")
             else:
@@ -289,7 +289,7 @@ class Snapshots:
     def show(self, name: str, path: str = "/") -> builtins.list[tuple[str, Entry]]:
         """Every entry of snapshot ``name`` at or below ``path``, sorted by path."""
         path = paths.normalize(path)
-        with self.fs._read():
+        with self.fs.read_transaction():
             tree = Tree(self.conn, self._require(name).id)
             if path == "/":
                 return sorted(tree.walk(1, "/"))
@@ -304,7 +304,7 @@ class Snapshots:
     def read(self, name: str, path: str) -> bytes:
         """The bytes of file ``path`` as snapshot ``name`` holds them."""
         path = paths.normalize(path)
-        with self.fs._read():
+        with self.fs.read_transaction():
             tree = Tree(self.conn, self._require(name).id)
             parent, base = paths.parent_and_name(path)
             parent_ino = self._dir_in(tree, parent)
@@ -321,7 +321,7 @@ class Snapshots:
     def entries(self, name: str) -> builtins.list[ImportedEntry]:
         """Every entry of snapshot ``name``, directories included, as ``import_tree`` takes
         them: what sync sends. A file's bytes are read when its ``content`` is called."""
-        with self.fs._read():
+        with self.fs.read_transaction():
             found = self.show(name)
             files = [e.ino for _, e in found if e.mode & S_IFMT == S_IFREG]
             links = [e.ino for _, e in found if e.mode & S_IFMT == S_IFLNK]
@@ -351,7 +351,7 @@ class Snapshots:
         return out
 
     def _content(self, ino: int, size: int) -> bytes:
-        with self.fs._read():
+        with self.fs.read_transaction():
             return self.fs.chunks.read(ino, size)
 
     @staticmethod
@@ -375,7 +375,7 @@ class Snapshots:
         """Paths added, removed and modified from snapshot ``a`` to snapshot ``b`` (None: the
         live tree), at or below ``path``."""
         path = paths.normalize(path)
-        with self.fs._read():
+        with self.fs.read_transaction():
             old = self._require(a).id
             new = self._require(b).id if b is not None else None
             dirs = changed_dirs(self.conn, old, new)
@@ -385,7 +385,7 @@ class Snapshots:
 
     def delete(self, name: str) -> None:
         """Forget snapshot ``name``; what only it held is freed (with the orphan queue)."""
-        with self.fs._write():
+        with self.fs.transaction():
             gen = self._require(name).id
             self.conn.execute("DELETE FROM ws_snapshot WHERE id = ?", (gen,))
             self.prune()
@@ -436,7 +436,7 @@ class Snapshots:
         get the mode, and the restore time as mtime.
         """
         path = paths.normalize(path)
-        with self.fs._write():
+        with self.fs.transaction():
             target = self._require(name)
             undo = self._create(
                 None,
@@ -500,10 +500,10 @@ class _Restorer:
         the snapshot has no such directory, so the scope is only removed)."""
         parent = paths.parent_and_name(self.scope)[0]
         if snapshot_parent:
-            live = self.fs._makedirs(parent)
+            live = self.fs.makedirs(parent)
         else:
             try:
-                live = self.fs._resolve_dir(parent, [0])
+                live = self.fs.directory_ino(parent)
             except (FileNotFoundError, NotADirectoryError):
                 return  # in neither tree: nothing to restore
         self.live_dir[snapshot_parent] = live

@@ -178,7 +178,7 @@ class WorkspaceOperations(pyfuse3.Operations):
         self.root = root
         self.timeout = timeout
         self.xattrs = xattrs
-        self.readonly = fs._readonly
+        self.readonly = fs.readonly
         # Others leave the orphan queue to us while we run: we hold files open unpinned.
         self._reading: ReaderHold | None = None
         if not self.readonly:

@@ -37,9 +37,9 @@ class SearchMixin(FileSystem):
         queue their files: see ``agentfs.search.index``), at most ``batches`` batches of it;
         how many files were indexed. Search, grep and ``index`` call it first; a read-only
         handle cannot, and indexes nothing."""
-        if self._readonly or self.conn.execute(ANY_QUEUED).get is None:
+        if self.readonly or self.conn.execute(ANY_QUEUED).get is None:
             return 0  # the probe takes no lock
-        return self.search_index.refresh(self._write, batches=batches)
+        return self.search_index.refresh(self.transaction, batches=batches)
 
     def indexed(self) -> SearchMixin:
         """A handle whose index covers every committed write, for a query to run on: this
@@ -47,7 +47,7 @@ class SearchMixin(FileSystem):
         waiting to be indexed (it may not write, and a query must not miss them), a private
         in-memory copy of the workspace with the queue drained there. The copy is kept until
         another connection commits; the workspace file is never written."""
-        if not self._readonly:
+        if not self.readonly:
             self.refresh_index()
             return self
         if self.conn.execute(ANY_QUEUED).get is None:
@@ -95,12 +95,12 @@ class SearchMixin(FileSystem):
         if isinstance(embedder, str):
             embedder = builtin(embedder)
         if rebuild:
-            with self._write():
+            with self.transaction():
                 self.search_index.queue(self._files_under(path))
         else:
             self.refresh_index()
         if embedder is not None:
-            with self._write():
+            with self.transaction():
                 vectors.choose(self.conn, embedder, replace=replace)
         chosen = embedder or self.embedder()
         if chosen is not None:
@@ -131,7 +131,7 @@ class SearchMixin(FileSystem):
         """What is indexed, what was skipped and why, what waits for a vector (the queue of
         written files is drained first, so ``queued`` is 0 unless the handle is read-only)."""
         self.refresh_index()
-        with self._read():
+        with self.read_transaction():
             skipped = {
                 ino
                 for (ino,) in self.conn.execute(
@@ -146,7 +146,7 @@ class SearchMixin(FileSystem):
     ) -> IndexStatus:
         """Turn indexing on or off, or change the size limit; files already there are queued
         and re-indexed under the new rules before the status is returned."""
-        with self._write():
+        with self.transaction():
             if enabled is not None:
                 self.search_index.set_enabled(enabled)
             if max_bytes is not None:

@@ -92,9 +92,9 @@ def walk(fs: FileSystem, pattern: str, path: str = "/") -> list[Entry]:
     if not paths.is_within(start, base) and not paths.is_within(base, start):
         return []  # an absolute pattern outside ``path``
     start = start if paths.is_within(start, base) else base
-    with fs._read():
+    with fs.read_transaction():
         try:
-            top = fs._resolve_dir(paths.normalize(start), [0])
+            top = fs.directory_ino(paths.normalize(start))
         except (FileNotFoundError, NotADirectoryError):
             return []
         prefix = "/" if start == "/" else start + "/"

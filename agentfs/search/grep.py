@@ -110,7 +110,7 @@ def grep(
     # a multiline match may span chunks: only the line-bound forms narrow to chunks
     whole_files = multiline or before > 0 or after > 0  # context needs the lines around
     fs.refresh_index(batches=DRAIN_BATCHES)  # the rest of the queue is read whole below
-    with fs._read(), _collector_paused():
+    with fs.read_transaction(), _collector_paused():
         found_files, texts = _candidates(fs, path, glob, regex, whole_files)
         for found, pieces in _read(fs, found_files):
             if found.binary:

@@ -133,7 +133,7 @@ def search(
         note, mode = NO_VECTORS.format(mode=mode), "bm25"
     if mode != "bm25":
         embedder = embedder or builtin(model)
-    with fs._read():
+    with fs.read_transaction():
         scope = _scope(fs, path, glob)
         pending = int(fs.conn.execute("SELECT count(*) FROM ws_embed_queue").get)  # type: ignore[arg-type]
         limit = max(MIN_CANDIDATES, top_k * CANDIDATES_PER_RESULT)

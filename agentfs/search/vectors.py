@@ -117,13 +117,13 @@ def embed_pending(
     (a file written since the index looked, by another connection) are not embedded: the text
     stays queued, and the file is re-indexed before the next pass."""
     conn = fs.conn
-    with fs._read():
+    with fs.read_transaction():
         check_model(conn, embedder)
         total = conn.execute("SELECT count(*) FROM ws_embed_queue").get
     done = 0
     after = 0
     while True:
-        with fs._read():
+        with fs.read_transaction():
             batch = [
                 PendingText(*row)  # type: ignore[arg-type]
                 for row in conn.execute(
@@ -143,7 +143,7 @@ def embed_pending(
         if not batch:
             continue
         vectors = embedder.embed([texts[i] for i in kept])
-        with fs._write():
+        with fs.transaction():
             check_model(conn, embedder)
             done += _store(conn, batch, vectors)
         if progress is not None:
