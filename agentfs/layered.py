@@ -36,8 +36,8 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -143,6 +143,22 @@ class LayeredWorkspace:
     def actor(self, value: str | None) -> None:
         for layer in self.layers:
             layer.actor = value
+
+    @contextmanager
+    def acting(
+        self,
+        *,
+        thread: str | None,
+        actor: str | None = None,
+        read_before_write: bool | str | Iterable[str] = (),
+    ) -> Iterator[None]:
+        """``Workspace.acting`` on every layer."""
+        with ExitStack() as stack:
+            for layer in self.layers:
+                stack.enter_context(
+                    layer.acting(thread=thread, actor=actor, read_before_write=read_before_write)
+                )
+            yield
 
     @property
     def read_before_write(self) -> tuple[str, ...]:

@@ -22,6 +22,7 @@ from agentfs.core.fs import FileSystem
 from agentfs.core.inodes import S_IFMT, S_IFREG, is_dir, now_ns
 from agentfs.history.cow import HistorySettings, keep_text
 from agentfs.history.hooks import HistoryHooks
+from agentfs.history.identity import ActingBlock, Identity
 from agentfs.history.reads import Read, read_before_write_globs
 from agentfs.history.snapshots import Snapshots
 from agentfs.history.versions import Version, Versions
@@ -71,21 +72,39 @@ class HistoryMixin(FileSystem):
     @property
     def actor(self) -> str | None:
         """Who writes through this handle; recorded with every version and snapshot."""
-        return self.hooks.versions.actor
+        return self.hooks.acting.now.actor
 
     @actor.setter
     def actor(self, value: str | None) -> None:
-        self.hooks.versions.actor = value
+        acting = self.hooks.acting
+        acting.own = acting.own._replace(actor=value)
 
     @property
     def thread(self) -> str | None:
         """The conversation thread (or session) of this handle: versions, snapshots and
         read tracking are recorded under it."""
-        return self.hooks.versions.thread
+        return self.hooks.acting.now.thread
 
     @thread.setter
     def thread(self, value: str | None) -> None:
-        self.hooks.versions.thread = value
+        acting = self.hooks.acting
+        acting.own = acting.own._replace(thread=value)
+
+    def acting(
+        self,
+        *,
+        thread: str | None,
+        actor: str | None = None,
+        read_before_write: bool | str | Iterable[str] = (),
+    ) -> ActingBlock:
+        """Act as ``thread`` and ``actor``, under ``read_before_write``, inside the block,
+        in this thread or asyncio task only; the handle's own identity is untouched::
+
+            with ws.acting(thread="chat-42", actor="claude"):
+                ws.write("/notes.md", "...")  # version recorded for chat-42, claude
+        """
+        globs = read_before_write_globs(read_before_write)
+        return self.hooks.acting.block(Identity(thread, actor, globs))
 
     def configure_history(
         self, *, keep: int | str | EllipsisType | None = ..., max_bytes: int | None = None
@@ -127,11 +146,12 @@ class HistoryMixin(FileSystem):
     def read_before_write(self) -> tuple[str, ...]:
         """Globs of paths whose existing files this handle may write only after reading them
         unchanged (``agentfs.history.reads``); set True for every path, False or () for none."""
-        return self.hooks.reads.read_before_write
+        return self.hooks.acting.now.read_before_write
 
     @read_before_write.setter
     def read_before_write(self, value: bool | str | Iterable[str]) -> None:
-        self.hooks.reads.read_before_write = read_before_write_globs(value)
+        acting = self.hooks.acting
+        acting.own = acting.own._replace(read_before_write=read_before_write_globs(value))
 
     def reads_log(self, thread: str | None = None) -> list[Read]:
         """The last read of each path by each thread (only ``thread``'s when given)."""

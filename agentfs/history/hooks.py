@@ -20,6 +20,7 @@ from agentfs.core.digests import digest
 from agentfs.core.inodes import Stat, is_dir, is_file, is_symlink, now_ns
 from agentfs.history.cow import CopyOnWrite
 from agentfs.history.hashing import MIN_BYTES, PrefixHashes
+from agentfs.history.identity import Acting
 from agentfs.history.reads import FileState, Reads
 from agentfs.history.versions import Version, Versions
 
@@ -58,8 +59,10 @@ class HistoryHooks(Changes):
     def __init__(self, fs: FileSystem) -> None:
         self.fs = fs
         self.cow = CopyOnWrite(fs.conn)
-        self.versions = Versions(fs.conn, self.cow, fs.chunks, self.release_if_unheld)
-        self.reads = Reads(fs.conn)
+        #: Who acts through the handle (``agentfs.history.identity``).
+        self.acting = Acting()
+        self.versions = Versions(fs.conn, self.cow, fs.chunks, self.release_if_unheld, self.acting)
+        self.reads = Reads(fs.conn, self.acting)
         self.hashes = PrefixHashes()
 
     # --- transactions and names (Changes) ---------------------------------------------------
@@ -162,7 +165,7 @@ class HistoryHooks(Changes):
     # --- reads (Changes) ----------------------------------------------------------------------
 
     def reader(self) -> str | None:
-        return self.versions.thread
+        return self.acting.now.thread
 
     def read(self, reader: str, path: str, st: Stat, whole: bytes | None) -> None:
         self.remember_read(reader, path, st, whole)
@@ -213,10 +216,11 @@ class HistoryHooks(Changes):
 
     def guard(self, target: WriteTarget) -> None:
         """Enforce read-before-write on an existing file (see ``history.reads``)."""
-        if not self.reads.read_before_write or target.created:
+        who = self.acting.now
+        if not who.read_before_write or target.created:
             return
         key = self.history_path(target.path)
-        self.check_read(key, target.ino, self.reads, self.versions.thread)
+        self.check_read(key, target.ino, self.reads, who.thread)
 
     def touched(self, target: WriteTarget) -> None:
         """A write that changed no byte still set the times: the directory's entry changed,
@@ -328,8 +332,8 @@ class HistoryHooks(Changes):
 
     def wrote(self, target: WriteTarget) -> None:
         """The writer has seen what it wrote: refresh its read record of a guarded path."""
-        thread = self.versions.thread
-        if thread is None or not self.reads.read_before_write:
+        thread, _, read_before_write = self.acting.now
+        if thread is None or not read_before_write:
             return
         key = self.history_path(target.path)
         if self.reads.guards(key):

@@ -21,6 +21,7 @@ import apsw
 
 from agentfs.core.errors import StaleReadError
 from agentfs.core.globs import compile_glob, match
+from agentfs.history.identity import Acting
 
 
 def read_before_write_globs(value: bool | str | Iterable[str]) -> tuple[str, ...]:
@@ -82,16 +83,16 @@ def _when(ns: int) -> str:
 
 
 class Reads:
-    """``ws_read`` on one connection, and the policy of one handle.
+    """``ws_read`` on one connection, and the read-before-write policy of whoever acts
+    through one handle (``acting``: empty globs, no policy)."""
 
-    Attributes:
-        read_before_write: globs of paths whose existing files this handle may only write
-            after reading them (empty: no policy). Set through ``Workspace``.
-    """
-
-    def __init__(self, conn: apsw.Connection) -> None:
+    def __init__(self, conn: apsw.Connection, acting: Acting) -> None:
         self.conn = conn
-        self.read_before_write: tuple[str, ...] = ()
+        self.acting = acting
+
+    @property
+    def read_before_write(self) -> tuple[str, ...]:
+        return self.acting.now.read_before_write
 
     def record(self, thread: str, path: str, state: FileState, ranged: bool, now: int) -> None:
         self.conn.execute(

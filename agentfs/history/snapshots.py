@@ -135,7 +135,7 @@ class Snapshots:
         if name is not None:
             _check_name(name)
         with self.fs.transaction():
-            return self._create(name, thread or self.hooks.versions.thread, label, _json(meta))
+            return self._create(name, thread or self.hooks.acting.now.thread, label, _json(meta))
 
     def _create(
         self,
@@ -160,7 +160,7 @@ class Snapshots:
                 label,
                 meta,
                 time.time_ns(),
-                self.hooks.versions.actor,
+                self.hooks.acting.now.actor,
                 0,
                 0,
             ),
@@ -440,7 +440,7 @@ class Snapshots:
             target = self._require(name)
             undo = self._create(
                 None,
-                self.hooks.versions.thread,
+                self.hooks.acting.now.thread,
                 f"automatic: the state before restoring {name!r}",
                 None,
                 prefix="before-restore",

@@ -26,6 +26,7 @@ from agentfs.core.chunks import Chunks
 from agentfs.core.inodes import now_ns
 from agentfs.db import INT_MAX
 from agentfs.history.cow import CopyOnWrite
+from agentfs.history.identity import Acting
 
 #: Events that carry content (an inode or kept bytes); 'delete' and 'move' do not.
 CONTENT_OPS = frozenset({"write", "rename", "link", "restore"})
@@ -93,13 +94,13 @@ class Versions:
         cow: CopyOnWrite,
         chunks: Chunks,
         release: Callable[[int], None],
+        acting: Acting,
     ) -> None:
         self.conn = conn
         self.cow = cow
         self.chunks = chunks
         self.release = release  # frees an inode nothing holds any more (retention pruned it)
-        self.actor: str | None = None
-        self.thread: str | None = None
+        self.acting = acting  # whose names each version records
         self.journal: list[tuple[str, int]] | None = None
         self.pending: set[tuple[str, int]] = set()
 
@@ -147,8 +148,9 @@ class Versions:
             )
             return  # already in the journal
         n = 1 if latest is None else latest.n + 1
+        who = self.acting.now
         self.conn.execute(
-            _INSERT, (path, n, op, ino, size, hash_, now, self.actor, self.thread, other)
+            _INSERT, (path, n, op, ino, size, hash_, now, who.actor, who.thread, other)
         )
         if pending and ino is not None:
             self.pending.add((path, n))

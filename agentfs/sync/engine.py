@@ -163,10 +163,7 @@ class _Applier:
         self.written: dict[str, Known] = {}
 
     def run(self, live: Tree, merged: Tree, conflicts: list[Conflict]) -> dict[str, Known]:
-        ws = self.ws
-        saved = ws.actor, ws.thread
-        ws.actor, ws.thread = ACTOR, None
-        try:
+        with self.ws.acting(thread=None, actor=ACTOR):  # no thread: nothing to have read
             ours = self._keep_losers(live, merged, conflicts)
             changes = diff(live, merged)
             self._remove(live, merged, changes)
@@ -178,8 +175,6 @@ class _Applier:
                 self._file(key, merged[key], data)
             self._kv(changes)
             self._directory_times(merged, changes)
-        finally:
-            ws.actor, ws.thread = saved
         return self.written
 
     def _keep_losers(self, live: Tree, merged: Tree, conflicts: list[Conflict]) -> dict[str, bytes]:

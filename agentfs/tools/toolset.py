@@ -197,40 +197,35 @@ class Toolset:
         ctx = Context(self.ws, spec.name, policy, self.policy.limits, self)
         versions: list[tuple[str, int]] = []
         ws = self.ws
-        # The handle acts as this toolset's thread and actor for the call, under its
-        # read-before-write rule; its own settings come back afterwards. (Inline, not a
-        # context manager: this runs on every call.)
-        saved = (ws.thread, ws.actor, ws.read_before_write)
-        acting = (self.thread, self.actor, policy.read_before_write)
-        if saved != acting:
-            ws.thread, ws.actor, ws.read_before_write = acting
-        try:
-            if not spec.writes_in_transaction or ws.readonly:
-                output = spec.run(ctx, args)
-                data = output.data()
-                if spec.mutates and not ws.readonly:  # made elsewhere: logged after
+        # The call acts as this toolset's thread and actor, under its read-before-write rule,
+        # whatever other calls through the same handle do meanwhile.
+        with ws.acting(
+            thread=self.thread, actor=self.actor, read_before_write=policy.read_before_write
+        ):
+            try:
+                if not spec.writes_in_transaction or ws.readonly:
+                    output = spec.run(ctx, args)
+                    data = output.data()
+                    if spec.mutates and not ws.readonly:  # made elsewhere: logged after
+                        with ws.transaction():
+                            self.audit.record(spec.name, raw, data, None, started, [])
+                elif spec.mutates:  # the change and its log row commit together, or nothing does
+                    with ws.transaction(savepoints=False), ws.recording_versions() as journal:
+                        ctx.journal = journal
+                        output = spec.run(ctx, args)
+                        if (most := self.policy.limits.max_workspace_bytes) is not None:
+                            self._check_workspace_size(most)
+                        versions = journal  # one entry per version made (recording_versions)
+                        data = output.data()
+                        self.audit.record(spec.name, raw, data, None, started, versions)
+                else:  # a tracked read: its records and what it shows are one state
                     with ws.transaction():
-                        self.audit.record(spec.name, raw, data, None, started, [])
-            elif spec.mutates:  # the change and its log row commit together, or nothing does
-                with ws.transaction(savepoints=False), ws.recording_versions() as journal:
-                    ctx.journal = journal
-                    output = spec.run(ctx, args)
-                    if (most := self.policy.limits.max_workspace_bytes) is not None:
-                        self._check_workspace_size(most)
-                    versions = journal  # one entry per version made (recording_versions)
-                    data = output.data()
-                    self.audit.record(spec.name, raw, data, None, started, versions)
-            else:  # a tracked read: its records and what it shows are one state
-                with ws.transaction():
-                    output = spec.run(ctx, args)
-                    data = output.data()
-            if not spec.mutates:  # a listing's or a tracked read's row waits (audit.py)
-                self.audit.record(spec.name, raw, data, None, started)
-        except Exception as exc:  # every failure becomes a result
-            return self._failed(spec.name, raw, from_exception(exc), started)
-        finally:
-            if saved != acting:
-                ws.thread, ws.actor, ws.read_before_write = saved
+                        output = spec.run(ctx, args)
+                        data = output.data()
+                if not spec.mutates:  # a listing's or a tracked read's row waits (audit.py)
+                    self.audit.record(spec.name, raw, data, None, started)
+            except Exception as exc:  # every failure becomes a result
+                return self._failed(spec.name, raw, from_exception(exc), started)
         return ToolResult(spec.name, data, output, None, versions)
 
     def flush(self) -> None:
