@@ -3,7 +3,7 @@
 Files with every POSIX detail that tools need, a key-value store and a tool-call log, all in
 the AgentFS v0.4 schema, plus every version of every file, copy-on-write snapshots per
 conversation thread, read tracking and search (glob, grep, BM25, vectors, hybrid), reachable
-from Python, the CLI and (later) a FUSE mount.
+from Python, the CLI, a FUSE mount (``agentfs mount``) and an MCP server (``agentfs serve mcp``).
 
     >>> import agentfs
     >>> with agentfs.open("work.db") as ws:
@@ -17,9 +17,11 @@ from agentfs.core.errors import (
     InvalidValueError,
     KeyNotFoundError,
     StaleReadError,
+    UnsupportedError,
 )
 from agentfs.core.inodes import DirEntry, Stat
 from agentfs.layered import LayeredWorkspace, open_layers
+from agentfs.protocol import WorkspaceAPI
 from agentfs.search.embedders import Embedder, HashingEmbedder
 from agentfs.search.ranking import SearchHit, SearchResults
 from agentfs.workspace import DEFAULT_WORKSPACE, Workspace, WorkspaceInfo, open_workspace
@@ -41,7 +43,9 @@ __all__ = [
     "SearchResults",
     "StaleReadError",
     "Stat",
+    "UnsupportedError",
     "Workspace",
+    "WorkspaceAPI",
     "WorkspaceInfo",
     "open",
     "open_layers",

@@ -35,24 +35,30 @@ BM25 hit scores 1), so scores from different layers compare only roughly.
 from __future__ import annotations
 
 import errno
+import io
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
+from types import EllipsisType, TracebackType
 from typing import Any, Literal
 
 from agentfs import skills
 from agentfs.core import paths, treeops
-from agentfs.core.errors import fs_error, not_found
+from agentfs.core.errors import UnsupportedError, fs_error, not_found
 from agentfs.core.fs import MAX_SYMLINK_HOPS
+from agentfs.core.handle import WorkspaceFile
 from agentfs.core.inodes import DirEntry, Stat, is_dir, is_symlink
+from agentfs.core.limits import Limits
 from agentfs.db import Transaction
+from agentfs.history.api import GcReport
 from agentfs.history.cow import HistorySettings
+from agentfs.history.reads import Read
 from agentfs.history.snapshots import Snapshots
 from agentfs.history.versions import Version
 from agentfs.kv import KVStore
+from agentfs.mount.exec import CommandResult
 from agentfs.search.background import BackgroundEmbedder
 from agentfs.search.embedders import Embedder
 from agentfs.search.glob import GlobMatch
@@ -60,7 +66,7 @@ from agentfs.search.grep import GrepLine, GrepResult, Output
 from agentfs.search.index import IndexStatus
 from agentfs.search.ranking import Mode, SearchHit, SearchResults
 from agentfs.toolcalls import ToolCallLog
-from agentfs.workspace import Workspace
+from agentfs.workspace import Workspace, WorkspaceInfo
 
 
 @dataclass(frozen=True)
@@ -425,16 +431,127 @@ class LayeredWorkspace:
         return self.top.symlink(target, place.real)
 
     def chmod(self, path: str, mode: int) -> None:
-        """Change the mode in the first layer (a lower file is copied up first, a lower
-        directory gets its first-layer twin)."""
-        layer, place = self._existing(path, follow=True)
-        if place.owner != 0:
-            if self._is_dir(place):
-                self.top.mkdir(place.real, mode, parents=True, exist_ok=True)
-            else:  # a copy-up that changes no content: not a write read-before-write guards
-                data = layer.read(place.real, track=False)
-                self.top.write(place.real, data, parents=True, mode=mode)
-        self.top.chmod(place.real, mode)
+        """Change the mode in the first layer (what lives below is copied up first)."""
+        self.top.chmod(self._copied_up(path), mode)
+
+    def chown(self, path: str, uid: int, gid: int, *, follow_symlinks: bool = True) -> None:
+        self.top.chown(
+            self._copied_up(path, follow=follow_symlinks), uid, gid, follow_symlinks=False
+        )
+
+    def utime(
+        self, path: str, ns: tuple[int, int] | None = None, *, follow_symlinks: bool = True
+    ) -> None:
+        self.top.utime(self._copied_up(path, follow=follow_symlinks), ns, follow_symlinks=False)
+
+    def setxattr(
+        self,
+        path: str,
+        name: str | bytes,
+        value: bytes,
+        flags: int = 0,
+        *,
+        follow_symlinks: bool = True,
+    ) -> None:
+        real = self._copied_up(path, follow=follow_symlinks)
+        self.top.setxattr(real, name, value, flags, follow_symlinks=False)
+
+    def removexattr(self, path: str, name: str | bytes, *, follow_symlinks: bool = True) -> None:
+        real = self._copied_up(path, follow=follow_symlinks)
+        self.top.removexattr(real, name, follow_symlinks=False)
+
+    def getxattr(self, path: str, name: str | bytes, *, follow_symlinks: bool = True) -> bytes:
+        layer, place = self._existing(path, follow=follow_symlinks)
+        return layer.getxattr(place.real, name, follow_symlinks=False)
+
+    def listxattr(self, path: str = "/", *, follow_symlinks: bool = True) -> list[str]:
+        layer, place = self._existing(path, follow=follow_symlinks)
+        return layer.listxattr(place.real, follow_symlinks=False)
+
+    def append(self, path: str, data: bytes | str, *, parents: bool = False) -> int:
+        """Append in the first layer; a lower file is copied up first (read-before-write
+        checked as by ``write``)."""
+        place = self._place(path, follow=True, strict=not parents)
+        if place.owner is None:
+            self._make_parent(place.real)
+            return self.top.append(place.real, data)
+        return self.top.append(self._copied_up(path, content=True), data)
+
+    def pwrite(self, path: str, data: bytes | str, offset: int) -> int:
+        return self.top.pwrite(self._copied_up(path, content=True), data, offset)
+
+    def truncate(self, path: str, size: int) -> None:
+        self.top.truncate(self._copied_up(path, content=True), size)
+
+    def create(self, path: str, mode: int = 0o644) -> Stat:
+        """A new empty file in the first layer; EEXIST when any layer has the name."""
+        return self.top.create(self._new_name(path), mode)
+
+    def mknod(self, path: str, mode: int, rdev: int = 0) -> Stat:
+        return self.top.mknod(self._new_name(path), mode, rdev)
+
+    def link(self, src: str, dst: str) -> Stat:
+        """A hard link within the first layer (EXDEV for a file that lives below: a link
+        cannot join two workspace files)."""
+        source = self._place(src, follow=False)
+        if source.owner is None:
+            raise not_found(paths.normalize(src))
+        if source.owner != 0:
+            raise fs_error(
+                errno.EXDEV,
+                source.real,
+                f"it lives in the lower layer {self.layers[source.owner].path}",
+            )
+        return self.top.link(source.real, self._new_name(dst))
+
+    def open(
+        self, path: str, mode: str = "r", *, encoding: str = "utf-8", buffer_limit: int = 256 << 20
+    ) -> WorkspaceFile | io.TextIOWrapper:
+        """Read from the layer holding the file; any other mode writes in the first layer
+        (a lower file copied up first, unless ``w`` replaces it whole)."""
+        if mode.strip("bt") == "r":
+            layer, place = self._existing(path, follow=True)
+            return layer.open(place.real, mode, encoding=encoding, buffer_limit=buffer_limit)
+        place = self._place(path, follow=True)
+        if place.owner is not None and "x" in mode:
+            raise fs_error(errno.EEXIST, paths.normalize(path))
+        if place.owner not in (None, 0) and "w" not in mode:
+            self._copied_up(path, content=True)
+        self._make_parent(place.real)
+        return self.top.open(place.real, mode, encoding=encoding, buffer_limit=buffer_limit)
+
+    def _copied_up(self, path: str, *, follow: bool = True, content: bool = False) -> str:
+        """The first layer's path of the entry at ``path``, copied up when it lives below: a
+        directory as its first-layer twin, a symlink as a symlink, a file with its bytes and
+        mode, each with its extended attributes (``content``: the caller changes the bytes,
+        so read-before-write is checked)."""
+        layer, place = self._existing(path, follow=follow)
+        st = place.stat
+        if place.owner == 0 or st is None:
+            return place.real
+        if is_dir(st.st_mode):
+            self.top.mkdir(place.real, st.st_mode & 0o7777, parents=True, exist_ok=True)
+        elif is_symlink(st.st_mode):
+            self._make_parent(place.real)
+            self.top.symlink(layer.readlink(place.real), place.real)
+        else:
+            if content:
+                self._check_lower_read(place)
+            data = layer.read(place.real, track=False)
+            self.top.write(place.real, data, parents=True, mode=st.st_mode & 0o7777)
+        for name in layer.listxattr(place.real, follow_symlinks=False):
+            value = layer.getxattr(place.real, name, follow_symlinks=False)
+            self.top.setxattr(place.real, name, value, follow_symlinks=False)
+        return place.real
+
+    def _new_name(self, path: str) -> str:
+        """The first layer's path for a new entry at ``path`` (its parent made there); EEXIST
+        when any layer has the name."""
+        place = self._place(path, follow=False)
+        if place.owner is not None:
+            raise fs_error(errno.EEXIST, paths.normalize(path))
+        self._make_parent(place.real)
+        return place.real
 
     def remove(self, path: str, *, recursive: bool = False) -> None:
         place = self._place(path, follow=False)
@@ -636,8 +753,50 @@ class LayeredWorkspace:
     def deactivate_skill(self, skill_id: str, thread: str | None = None) -> bool:
         return self.top.deactivate_skill(skill_id, thread)
 
+    # --- the first layer's (module docstring) -------------------------------------------------
 
-#: What the agent tools (and anything else written for both kinds) accept.
+    def reads_log(self, thread: str | None = None) -> list[Read]:
+        return self.top.reads_log(thread)
+
+    def configure_history(
+        self, *, keep: int | str | EllipsisType | None = ..., max_bytes: int | None = None
+    ) -> HistorySettings:
+        return self.top.configure_history(keep=keep, max_bytes=max_bytes)
+
+    def configure_index(
+        self, *, enabled: bool | None = None, max_bytes: int | None = None
+    ) -> IndexStatus:
+        return self.top.configure_index(enabled=enabled, max_bytes=max_bytes)
+
+    @property
+    def limits(self) -> Limits:
+        return self.top.limits
+
+    def set_limits(
+        self, *, file_size: int | None = None, workspace_size: int | EllipsisType | None = ...
+    ) -> Limits:
+        return self.top.set_limits(file_size=file_size, workspace_size=workspace_size)
+
+    def gc(self) -> GcReport:
+        return self.top.gc()
+
+    def info(self) -> WorkspaceInfo:
+        return self.top.info()
+
+    def sync(self) -> None:
+        self.top.sync()
+
+    def fork(self, snapshot: str, out: str | os.PathLike[str]) -> Path:
+        return self.top.fork(snapshot, out)
+
+    def run(self, command: str | Sequence[str], **options: Any) -> CommandResult:
+        raise UnsupportedError(
+            "a command runs in the mount of one workspace file, and a LayeredWorkspace has"
+            " none: run it through one layer's Workspace (its files only)"
+        )
+
+
+#: Deprecated: annotate with ``agentfs.WorkspaceAPI``, which every kind satisfies.
 AnyWorkspace = Workspace | LayeredWorkspace
 
 

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import click
 
 from agentfs.cli.base import WORKSPACE_FILE, CLIError, cli, policy_option, workspace_for_command
-from agentfs.layered import AnyWorkspace, LayeredWorkspace
+from agentfs.layered import LayeredWorkspace
+from agentfs.protocol import WorkspaceAPI
 
 if TYPE_CHECKING:
     from agentfs.tools.policy import Policy
@@ -70,7 +71,7 @@ def serve_mcp(
     if read_only:
         policy = policy.model_copy(update={"read_only": True})
     first = workspace_for_command(workspace, readonly=read_only)
-    ws: AnyWorkspace = first
+    ws: WorkspaceAPI = first
     if layers:
         below = [workspace_for_command(layer, readonly=True) for layer in layers]
         ws = LayeredWorkspace([first, *below])

@@ -26,6 +26,11 @@ class AgentFSError(Exception):
     """Base of agentfs failures that are not filesystem errors."""
 
 
+class UnsupportedError(AgentFSError, NotImplementedError):
+    """An operation this kind of workspace cannot do; the message says why and what to do
+    instead."""
+
+
 class InvalidValueError(AgentFSError, ValueError):
     """A value given to the API cannot be stored (a kv value that is not JSON, say)."""
 

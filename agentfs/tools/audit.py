@@ -26,7 +26,7 @@ from agentfs.toolcalls import CallRecord, StoredCall, json_text
 from agentfs.tools.errors import ToolError
 
 if TYPE_CHECKING:
-    from agentfs.layered import AnyWorkspace
+    from agentfs.protocol import WorkspaceAPI
 
 #: A value (a call's arguments, its result) whose JSON is at most this long is logged whole;
 #: a longer one is cut as the limits below say.
@@ -49,7 +49,7 @@ STAGED_BATCH = 1024
 class AuditLog:
     """The log of one ``Toolset`` (see the module docstring)."""
 
-    def __init__(self, ws: AnyWorkspace) -> None:
+    def __init__(self, ws: WorkspaceAPI) -> None:
         self.ws = ws
         self._readonly = ws.readonly  # a handle's mode never changes
         self._log = ws.tool_calls

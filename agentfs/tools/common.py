@@ -15,7 +15,7 @@ from agentfs.db import INT_MAX
 from agentfs.tools.errors import ToolError
 
 if TYPE_CHECKING:
-    from agentfs.layered import AnyWorkspace
+    from agentfs.protocol import WorkspaceAPI
 
 EntryType = Literal["file", "directory", "symlink", "other"]
 
@@ -53,7 +53,7 @@ def _iso_seconds(seconds: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
-def version_of(ws: AnyWorkspace, path: str, st: Stat) -> int:
+def version_of(ws: WorkspaceAPI, path: str, st: Stat) -> int:
     """The version number a caller should pass back as ``expected_version``: the newest
     version of ``path`` if it describes the file as it is, else 0 (no version yet, or history
     off when it was last written)."""
@@ -64,7 +64,7 @@ def version_of(ws: AnyWorkspace, path: str, st: Stat) -> int:
     return latest.n if latest.describes(st.st_ino, st.st_size) else 0
 
 
-def check_expected(ws: AnyWorkspace, path: str, expected: int | None) -> None:
+def check_expected(ws: WorkspaceAPI, path: str, expected: int | None) -> None:
     """Fail with ``stale_read`` if ``path`` has moved on from version ``expected``."""
     if expected is None:
         return
@@ -93,7 +93,7 @@ def check_expected(ws: AnyWorkspace, path: str, expected: int | None) -> None:
     )
 
 
-def text_to_change(ws: AnyWorkspace, path: str) -> str:
+def text_to_change(ws: WorkspaceAPI, path: str) -> str:
     """The current text of ``path`` for an edit: an untracked read (the tool reading a file
     to change it is not the caller reading it), refused for binary content."""
     data = ws.read(path, track=False)

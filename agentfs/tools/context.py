@@ -19,7 +19,7 @@ from agentfs.tools.errors import ToolError, from_exception
 from agentfs.tools.policy import Limits, ResolvedToolPolicy
 
 if TYPE_CHECKING:
-    from agentfs.layered import AnyWorkspace
+    from agentfs.protocol import WorkspaceAPI
     from agentfs.tools.toolset import Toolset
 
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 class Context:
     """One call's view of the toolset: ``ws``, its policy and limits, its thread."""
 
-    ws: AnyWorkspace
+    ws: WorkspaceAPI
     tool: str
     policy: ResolvedToolPolicy
     limits: Limits

@@ -32,7 +32,7 @@ from agentfs.tools.policy import Policy, ResolvedToolPolicy
 from agentfs.tools.spec import Tool, ToolOutput
 
 if TYPE_CHECKING:
-    from agentfs.layered import AnyWorkspace
+    from agentfs.protocol import WorkspaceAPI
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class Toolset:
 
     def __init__(
         self,
-        ws: AnyWorkspace,
+        ws: WorkspaceAPI,
         *,
         thread: str = "main",
         actor: str | None = None,

@@ -311,3 +311,76 @@ def test_the_union_matches_its_definition(tmp_path: Path, raw: list[dict[str, by
         for path in {p for files in layer_files for p in files} - set(expected):
             # a hidden file is gone from the union, or a higher layer's directory stands there
             assert not union.exists(path) or union.stat(path).is_dir()
+
+
+def test_every_member_of_the_protocol_is_on_both_kinds(layers: LayeredWorkspace) -> None:
+    members = [n for n in dir(agentfs.WorkspaceAPI) if not n.startswith("_")]
+    assert len(members) > 70
+    for kind in (layers, layers.top):
+        assert isinstance(kind, agentfs.WorkspaceAPI)
+        assert [n for n in members if not hasattr(kind, n)] == []
+
+
+def test_changes_of_a_lower_file_copy_it_up_and_leave_it_as_it_was(
+    layers: LayeredWorkspace,
+) -> None:
+    team, agent = layers.layers[2], layers.layers[1]
+    before = {ws.path: bytes_of(ws) for ws in layers.layers[1:]}
+    team.setxattr("/README.md", "user.tag", b"team")
+    layers.append("/README.md", "more\n")
+    layers.pwrite("/src/app.py", "P", 0)
+    layers.truncate("/notes.md", 5)
+    layers.utime("/src/lib/util.py", (1, 2_000_000_000))
+    layers.setxattr("/docs", "user.k", b"v")  # the first layer's own file
+    assert layers.getxattr("/README.md", "user.tag") == b"team"  # copied up with the file
+    layers.removexattr("/README.md", "user.tag")
+    assert layers.read("/README.md") == b"team readme\nmore\n"
+    assert layers.read("/src/app.py") == b"Print('agent')\n"
+    assert layers.read("/notes.md") == b"agent"
+    assert layers.stat("/src/lib/util.py").st_mtime_ns == 2_000_000_000
+    assert layers.stat("/src/lib/util.py").st_mode & 0o777 == 0o755
+    assert {ws.path: bytes_of(ws) for ws in layers.layers[1:]} == before
+    assert team.getxattr("/README.md", "user.tag") == b"team"
+    assert agent.read("/src/app.py") == b"print('agent')\n"
+    with layers.open("/src/lib/util.py") as f:  # read where it lives
+        assert f.read() == "def util(): pass\n"
+    with layers.open("/src/lib/util.py", "a") as f:
+        f.write("# mine\n")
+    assert layers.top.read("/src/lib/util.py") == b"def util(): pass\n# mine\n"
+
+
+def test_new_names_and_links_stay_in_the_first_layer(layers: LayeredWorkspace) -> None:
+    for make in (lambda p: layers.create(p), lambda p: layers.mknod(p, 0o10644)):
+        with pytest.raises(FileExistsError):
+            make("/README.md")  # a lower layer has the name
+    layers.create("/src/new.txt")
+    assert layers.top.read("/src/new.txt") == b""
+    with pytest.raises(OSError) as raised:
+        layers.link("/README.md", "/readme-link")
+    assert raised.value.errno == errno.EXDEV
+    layers.link("/scratch.txt", "/scratch-link")
+    assert layers.top.stat("/scratch-link").st_nlink == 2
+    with pytest.raises(FileExistsError):
+        layers.open("/notes.md", "x")
+
+
+def test_what_a_layered_workspace_cannot_do_says_why(layers: LayeredWorkspace) -> None:
+    with pytest.raises(agentfs.UnsupportedError, match="mount of one workspace file"):
+        layers.run("true")
+    assert layers.limits == layers.top.limits
+    assert layers.reads_log() == layers.top.reads_log()
+
+
+def test_changing_a_lower_file_in_place_needs_having_read_it(layers: LayeredWorkspace) -> None:
+    layers.thread, layers.read_before_write = "t1", True
+    for change in (
+        lambda: layers.append("/README.md", "x"),
+        lambda: layers.pwrite("/README.md", "x", 0),
+        lambda: layers.truncate("/README.md", 0),
+    ):
+        with pytest.raises(StaleReadError):
+            change()
+    assert not layers.top.exists("/README.md")
+    layers.read("/README.md")
+    layers.append("/README.md", "x")
+    assert layers.read("/README.md") == b"team readme\nx"
