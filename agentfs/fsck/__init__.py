@@ -18,10 +18,12 @@ Caveats: run ``repair`` while no other process writes (it holds the write lock t
 
 The package, one concern per module: ``report`` (``Problem``, ``FsckReport``, the ``_check``
 decorator), ``sqlite`` (integrity, unique keys, ``fs_config``), ``tree`` (inodes, dentries, the
-orphan queue, reachability, nlink), ``content`` (symlinks, chunks and sizes, extended attributes,
-``kv_store``, ``tool_calls``), ``history`` (settings, versions, snapshot entries, reads) and
-``lost_found`` (where repairs put nameless inodes). This module holds only
-the ordered ``CHECKS``/``REPAIRS`` tables and the entry points that run them.
+orphan queue, reachability, nlink), ``content`` (symlinks, chunks and sizes, ``kv_store``,
+``tool_calls`` and its staged rows), ``history`` (settings, versions, snapshot entries),
+``search`` (the index), ``strays`` (one table of the rows that point at nothing or hold nonsense:
+a dentry of a missing inode, chunks or extended attributes of one, a malformed read record, ...)
+and ``lost_found`` (where repairs put nameless inodes). This module holds only the ordered
+``CHECKS``/``REPAIRS`` tables and the entry points that run them.
 """
 
 from __future__ import annotations
@@ -32,23 +34,18 @@ import apsw
 
 from agentfs.db import read_transaction, write_transaction
 from agentfs.fsck.content import (
-    check_fs_data_inode,
     check_fs_data_layout,
     check_fs_data_type,
     check_fs_inode_size,
-    check_fs_symlink_inode,
     check_fs_symlink_size,
     check_fs_symlink_target,
     check_kv_store_json,
     check_tool_calls_json,
     check_tool_calls_outcome,
     check_tool_calls_times,
-    check_ws_xattr_inode,
-    repair_fs_data_inode,
+    check_ws_tool_call_staged_values,
     repair_fs_inode_size,
-    repair_fs_symlink_inode,
     repair_fs_symlink_size,
-    repair_ws_xattr_inode,
 )
 from agentfs.fsck.history import (
     check_ws_config_values,
@@ -58,7 +55,6 @@ from agentfs.fsck.history import (
     check_ws_entry_inode,
     check_ws_entry_overlap,
     check_ws_kept_named,
-    check_ws_read_values,
     check_ws_snapshot_meta,
     check_ws_version_inode,
     repair_ws_config_values,
@@ -66,7 +62,6 @@ from agentfs.fsck.history import (
     repair_ws_entry_baseline,
     repair_ws_entry_frozen,
     repair_ws_kept_named,
-    repair_ws_read_values,
     repair_ws_version_inode,
 )
 from agentfs.fsck.lost_found import LOST_FOUND
@@ -76,7 +71,6 @@ from agentfs.fsck.search import (
     check_ws_config_search,
     check_ws_embed_queue_text,
     check_ws_index_file_live,
-    check_ws_index_queue_issued,
     check_ws_text_fts,
     check_ws_vector_parked_size,
     check_ws_vector_text,
@@ -84,7 +78,6 @@ from agentfs.fsck.search import (
     repair_ws_config_search,
     repair_ws_embed_queue_text,
     repair_ws_index_file_live,
-    repair_ws_index_queue_issued,
     repair_ws_text_fts,
     repair_ws_vector_parked_size,
     repair_ws_vector_text,
@@ -98,18 +91,11 @@ from agentfs.fsck.sqlite import (
     repair_fs_config_schema_version,
     repair_sqlite_integrity,
 )
-from agentfs.fsck.tools import (
-    check_ws_skill_active_values,
-    check_ws_tool_call_staged_values,
-    check_ws_tool_write_call,
-    repair_ws_skill_active_values,
-    repair_ws_tool_write_call,
-)
+from agentfs.fsck.strays import STRAY_CHECKS, STRAY_REPAIRS
 from agentfs.fsck.tree import (
     FILE_TYPES,
     NSEC,
     check_fs_dentry_directory_links,
-    check_fs_dentry_inode,
     check_fs_dentry_name,
     check_fs_dentry_parent,
     check_fs_dentry_root,
@@ -123,7 +109,6 @@ from agentfs.fsck.tree import (
     check_ws_orphan_unlinked,
     check_ws_pin_holder,
     repair_fs_dentry_directory_links,
-    repair_fs_dentry_inode,
     repair_fs_dentry_name,
     repair_fs_dentry_parent,
     repair_fs_dentry_root,
@@ -155,11 +140,9 @@ __all__ = [
     "check_connection",
     "check_fs_config_chunk_size",
     "check_fs_config_schema_version",
-    "check_fs_data_inode",
     "check_fs_data_layout",
     "check_fs_data_type",
     "check_fs_dentry_directory_links",
-    "check_fs_dentry_inode",
     "check_fs_dentry_name",
     "check_fs_dentry_parent",
     "check_fs_dentry_root",
@@ -170,7 +153,6 @@ __all__ = [
     "check_fs_inode_size",
     "check_fs_inode_times",
     "check_fs_inode_type",
-    "check_fs_symlink_inode",
     "check_fs_symlink_size",
     "check_fs_symlink_target",
     "check_kv_store_json",
@@ -189,19 +171,13 @@ __all__ = [
     "check_ws_kept_named",
     "check_ws_orphan_unlinked",
     "check_ws_pin_holder",
-    "check_ws_read_values",
-    "check_ws_skill_active_values",
     "check_ws_snapshot_meta",
     "check_ws_tool_call_staged_values",
-    "check_ws_tool_write_call",
     "check_ws_version_inode",
-    "check_ws_xattr_inode",
     "repair",
     "repair_connection",
     "repair_fs_config_schema_version",
-    "repair_fs_data_inode",
     "repair_fs_dentry_directory_links",
-    "repair_fs_dentry_inode",
     "repair_fs_dentry_name",
     "repair_fs_dentry_parent",
     "repair_fs_dentry_root",
@@ -211,7 +187,6 @@ __all__ = [
     "repair_fs_inode_root",
     "repair_fs_inode_size",
     "repair_fs_inode_times",
-    "repair_fs_symlink_inode",
     "repair_fs_symlink_size",
     "repair_sqlite_integrity",
     "repair_ws_config_values",
@@ -222,11 +197,7 @@ __all__ = [
     "repair_ws_kept_named",
     "repair_ws_orphan_unlinked",
     "repair_ws_pin_holder",
-    "repair_ws_read_values",
-    "repair_ws_skill_active_values",
-    "repair_ws_tool_write_call",
     "repair_ws_version_inode",
-    "repair_ws_xattr_inode",
 ]
 
 # --- running --------------------------------------------------------------------------------------
@@ -241,7 +212,7 @@ CHECKS: tuple[CheckFn, ...] = (
     check_fs_inode_type,
     check_fs_inode_times,
     check_fs_dentry_root,
-    check_fs_dentry_inode,
+    STRAY_CHECKS["check_fs_dentry_inode"],
     check_fs_dentry_parent,
     check_fs_dentry_name,
     check_fs_dentry_directory_links,
@@ -251,14 +222,14 @@ CHECKS: tuple[CheckFn, ...] = (
     check_fs_inode_named,
     check_fs_inode_reachable,
     check_fs_inode_nlink,
-    check_fs_symlink_inode,
+    STRAY_CHECKS["check_fs_symlink_inode"],
     check_fs_symlink_target,
     check_fs_symlink_size,
-    check_fs_data_inode,
+    STRAY_CHECKS["check_fs_data_inode"],
     check_fs_data_type,
     check_fs_data_layout,
     check_fs_inode_size,
-    check_ws_xattr_inode,
+    STRAY_CHECKS["check_ws_xattr_inode"],
     check_ws_config_values,
     check_ws_version_inode,
     check_ws_kept_named,
@@ -268,9 +239,9 @@ CHECKS: tuple[CheckFn, ...] = (
     check_ws_entry_frozen,
     check_ws_entry_baseline,
     check_ws_dirty_baseline,
-    check_ws_read_values,
+    STRAY_CHECKS["check_ws_read_values"],
     check_ws_config_search,
-    check_ws_index_queue_issued,
+    STRAY_CHECKS["check_ws_index_queue_issued"],
     check_ws_index_file_live,
     check_ws_chunk_layout,
     check_ws_text_fts,
@@ -281,9 +252,9 @@ CHECKS: tuple[CheckFn, ...] = (
     check_tool_calls_json,
     check_tool_calls_outcome,
     check_tool_calls_times,
-    check_ws_tool_write_call,
+    STRAY_CHECKS["check_ws_tool_write_call"],
     check_ws_tool_call_staged_values,
-    check_ws_skill_active_values,
+    STRAY_CHECKS["check_ws_skill_active_values"],
 )
 
 #: The repair of each check that has one; it runs only when its check found repairable problems.
@@ -293,7 +264,6 @@ REPAIRS: dict[CheckFn, RepairFn] = {
     check_fs_inode_root: repair_fs_inode_root,
     check_fs_inode_times: repair_fs_inode_times,
     check_fs_dentry_root: repair_fs_dentry_root,
-    check_fs_dentry_inode: repair_fs_dentry_inode,
     check_fs_dentry_parent: repair_fs_dentry_parent,
     check_fs_dentry_name: repair_fs_dentry_name,
     check_fs_dentry_directory_links: repair_fs_dentry_directory_links,
@@ -303,29 +273,31 @@ REPAIRS: dict[CheckFn, RepairFn] = {
     check_fs_inode_named: repair_fs_inode_named,
     check_fs_inode_reachable: repair_fs_inode_reachable,
     check_fs_inode_nlink: repair_fs_inode_nlink,
-    check_fs_symlink_inode: repair_fs_symlink_inode,
     check_fs_symlink_size: repair_fs_symlink_size,
-    check_fs_data_inode: repair_fs_data_inode,
     check_fs_inode_size: repair_fs_inode_size,
-    check_ws_xattr_inode: repair_ws_xattr_inode,
     check_ws_config_values: repair_ws_config_values,
     check_ws_version_inode: repair_ws_version_inode,
     check_ws_kept_named: repair_ws_kept_named,
     check_ws_entry_frozen: repair_ws_entry_frozen,
     check_ws_entry_baseline: repair_ws_entry_baseline,
     check_ws_dirty_baseline: repair_ws_dirty_baseline,
-    check_ws_read_values: repair_ws_read_values,
     check_ws_config_search: repair_ws_config_search,
-    check_ws_index_queue_issued: repair_ws_index_queue_issued,
     check_ws_index_file_live: repair_ws_index_file_live,
     check_ws_chunk_layout: repair_ws_chunk_layout,
     check_ws_text_fts: repair_ws_text_fts,
     check_ws_embed_queue_text: repair_ws_embed_queue_text,
     check_ws_vector_text: repair_ws_vector_text,
     check_ws_vector_parked_size: repair_ws_vector_parked_size,
-    check_ws_tool_write_call: repair_ws_tool_write_call,
-    check_ws_skill_active_values: repair_ws_skill_active_values,
+    **STRAY_REPAIRS,
 }
+
+
+def __getattr__(name: str) -> CheckFn | RepairFn:
+    """The checks and repairs ``strays`` makes, by name: ``fsck.check_fs_data_inode``."""
+    check = STRAY_CHECKS.get(name.replace("repair_", "check_", 1))
+    if check is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return STRAY_REPAIRS[check] if name.startswith("repair_") else check
 
 
 def _run(check: CheckFn, conn: apsw.Connection) -> list[Problem]:

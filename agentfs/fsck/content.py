@@ -1,8 +1,9 @@
 """Checks of what files and logs hold: ``fs_symlink`` targets, ``fs_data`` chunks and file
-sizes, extended attributes, ``kv_store`` JSON and ``tool_calls`` records.
+sizes, ``kv_store`` JSON, ``tool_calls`` records and the staged log rows of changing calls
+(``schema/migrations/0011-staged-calls.sql``); their stray rows are in ``strays``.
 
 A problem with no safe answer here (a hole in a file's chunks, a symlink without a target, a
-malformed JSON value) is reported and never touched; only sizes and stray rows are repaired.
+malformed JSON value) is reported and never touched; only sizes are repaired.
 """
 
 from __future__ import annotations
@@ -13,28 +14,9 @@ from agentfs.core.inodes import S_IFLNK, S_IFREG
 from agentfs.db import table_columns
 from agentfs.fsck.report import _check, _Finding, _is, _rows
 from agentfs.fsck.sqlite import _chunk_size
+from agentfs.toolcalls import FIRST_LINK, LINK_PAIR
 
 # --- fs_symlink -----------------------------------------------------------------------------------
-
-
-_STRAY_TARGETS = (
-    "SELECT s.ino, i.mode FROM fs_symlink s LEFT JOIN fs_inode i ON i.ino = s.ino"
-    f" WHERE i.ino IS NULL OR NOT {_is(S_IFLNK, 'i.mode')}"
-)
-
-
-@_check
-def check_fs_symlink_inode(conn: apsw.Connection) -> _Finding:
-    """fs_symlink rows belong to existing symlink inodes only."""
-    for ino, mode in conn.execute(_STRAY_TARGETS):
-        state = "a missing inode" if mode is None else f"a non-symlink (mode {mode:#o})"
-        yield f"fs_symlink row for inode {ino}, {state}", True
-
-
-def repair_fs_symlink_inode(conn: apsw.Connection) -> list[str]:
-    inos = [row[0] for row in conn.execute(_STRAY_TARGETS)]
-    conn.executemany("DELETE FROM fs_symlink WHERE ino = ?", [(i,) for i in inos])
-    return [f"removed fs_symlink rows of non-symlink inodes {inos}"]
 
 
 @_check
@@ -70,47 +52,6 @@ def repair_fs_symlink_size(conn: apsw.Connection) -> list[str]:
 # --- fs_data --------------------------------------------------------------------------------------
 
 
-_STRAY_CHUNKS = (
-    "SELECT ino, count(*) FROM fs_data NOT INDEXED WHERE ino NOT IN (SELECT ino FROM fs_inode)"
-    " GROUP BY ino"
-)
-
-
-@_check
-def check_fs_data_inode(conn: apsw.Connection) -> _Finding:
-    """Every chunk belongs to an inode that exists."""
-    for ino, count in conn.execute(_STRAY_CHUNKS):
-        yield f"{count} chunks belong to missing inode {ino}", True
-
-
-def repair_fs_data_inode(conn: apsw.Connection) -> list[str]:
-    rows = _rows(conn, _STRAY_CHUNKS)
-    conn.execute("DELETE FROM fs_data WHERE ino NOT IN (SELECT ino FROM fs_inode)")
-    return [f"deleted {count} chunks of missing inode {ino}" for ino, count in rows]
-
-
-# --- ws_xattr ---------------------------------------------------------------------------------
-
-
-_STRAY_XATTRS = (
-    "SELECT ino, count(*) FROM ws_xattr WHERE ino NOT IN (SELECT ino FROM fs_inode) GROUP BY ino"
-)
-
-
-@_check
-def check_ws_xattr_inode(conn: apsw.Connection) -> _Finding:
-    """Every extended attribute belongs to an inode that exists (they go with the inode)."""
-    for ino, count in conn.execute(_STRAY_XATTRS):
-        yield f"{count} extended attributes belong to missing inode {ino}", True
-
-
-def repair_ws_xattr_inode(conn: apsw.Connection) -> list[str]:
-    """Attributes of an inode that is gone describe nothing: they are dropped."""
-    rows = _rows(conn, _STRAY_XATTRS)
-    conn.execute("DELETE FROM ws_xattr WHERE ino NOT IN (SELECT ino FROM fs_inode)")
-    return [f"deleted {count} extended attributes of missing inode {ino}" for ino, count in rows]
-
-
 @_check
 def check_fs_data_type(conn: apsw.Connection) -> _Finding:
     """Only regular files have chunks (never directories, symlinks or special files)."""
@@ -121,13 +62,17 @@ def check_fs_data_type(conn: apsw.Connection) -> _Finding:
         yield f"inode {ino} (mode {mode:#o}) is not a regular file but has {count} chunks", False
 
 
-def _file_chunks(conn: apsw.Connection, chunk_size: int) -> list[tuple]:
-    """(ino, size, chunks, first, last, bytes, layout ok) of files whose chunks or size are off.
+def _file_chunks(conn: apsw.Connection) -> list[tuple]:
+    """(ino, size, chunks, first, last, bytes, layout ok) of files whose chunks or size are off
+    (none while ``chunk_size`` is unusable: check_fs_config_chunk_size reports that).
 
     Well-formed: indexes 0..n-1, every chunk a BLOB, all exactly chunk_size but the last,
     which holds 1..chunk_size bytes. length() and typeof() of a column never read the blob;
     NOT INDEXED: the table is the truth even when its index is damaged (Turso's engine);
     MATERIALIZED: else the GROUP BY sorter would carry every blob (measured 8x slower)."""
+    chunk_size = _chunk_size(conn)
+    if chunk_size is None:
+        return []
     return _rows(
         conn,
         "WITH k AS MATERIALIZED (SELECT ino, chunk_index i, length(data) len,"
@@ -147,14 +92,11 @@ def _file_chunks(conn: apsw.Connection, chunk_size: int) -> list[tuple]:
 @_check
 def check_fs_data_layout(conn: apsw.Connection) -> _Finding:
     """A file's chunks are 0..n-1, all chunk_size bytes but the last (1..chunk_size bytes)."""
-    chunk_size = _chunk_size(conn)
-    if chunk_size is None:
-        return
-    for ino, _, n, lo, hi, total, ok in _file_chunks(conn, chunk_size):
+    for ino, _, n, lo, hi, total, ok in _file_chunks(conn):
         if not ok:
             yield (
                 f"file {ino} has malformed chunks: {n} chunks, indexes {lo}..{hi}, {total} bytes"
-                f" (chunk size {chunk_size})",
+                f" (chunk size {_chunk_size(conn)})",
                 False,
             )
 
@@ -162,18 +104,14 @@ def check_fs_data_layout(conn: apsw.Connection) -> _Finding:
 @_check
 def check_fs_inode_size(conn: apsw.Connection) -> _Finding:
     """A file's size is the total length of its chunks."""
-    chunk_size = _chunk_size(conn)
-    if chunk_size is None:
-        return
-    for ino, size, n, _, _, total, ok in _file_chunks(conn, chunk_size):
+    for ino, size, n, _, _, total, ok in _file_chunks(conn):
         if total != size:
             yield f"file {ino} has size {size} but its {n} chunks hold {total} bytes", bool(ok)
 
 
 def repair_fs_inode_size(conn: apsw.Connection) -> list[str]:
     """Only where the chunks are well-formed: they are then the truth (what readers see)."""
-    chunk_size = _chunk_size(conn)
-    rows = [r for r in _file_chunks(conn, chunk_size or 1) if r[6] and r[5] != r[1]]
+    rows = [r for r in _file_chunks(conn) if r[6] and r[5] != r[1]]
     conn.executemany("UPDATE fs_inode SET size = ? WHERE ino = ?", [(r[5], r[0]) for r in rows])
     return [
         f"set size of file {ino} from {size} to {total}" for ino, size, _, _, _, total, _ in rows
@@ -228,3 +166,21 @@ def check_tool_calls_times(conn: apsw.Connection) -> _Finding:
                 f" completed_at - started_at = {completed - started} s",
                 False,
             )
+
+
+@_check
+def check_ws_tool_call_staged_values(conn: apsw.Connection) -> _Finding:
+    """Staged log rows hold what ``publish`` moves: JSON texts, the first version written as
+    a text ``path`` and an integer ``n`` (both NULL for none) and a JSON list of the others'
+    ``[path, n]``, ordered times, and a result or an error, not both. Not repaired: a staged
+    row is a change's only log row, so fsck reports it and leaves it."""
+    for id_, name in conn.execute(
+        "SELECT id, name FROM ws_tool_call_staged WHERE"
+        f" NOT ((path IS NULL AND n IS NULL) OR ({FIRST_LINK})) OR NOT json_valid(writes)"
+        " OR json_type(writes) != 'array' OR EXISTS (SELECT 1 FROM json_each(writes) j WHERE"
+        f" NOT ({LINK_PAIR}))"
+        " OR (parameters IS NOT NULL AND NOT"
+        " json_valid(parameters)) OR (result IS NOT NULL AND NOT json_valid(result))"
+        " OR (result IS NOT NULL AND error IS NOT NULL) OR completed_at < started_at"
+    ):
+        yield f"staged log row {id_} of a {name} call is malformed", False

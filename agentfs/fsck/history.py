@@ -1,4 +1,5 @@
-"""fsck of history: settings, versions, snapshot entries, the dirty set and read records.
+"""fsck of history: settings, versions, snapshot entries and the dirty set (read records:
+``strays``).
 
 The rules are written next to each table in ``schema/migrations/0003-history.sql``. The one
 that matters most is ``check_ws_entry_baseline``: outside the directories marked dirty, the
@@ -14,32 +15,36 @@ import json
 import apsw
 
 from agentfs.core.inodes import S_IFDIR, S_IFREG
-from agentfs.fsck.report import _check, _Finding, _is, _rows
+from agentfs.fsck.report import (
+    INODE_COUNTER,
+    _check,
+    _Finding,
+    _is,
+    _rows,
+    _set_setting,
+    _settings,
+)
 from agentfs.history.cow import parse_keep
 from agentfs.history.trees import ENTRY_MTIME
 
 _DEFAULTS = {"history.keep": "all", "history.max_bytes": "16777216"}
-_INODE_COUNTER = "(SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'fs_inode')"
+
+
+def _valid(key: str, value: str) -> bool:
+    try:
+        if key != "history.keep":
+            return int(value) >= (0 if key == "history.max_bytes" else -1)
+        parse_keep(value)
+        return True
+    except ValueError:
+        return False
 
 
 def _config_errors(conn: apsw.Connection) -> list[tuple[str, str]]:
-    """(key, what is wrong) for each missing or invalid ws_config setting."""
-    values = dict(conn.execute("SELECT key, value FROM ws_config"))
-    errors = []
-    for key in (*_DEFAULTS, "snapshot.watermark"):
-        value = values.get(key)
-        if value is None:
-            errors.append((key, "is missing"))
-            continue
-        try:
-            if key == "history.keep":
-                parse_keep(value)
-            elif int(value) < (0 if key == "history.max_bytes" else -1):
-                raise ValueError(value)
-        except ValueError:
-            errors.append((key, f"has an invalid value {value!r}"))
+    """(key, what is wrong) for each missing or invalid history setting."""
+    values, errors = _settings(conn, (*_DEFAULTS, "snapshot.watermark"), _valid)
     watermark = values.get("snapshot.watermark", "")
-    counter = conn.execute(f"SELECT {_INODE_COUNTER}").get
+    counter = conn.execute(f"SELECT {INODE_COUNTER}").get
     if watermark.lstrip("-").isdigit() and int(watermark) > counter:
         errors.append(("snapshot.watermark", f"{watermark} is above the inode counter {counter}"))
     return errors
@@ -57,9 +62,8 @@ def repair_ws_config_values(conn: apsw.Connection) -> list[str]:
     (which freezes every existing inode: safe, at worst one extra copy per file)."""
     done = []
     for key, _ in _config_errors(conn):
-        value = _DEFAULTS.get(key) or str(conn.execute(f"SELECT {_INODE_COUNTER}").get)
-        conn.execute("INSERT OR REPLACE INTO ws_config(key, value) VALUES (?, ?)", (key, value))
-        done.append(f"set ws_config {key} to {value}")
+        value = _DEFAULTS.get(key) or str(conn.execute(f"SELECT {INODE_COUNTER}").get)
+        done.append(_set_setting(conn, key, value))
     return done
 
 
@@ -160,7 +164,7 @@ _BAD_ENTRIES = (
     " LEFT JOIN fs_inode i ON i.ino = e.ino"
     " WHERE (e.died IS NOT NULL AND e.died <= e.born) OR e.born < 1"
     " OR e.born > (SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'ws_snapshot')"
-    f" OR (NOT {_is(S_IFDIR, 'e.mode')} AND i.ino IS NULL) OR e.ino > {_INODE_COUNTER}"
+    f" OR (NOT {_is(S_IFDIR, 'e.mode')} AND i.ino IS NULL) OR e.ino > {INODE_COUNTER}"
 )
 
 
@@ -169,7 +173,7 @@ def check_ws_entry_inode(conn: apsw.Connection) -> _Finding:
     """Each snapshot entry has a valid generation interval and an inode number that was
     issued, and a file or symlink entry names an inode that still exists (directories may be
     gone: restore recreates them)."""
-    counter = conn.execute(f"SELECT {_INODE_COUNTER}").get
+    counter = conn.execute(f"SELECT {INODE_COUNTER}").get
     for parent, name, born, died, ino, missing in conn.execute(_BAD_ENTRIES):
         where = f"snapshot entry {name!r} in directory {parent}"
         if ino > counter:
@@ -197,14 +201,14 @@ def check_ws_entry_frozen(conn: apsw.Connection) -> _Finding:
     number above the inode counter, never issued, is check_ws_entry_inode's to report)."""
     for ino, name in conn.execute(
         "SELECT ino, name FROM ws_entry WHERE ino > (SELECT CAST(value AS INTEGER)"
-        f" FROM ws_config WHERE key = 'snapshot.watermark') AND ino <= {_INODE_COUNTER}"
+        f" FROM ws_config WHERE key = 'snapshot.watermark') AND ino <= {INODE_COUNTER}"
         " LIMIT 100"
     ):
         yield f"snapshot entry {name!r} names inode {ino}, above the watermark", True
 
 
 def repair_ws_entry_frozen(conn: apsw.Connection) -> list[str]:
-    conn.execute(f"UPDATE ws_config SET value = {_INODE_COUNTER} WHERE key = 'snapshot.watermark'")
+    conn.execute(f"UPDATE ws_config SET value = {INODE_COUNTER} WHERE key = 'snapshot.watermark'")
     return ["raised snapshot.watermark to the inode counter"]
 
 
@@ -250,21 +254,3 @@ def check_ws_dirty_baseline(conn: apsw.Connection) -> _Finding:
 def repair_ws_dirty_baseline(conn: apsw.Connection) -> list[str]:
     conn.execute("DELETE FROM ws_dirty")
     return ["cleared ws_dirty (no snapshot baseline)"]
-
-
-@_check
-def check_ws_read_values(conn: apsw.Connection) -> _Finding:
-    """Read records hold a thread, a size >= 0 and a 0/1 ranged flag."""
-    for thread, path in conn.execute(
-        "SELECT thread, path FROM ws_read WHERE thread = '' OR size < 0 OR ranged NOT IN (0, 1)"
-    ):
-        yield f"read record of {path} by thread {thread!r} is malformed", True
-
-
-def repair_ws_read_values(conn: apsw.Connection) -> list[str]:
-    rows = _rows(
-        conn,
-        "DELETE FROM ws_read WHERE thread = '' OR size < 0 OR ranged NOT IN (0, 1)"
-        " RETURNING thread, path",
-    )
-    return [f"dropped the malformed read record of {p} by {t!r}" for t, p in rows]

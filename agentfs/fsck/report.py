@@ -2,18 +2,23 @@
 
 Every other fsck module builds on these. A check body yields ``(message, repairable)`` pairs and
 ``_check`` turns them into ``Problem``s named after the check; a repair takes the connection and
-returns one line per action. ``_rows`` and ``_is`` are the two SQL helpers all checks share.
+returns one line per action. ``_rows``, ``_is`` and ``INODE_COUNTER`` are the SQL all checks share;
+``_settings`` and ``_set_setting`` read and repair ``ws_config``.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import apsw
 
 from agentfs.core.inodes import S_IFMT
+
+#: SQL: the last inode number issued (no inode above it can have existed).
+INODE_COUNTER = "(SELECT coalesce(max(seq), 0) FROM sqlite_sequence WHERE name = 'fs_inode')"
 
 
 def _is(kind: int, mode: str = "mode") -> str:
@@ -68,3 +73,20 @@ def _check(fn: Callable[[apsw.Connection], _Finding]) -> CheckFn:
 
 def _rows(conn: apsw.Connection, sql: str, bindings: tuple = ()) -> list[tuple]:
     return conn.execute(sql, bindings).fetchall()
+
+
+def _settings(
+    conn: apsw.Connection, keys: Iterable[str], valid: Callable[[str, str], bool]
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """The ws_config values, and (key, what is wrong) for each of ``keys`` missing or not valid."""
+    values = dict(conn.execute("SELECT key, value FROM ws_config"))
+    return values, [
+        (key, "is missing" if value is None else f"has an invalid value {value!r}")
+        for key in keys
+        if (value := values.get(key)) is None or not valid(key, value)
+    ]
+
+
+def _set_setting(conn: apsw.Connection, key: str, value: str) -> str:
+    conn.execute("INSERT OR REPLACE INTO ws_config(key, value) VALUES (?, ?)", (key, value))
+    return f"set ws_config {key} to {value}"

@@ -16,7 +16,7 @@ import apsw
 
 from agentfs.core.inodes import S_IFREG
 from agentfs.db import queue_every_file
-from agentfs.fsck.report import _check, _Finding, _is
+from agentfs.fsck.report import _check, _Finding, _is, _set_setting, _settings
 from agentfs.search.vectors import rebuild_vec_table
 
 _SETTINGS = {
@@ -31,17 +31,14 @@ _SETTINGS = {
 _COUNTS = ("search.max_bytes", "search.dim", "search.vectors")
 
 
+def _valid(key: str, value: str) -> bool:
+    if key == "search.index":
+        return value in ("on", "off")
+    return key not in _COUNTS or str(value).isdigit()
+
+
 def _setting_errors(conn: apsw.Connection) -> list[tuple[str, str]]:
-    values = dict(conn.execute("SELECT key, value FROM ws_config WHERE key LIKE 'search.%'"))
-    errors = []
-    for key in _SETTINGS:
-        value = values.get(key)
-        if value is None:
-            errors.append((key, "is missing"))
-        elif (key == "search.index" and value not in ("on", "off")) or (
-            key in _COUNTS and not str(value).isdigit()
-        ):
-            errors.append((key, f"has an invalid value {value!r}"))
+    values, errors = _settings(conn, _SETTINGS, _valid)
     if values.get("search.embedder") and values.get("search.dim") in ("0", None):
         errors.append(("search.dim", "is 0 while an embedder is set"))
     return errors
@@ -62,43 +59,17 @@ def repair_ws_config_search(conn: apsw.Connection) -> list[str]:
         if key in ("search.embedder", "search.dim"):
             done.extend(_forget_embedder(conn))
             continue
-        conn.execute(
-            "INSERT OR REPLACE INTO ws_config(key, value) VALUES (?, ?)", (key, _SETTINGS[key])
-        )
-        done.append(f"set ws_config {key} to {_SETTINGS[key]}")
+        done.append(_set_setting(conn, key, _SETTINGS[key]))
     return done
 
 
 def _forget_embedder(conn: apsw.Connection) -> list[str]:
     for key in ("search.embedder", "search.dim"):
-        conn.execute(
-            "INSERT OR REPLACE INTO ws_config(key, value) VALUES (?, ?)", (key, _SETTINGS[key])
-        )
+        _set_setting(conn, key, _SETTINGS[key])
     conn.execute("DELETE FROM ws_vector")
     conn.execute("DELETE FROM ws_embed_queue")
     conn.execute("DROP TABLE IF EXISTS ws_vec")
     return ["forgot the embedder and its vectors"]
-
-
-_NEVER_ISSUED = (
-    "SELECT ino FROM ws_index_queue WHERE ino > (SELECT coalesce(max(seq), 0)"
-    " FROM sqlite_sequence WHERE name = 'fs_inode')"
-)
-
-
-@_check
-def check_ws_index_queue_issued(conn: apsw.Connection) -> _Finding:
-    """Queued inode numbers were issued (a queued inode may since have gone: that is legal)."""
-    for (ino,) in conn.execute(_NEVER_ISSUED):
-        yield f"queued inode {ino} was never issued", True
-
-
-def repair_ws_index_queue_issued(conn: apsw.Connection) -> list[str]:
-    """Drop the queue rows of never-issued inode numbers."""
-    dropped = conn.execute(
-        f"DELETE FROM ws_index_queue WHERE ino IN ({_NEVER_ISSUED}) RETURNING 1"
-    ).fetchall()
-    return [f"dropped {len(dropped)} never-issued inodes from the index queue"]
 
 
 _LIVE_FILE = f"{_is(S_IFREG, 'i.mode')} AND i.nlink > 0 AND i.ino <> 1"  # root: a directory

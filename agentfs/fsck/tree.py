@@ -101,24 +101,6 @@ def repair_fs_dentry_root(conn: apsw.Connection) -> list[str]:
     return [f"removed dentries {ids} that named the root"]
 
 
-_DANGLING = (
-    "SELECT id, name, parent_ino, ino FROM fs_dentry WHERE ino NOT IN (SELECT ino FROM fs_inode)"
-)
-
-
-@_check
-def check_fs_dentry_inode(conn: apsw.Connection) -> _Finding:
-    """Every dentry names an inode that exists."""
-    for id_, name, parent, ino in conn.execute(_DANGLING):
-        yield f"dentry {id_} ({name!r} in directory {parent}) names missing inode {ino}", True
-
-
-def repair_fs_dentry_inode(conn: apsw.Connection) -> list[str]:
-    ids = [row[0] for row in conn.execute(_DANGLING)]
-    conn.execute("DELETE FROM fs_dentry WHERE ino NOT IN (SELECT ino FROM fs_inode)")
-    return [f"removed dentries {ids} that named missing inodes"]
-
-
 _BAD_PARENT = (
     "SELECT d.id, d.name, d.parent_ino, p.mode FROM fs_dentry d"
     " LEFT JOIN fs_inode p ON p.ino = d.parent_ino"
