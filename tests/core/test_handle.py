@@ -4,7 +4,7 @@ A hypothesis state machine drives a workspace handle and a real file on disk wit
 random calls (write, seek, truncate, read, flush) and requires the same answers; a second
 connection reads the path after every step and must see exactly the content of the last
 flush (never a mix); after close both files hold the same bytes and the handle made one
-version.
+version, and fsck finds the workspace clean.
 """
 
 from __future__ import annotations
@@ -12,28 +12,23 @@ from __future__ import annotations
 import errno
 import io
 import os
-import shutil
-import tempfile
 
 import pytest
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import initialize, invariant, precondition, rule
 
 import agentfs
-from agentfs import fsck
 from agentfs.core.digests import digest
 from agentfs.core.errors import StaleReadError
+from tests.model import WorkspaceMachine, assert_clean, machine_settings
 
 CHUNK = 512  # the smallest chunk size: small writes cross chunk boundaries often
 
 
-class HandleAgainstARealFile(RuleBasedStateMachine):
+class HandleAgainstARealFile(WorkspaceMachine):
     def __init__(self) -> None:
-        super().__init__()
-        self.tmp = tempfile.mkdtemp(prefix="agentfs-handle-model-")
-        self.ws = agentfs.open(os.path.join(self.tmp, "ws.db"), chunk_size=CHUNK)
-        self.other = agentfs.open(os.path.join(self.tmp, "ws.db"))  # a second connection
+        super().__init__(chunk_size=CHUNK)
+        self.other = self.open_workspace()  # a second connection
         self.real_path = os.path.join(self.tmp, "real")
         self.ours: io.RawIOBase | None = None
         self.real: io.FileIO | None = None
@@ -43,9 +38,7 @@ class HandleAgainstARealFile(RuleBasedStateMachine):
         for f in (self.ours, self.real):
             if f is not None and not f.closed:
                 f.close()
-        self.other.close()
-        self.ws.close()
-        shutil.rmtree(self.tmp)
+        super().teardown()
 
     @initialize(
         initial=st.none() | st.binary(max_size=3 * CHUNK),
@@ -116,7 +109,7 @@ class HandleAgainstARealFile(RuleBasedStateMachine):
         assert len(history) - self.versions_before <= 1, "one version per handle at most"
         if self.writing:
             assert history[-1].hash == digest(self.flushed)
-        assert fsck.check(self.ws).clean
+        assert_clean(self.ws)
 
     @invariant()
     def others_see_the_last_flush_whole(self) -> None:
@@ -142,12 +135,7 @@ class HandleAgainstARealFile(RuleBasedStateMachine):
         return os.fstat(self.real.fileno()).st_size
 
 
-HandleAgainstARealFile.TestCase.settings = settings(
-    max_examples=150,
-    stateful_step_count=30,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+HandleAgainstARealFile.TestCase.settings = machine_settings(150, 30, fixed=False)
 test_handle_against_a_real_file = HandleAgainstARealFile.TestCase
 
 

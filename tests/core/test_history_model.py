@@ -24,32 +24,18 @@ After every step:
 from __future__ import annotations
 
 import hashlib
-import os
 import random
-import shutil
 import stat
-import tempfile
 from collections import defaultdict
 
 import pytest
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import (
-    RuleBasedStateMachine,
-    initialize,
-    invariant,
-    precondition,
-    rule,
-)
+from hypothesis.stateful import initialize, invariant, precondition, rule
 
-import agentfs
-from agentfs import fsck
 from agentfs.history.versions import KEPT_MAX
+from tests.model import WorkspaceMachine, machine_settings, paths
 
-NAMES = ("a", "b", "c")
-PATHS = st.lists(st.sampled_from(NAMES), min_size=1, max_size=2).map(
-    lambda parts: "/" + "/".join(parts)
-)
+PATHS = paths()
 #: The model's chunk size: KEPT_MAX is four chunks, so sizes around it cross chunk edges too.
 CHUNK = 4096
 #: Sizes where the rules change: chunk edges, and KEPT_MAX (kept aside below, copied down above).
@@ -98,15 +84,11 @@ def written_at(old: bytes, offset: int, data: bytes) -> bytes:
     return old[:offset].ljust(offset, b"\0") + data + old[offset + len(data) :]
 
 
-class HistoryModel(RuleBasedStateMachine):
+class HistoryModel(WorkspaceMachine):
     """The workspace and the model side by side; see the module docstring."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.tmp = tempfile.mkdtemp(prefix="agentfs-history-model-")
-        self.ws = agentfs.open(
-            os.path.join(self.tmp, "ws.db"), actor="model", thread="t", chunk_size=CHUNK
-        )
+        super().__init__(actor="model", thread="t", chunk_size=CHUNK)
         self.files: dict[str, bytes] = {}
         self.dirs: set[str] = set()
         self.snaps: dict[str, State] = {}
@@ -125,10 +107,6 @@ class HistoryModel(RuleBasedStateMachine):
         self.high = 0
         #: Paths that are or were a hard link (their newest version may be another name's).
         self.shared: set[str] = set()
-
-    def teardown(self) -> None:
-        self.ws.close()
-        shutil.rmtree(self.tmp)
 
     # --- helpers ------------------------------------------------------------------------------
 
@@ -375,7 +353,7 @@ class HistoryModel(RuleBasedStateMachine):
             self.files[path] = content
             self.ident[path] = self.new_identity(restored=True)  # relinked: another inode
 
-    # --- invariants ---------------------------------------------------------------------------
+    # --- invariants (and fsck's, WorkspaceMachine's) ------------------------------------------
 
     @invariant()
     def live_tree_equals_the_model(self) -> None:
@@ -453,21 +431,9 @@ class HistoryModel(RuleBasedStateMachine):
             if path not in self.files:  # gone, or a directory now
                 assert ino is None, f"{path} is no file, its newest event is {op}"
 
-    @invariant()
-    def fsck_finds_the_workspace_clean(self) -> None:
-        report = fsck.check(self.ws)
-        assert report.clean, report.problems
-
 
 TestHistoryModel = HistoryModel.TestCase
-TestHistoryModel.settings = settings(
-    max_examples=50,
-    stateful_step_count=30,
-    derandomize=True,  # the same sequences on every run and machine
-    database=None,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+TestHistoryModel.settings = machine_settings(50, 30)
 
 #: Minutes of hypothesis: started before the rest of the suite (tests/conftest.py).
 pytestmark = pytest.mark.runs_first

@@ -20,25 +20,18 @@ Where the host legitimately differs, the model stays out of the way:
 
 from __future__ import annotations
 
-import errno
 import os
 import shutil
 import stat
-import tempfile
 
 import pytest
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from hypothesis.stateful import invariant, rule
 
-import agentfs
-from agentfs import fsck
+from tests.model import NAMES, HostMachine, machine_settings, paths
 from tests.syscalls import RENAME_EXCHANGE, renameat2
 
-NAMES = ("a", "b", "c")
-PATHS = st.lists(st.sampled_from(NAMES), min_size=1, max_size=3).map(
-    lambda parts: "/" + "/".join(parts)
-)
+PATHS = paths(depth=3)
 TARGETS = st.lists(st.sampled_from(NAMES), min_size=1, max_size=2).map("/".join)
 DATA = st.binary(max_size=1300)  # up to three chunks of 512 bytes
 OFFSETS = st.integers(min_value=0, max_value=1200)
@@ -46,51 +39,15 @@ MODES = st.sampled_from([0o000, 0o444, 0o600, 0o640, 0o644, 0o700, 0o755, 0o777]
 CHUNK = 512
 
 
-def _errno(exc: OSError | None) -> int | None:
-    return None if exc is None else exc.errno
-
-
-def _errno_name(code: int | None) -> str:
-    return "success" if code is None else errno.errorcode.get(code, str(code))
-
-
-class WorkspaceVsHost(RuleBasedStateMachine):
+class WorkspaceVsHost(HostMachine):
     def __init__(self) -> None:
-        super().__init__()
-        self.tmp = tempfile.mkdtemp(prefix="agentfs-model-")
-        self.host = os.path.join(self.tmp, "host")
         self.old_umask = os.umask(0)  # modes given to os.open/mkdir apply verbatim, as in agentfs
-        os.mkdir(self.host, 0o755)
-        self.ws = agentfs.open(os.path.join(self.tmp, "ws.db"), chunk_size=CHUNK)
-        self.other = agentfs.open(os.path.join(self.tmp, "ws.db"))  # see switch_connection
+        super().__init__(chunk_size=CHUNK)
+        self.other = self.open_workspace()  # see switch_connection
 
     def teardown(self) -> None:
-        self.ws.close()
-        self.other.close()
+        super().teardown()
         os.umask(self.old_umask)
-        shutil.rmtree(self.tmp)
-
-    def h(self, path: str) -> str:
-        return self.host + path
-
-    def both(self, label: str, on_ws, on_host) -> tuple[object, object]:
-        """Run the same operation on both sides; both succeed or both fail with one errno."""
-        ws_exc = host_exc = None
-        ws_result = host_result = None
-        try:
-            ws_result = on_ws()
-        except OSError as exc:
-            ws_exc = exc
-        try:
-            host_result = on_host()
-        except OSError as exc:
-            host_exc = exc
-        ws_code, host_code = _errno(ws_exc), _errno(host_exc)
-        assert ws_code == host_code, (
-            f"{label}: workspace {_errno_name(ws_code)} ({ws_exc}),"
-            f" host {_errno_name(host_code)} ({host_exc})"
-        )
-        return ws_result, host_result
 
     # --- content ----------------------------------------------------------------------------
 
@@ -236,16 +193,11 @@ class WorkspaceVsHost(RuleBasedStateMachine):
         must not outlive what this one changed meanwhile."""
         self.ws, self.other = self.other, self.ws
 
-    # --- the invariant ------------------------------------------------------------------------
+    # --- the invariants (and fsck's, HostMachine's) -------------------------------------------
 
     @invariant()
     def trees_are_identical(self) -> None:
         assert self._ws_tree("/") == self._host_tree("/")
-
-    @invariant()
-    def fsck_finds_the_workspace_clean(self) -> None:
-        report = fsck.check(self.ws)
-        assert report.clean, report.problems
 
     def _host_tree(self, path: str) -> dict[str, tuple]:
         s = os.lstat(self.h(path))
@@ -283,14 +235,7 @@ class WorkspaceVsHost(RuleBasedStateMachine):
 
 
 TestWorkspaceMatchesHostDirectory = WorkspaceVsHost.TestCase
-TestWorkspaceMatchesHostDirectory.settings = settings(
-    max_examples=120,
-    stateful_step_count=40,
-    derandomize=True,  # the same sequences on every run and machine
-    database=None,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+TestWorkspaceMatchesHostDirectory.settings = machine_settings(120, 40)
 
 #: Minutes of hypothesis: started before the rest of the suite (tests/conftest.py).
 pytestmark = pytest.mark.runs_first

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, event, settings
+from hypothesis import HealthCheck, event
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -38,7 +38,7 @@ from hypothesis.stateful import (
 )
 
 import agentfs
-from agentfs import fsck
+from tests.model import assert_clean, machine_settings
 from tests.mount.conftest import Mounted, fresh_mount
 from tests.mount.test_conformance import STEP
 from tests.mount.test_mount_limits import GROWTH, _alive, _peak_rss
@@ -438,8 +438,7 @@ class Attack(RuleBasedStateMachine):
                 side.close_all()
                 shutil.rmtree(side.root, ignore_errors=not side.mount)
         with agentfs.open(self.mounted.db, readonly=True) as ws:
-            report = fsck.check(ws)
-            assert report.clean, report.problems
+            assert_clean(ws)
 
 
 @pytest.fixture(scope="module")
@@ -463,10 +462,5 @@ def test_the_mount_answers_as_tmpfs_under_attack(attacked: Mounted) -> None:
 
     run_state_machine_as_test(
         OnThisMount,
-        settings=settings(
-            max_examples=40,
-            stateful_step_count=40,
-            deadline=None,
-            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-        ),
+        settings=machine_settings(40, 40, fixed=False, suppress=[HealthCheck.filter_too_much]),
     )

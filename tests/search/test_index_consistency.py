@@ -23,31 +23,26 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
-import tempfile
 import unicodedata
 
 import apsw
 import numpy as np
 import pytest
 import re2
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+from hypothesis.stateful import initialize, invariant, precondition, rule
 from search_rows import chunk_rows
 
 import agentfs
-from agentfs import fsck
 from agentfs.core.digests import digest
 from agentfs.core.errors import AgentFSError
 from agentfs.search.chunking import chunk_text, decode_text
 from agentfs.search.chunking import lines_of as chunk_lines
 from agentfs.search.embedders import HashingEmbedder
+from tests.model import WorkspaceMachine, machine_settings, paths
 
-NAMES = ("a", "b", "c", "d")
-PATHS = st.lists(st.sampled_from(NAMES), min_size=1, max_size=2).map(
-    lambda parts: "/" + "/".join(parts)
-)
+PATHS = paths(("a", "b", "c", "d"))
 #: Words for text lines: ASCII in all cases, non-ASCII that re.IGNORECASE equates with ASCII
 #: (Kelvin sign, long s, dotted capital I), accents, punctuation, indentation, blanks.
 WORDS = (
@@ -142,21 +137,14 @@ def lines_of(text: str) -> list[str]:
     return lines
 
 
-class IndexConsistency(RuleBasedStateMachine):
+class IndexConsistency(WorkspaceMachine):
     def __init__(self) -> None:
         super().__init__()
-        self.tmp = tempfile.mkdtemp(prefix="agentfs-index-model-")
-        self.ws = agentfs.open(os.path.join(self.tmp, "ws.db"))
         #: A read-only handle on the same file: it cannot drain the index queue.
-        self.reader = agentfs.open(os.path.join(self.tmp, "ws.db"), readonly=True)
+        self.reader = self.open_workspace(readonly=True)
         self.enabled = True
         self.max_bytes = 1048576
         self.snaps: list[str] = []
-
-    def teardown(self) -> None:
-        self.ws.close()
-        self.reader.close()
-        shutil.rmtree(self.tmp)
 
     # --- helpers ------------------------------------------------------------------------------
 
@@ -502,21 +490,9 @@ class IndexConsistency(RuleBasedStateMachine):
             }
             assert set(got) == expected, f"search {word!r}"
 
-    @invariant()
-    def fsck_finds_the_workspace_clean(self) -> None:
-        report = fsck.check(self.ws)
-        assert report.clean, report.problems
-
 
 TestIndexConsistency = IndexConsistency.TestCase
-TestIndexConsistency.settings = settings(
-    max_examples=20,
-    stateful_step_count=25,
-    derandomize=True,  # the same sequences on every run and machine
-    database=None,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+TestIndexConsistency.settings = machine_settings(20, 25, suppress=[HealthCheck.filter_too_much])
 
 
 # --- files whose chunks repeat -------------------------------------------------------------------
@@ -530,14 +506,11 @@ REPEATED = st.builds(
 
 
 #: The variants below run fewer, fixed examples: each covers what the main machine does not.
-VARIANT_SETTINGS = settings(
-    max_examples=10,
-    stateful_step_count=25,
-    derandomize=True,
-    database=None,
-    deadline=None,
+VARIANT_SETTINGS = machine_settings(
+    10,
+    25,
+    suppress=[HealthCheck.filter_too_much],
     phases=[Phase.explicit, Phase.generate],  # a failure is reported as found, not shrunk
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 
 
