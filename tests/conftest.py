@@ -1,4 +1,11 @@
-"""Shared fixtures: a fresh workspace per test, and the agentfs-sdk peer (its own venv)."""
+"""Shared fixtures: a fresh workspace per test, and the agentfs-sdk peer (its own venv).
+
+Where a test lives: in the directory named after the agentfs package it tests (tests/core,
+fsck, history, search, tools, mount, sync, cli), or at tests/ top level for one of agentfs's
+single modules (kv, toolcalls, transfer, workspace, layered, skills, db); a command-line test
+stays beside the feature whose fixtures it needs (a mount, a sync server), tests as another user
+or against another implementation have directories of their own (security, interop), and
+helpers more than one directory uses live at tests/ top level."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ restores, forks and gc is clean; each damage to the history tables is found by e
 check, and the repairable ones are repaired to a clean state.
 
 Damage is raw SQL through the workspace's own connection (``with ws.conn:``), the corrupt ->
-detect -> repair -> clean pattern of tests/core/test_fsck.py.
+detect -> repair -> clean pattern of tests/fsck/test_fsck.py.
 """
 
 from __future__ import annotations
