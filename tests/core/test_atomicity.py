@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 from failure_cases import ALL_CASES, Case, populate
-from table_rows import all_rows, rows_seen_by
 
 import agentfs
 from agentfs.core.chunks import Chunks
 from agentfs.db import DoomedBlockError
+from tests.table_rows import all_rows, rows_seen_by
 
 
 @pytest.fixture

@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from kill9 import files_of, kill_writer
 
 import agentfs
 from agentfs import fsck
+from tests.kill9 import files_of, kill_writer
 
 
 def steps(i: int) -> list[tuple[str, ...]]:

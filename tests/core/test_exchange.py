@@ -8,10 +8,10 @@ import errno
 from pathlib import Path
 
 import pytest
-from table_rows import all_rows
 
 import agentfs
 from agentfs import LayeredWorkspace
+from tests.table_rows import all_rows
 
 
 @pytest.fixture

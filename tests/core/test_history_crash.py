@@ -7,10 +7,10 @@ import stat
 from pathlib import Path
 
 import pytest
-from kill9 import files_of, kill_writer
 
 import agentfs
 from agentfs import fsck
+from tests.kill9 import files_of, kill_writer
 
 FILES = 150
 
