@@ -42,7 +42,7 @@ from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import EllipsisType, TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 from agentfs import skills
 from agentfs.core import paths, treeops
@@ -62,9 +62,9 @@ from agentfs.mount.exec import CommandResult
 from agentfs.search.background import BackgroundEmbedder
 from agentfs.search.embedders import Embedder
 from agentfs.search.glob import GlobMatch
-from agentfs.search.grep import GrepLine, GrepResult, Output
+from agentfs.search.grep import GrepFields, GrepLine, GrepResult, Output
 from agentfs.search.index import IndexStatus
-from agentfs.search.ranking import Mode, SearchHit, SearchResults
+from agentfs.search.ranking import SearchFields, SearchHit, SearchOptions, SearchResults
 from agentfs.toolcalls import ToolCallLog
 from agentfs.workspace import Workspace, WorkspaceInfo
 
@@ -626,29 +626,13 @@ class LayeredWorkspace:
             return sorted(found.values(), key=lambda m: m.path)
         return sorted(found.values(), key=lambda m: (-m.mtime_ns, m.path))
 
-    def grep(
-        self,
-        pattern: str,
-        path: str = "/",
-        *,
-        output: Output = "content",
-        max_results: int | None = None,
-        **options: Any,
-    ) -> GrepResult:
-        """Each layer's grep (``options`` as ``Workspace.grep`` takes them), merged by path; a
-        path is searched in the layer the union shows. ``max_results`` caps the merged result
-        as it caps one workspace's."""
+    def grep(self, pattern: str, path: str = "/", **options: Unpack[GrepFields]) -> GrepResult:
+        """Each layer's grep, merged by path; a path is searched in the layer the union
+        shows. ``max_results`` caps the merged result as it caps one workspace's."""
         real, layers = self._search_scope(path)
-        results = [
-            (
-                i,
-                self.layers[i].grep(
-                    pattern, real, output=output, max_results=max_results, **options
-                ),
-            )
-            for i in layers
-        ]
-        return _merge_grep(results, self._visible, output, max_results)
+        results = [(i, self.layers[i].grep(pattern, real, **options)) for i in layers]
+        output = options.get("output", "content")
+        return _merge_grep(results, self._visible, output, options.get("max_results"))
 
     def _search_scope(self, path: str) -> tuple[str, tuple[int, ...]]:
         """The real path a search under ``path`` starts from and the layers it runs in: the
@@ -660,33 +644,26 @@ class LayeredWorkspace:
         return place.real, place.merged if self._is_dir(place) else (place.owner,)
 
     def search(
-        self,
-        query: str,
-        *,
-        mode: Mode | None = None,
-        top_k: int = 5,
-        path: str = "/",
-        embedder: Embedder | None = None,
-        **options: Any,
+        self, query: str, *, embedder: Embedder | None = None, **options: Unpack[SearchFields]
     ) -> SearchResults:
-        """Each layer's best ``top_k`` (``options`` as ``Workspace.search`` takes them), merged
-        by score; a layer without vectors answers a hybrid or vector query from BM25 (the
-        first layer's note says so). A file is reported by one layer only (the one the union
-        shows), so no hit repeats."""
+        """Each layer's best ``top_k``, merged by score; a layer without vectors answers a
+        hybrid or vector query from BM25 (the first layer's note says so). A file is
+        reported by one layer only (the one the union shows), so no hit repeats."""
+        wanted = SearchOptions(**options)
         first: SearchResults | None = None
         hits: list[SearchHit] = []
         pending = 0
-        real, layers = self._search_scope(path)
+        real, layers = self._search_scope(wanted.path)
+        scoped = options.copy()
+        scoped["path"] = real
         for i in layers:
-            found = self.layers[i].search(
-                query, mode=mode, top_k=top_k, path=real, embedder=embedder, **options
-            )
+            found = self.layers[i].search(query, embedder=embedder, **scoped)
             first = first or found
             pending += found.pending
             hits.extend(h for h in found.hits if self._visible(i, h.path))
         hits.sort(key=lambda h: -h.score)
         assert first is not None
-        return SearchResults(first.mode, hits[:top_k], pending, first.note)
+        return SearchResults(first.mode, hits[: wanted.top_k], pending, first.note)
 
     # --- history: the owning layer's ---------------------------------------------------------
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from types import EllipsisType
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, Unpack, runtime_checkable
 
 from agentfs import skills
 from agentfs.core.handle import WorkspaceFile
@@ -33,9 +33,9 @@ from agentfs.mount.sandbox import Limits as CommandLimits
 from agentfs.search.background import BackgroundEmbedder
 from agentfs.search.embedders import Embedder
 from agentfs.search.glob import GlobMatch
-from agentfs.search.grep import GrepResult, Output
+from agentfs.search.grep import GrepFields, GrepResult
 from agentfs.search.index import IndexStatus
-from agentfs.search.ranking import Mode, SearchResults
+from agentfs.search.ranking import SearchFields, SearchResults
 from agentfs.toolcalls import ToolCallLog
 
 if TYPE_CHECKING:
@@ -166,33 +166,9 @@ class WorkspaceAPI(Protocol):
         sort: Literal["mtime", "name"] = "mtime",
         include_dirs: bool = False,
     ) -> list[GlobMatch]: ...
-    def grep(
-        self,
-        pattern: str,
-        path: str = "/",
-        *,
-        glob: str | None = None,
-        ignore_case: bool = False,
-        fixed_strings: bool = False,
-        output: Output = "content",
-        before: int = 0,
-        after: int = 0,
-        max_results: int | None = None,
-        multiline: bool = False,
-    ) -> GrepResult: ...
+    def grep(self, pattern: str, path: str = "/", **options: Unpack[GrepFields]) -> GrepResult: ...
     def search(
-        self,
-        query: str,
-        *,
-        mode: Mode | None = None,
-        top_k: int = 5,
-        min_score: float = 0.0,
-        path: str = "/",
-        glob: str | None = None,
-        include_content: bool = False,
-        snippet_length: int = 200,
-        vector_weight: float = 0.6,
-        embedder: Embedder | None = None,
+        self, query: str, *, embedder: Embedder | None = None, **options: Unpack[SearchFields]
     ) -> SearchResults: ...
     def embedder(self) -> Embedder | None: ...
     def index(

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
 from types import TracebackType
+from typing import Literal, Unpack
 
 import apsw
 
@@ -40,8 +41,11 @@ from agentfs.mount.sandbox import require as require_sandbox
 from agentfs.search.api import SearchMixin
 from agentfs.search.background import BackgroundEmbedder
 from agentfs.search.embedders import Embedder
+from agentfs.search.glob import GlobMatch
 from agentfs.search.glob import glob as glob_files
+from agentfs.search.grep import GrepFields, GrepResult
 from agentfs.search.grep import grep as grep_files
+from agentfs.search.ranking import SearchFields, SearchOptions, SearchResults
 from agentfs.search.ranking import search as search_files
 from agentfs.toolcalls import ToolCallLog
 
@@ -294,11 +298,30 @@ class Workspace(HistoryMixin, SearchMixin):
         result = runner(command, root=root, options=options)
         return replace(result, snapshot=snapshot.name)
 
-    # --- finding: the search functions, as methods (``ws.glob(...)``, ``ws.grep(...)``) ----
+    # --- finding (``agentfs.search``) ------------------------------------------------------
 
-    glob = glob_files
-    grep = grep_files
-    search = search_files
+    def glob(
+        self,
+        pattern: str,
+        path: str = "/",
+        *,
+        sort: Literal["mtime", "name"] = "mtime",
+        include_dirs: bool = False,
+    ) -> list[GlobMatch]:
+        """Entries matching ``pattern`` at or below directory ``path``, newest first (or by
+        name); directories only with ``include_dirs`` (``agentfs.search.glob``)."""
+        return glob_files(self, pattern, path, sort=sort, include_dirs=include_dirs)
+
+    def grep(self, pattern: str, path: str = "/", **options: Unpack[GrepFields]) -> GrepResult:
+        """The lines of the text files at or below ``path`` matching ``pattern``, as
+        ripgrep finds them (``agentfs.search.grep``)."""
+        return grep_files(self, pattern, path, **options)
+
+    def search(
+        self, query: str, *, embedder: Embedder | None = None, **options: Unpack[SearchFields]
+    ) -> SearchResults:
+        """The files that best answer ``query``, best first (``SearchOptions``)."""
+        return search_files(self, query, SearchOptions(**options), embedder)
 
     # --- skills (``agentfs.skills``): /skills/<id>/SKILL.md and each thread's active set ------
 

@@ -13,6 +13,7 @@ import agentfs
 from agentfs.cli.base import cli, human_size, json_option, render, workspace_argument
 from agentfs.search import minilm
 from agentfs.search.embedders import BUILTIN
+from agentfs.search.ranking import DEFAULTS
 
 
 @cli.command("glob")
@@ -138,20 +139,32 @@ def grep_(
     type=click.Choice(["bm25", "vector", "hybrid"]),
     help="Ranking (default: hybrid when the workspace has vectors, else bm25).",
 )
-@click.option("-k", "--top-k", type=click.IntRange(min=1), default=5, show_default=True)
-@click.option("--path", default="/", help="Only files at or below this path.")
+@click.option(
+    "-k", "--top-k", type=click.IntRange(min=1), default=DEFAULTS.top_k, show_default=True
+)
+@click.option("--path", default=DEFAULTS.path, help="Only files at or below this path.")
 @click.option("--glob", "name_glob", metavar="GLOB", help="Only files matching GLOB.")
-@click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, help="Drop weaker hits.")
+@click.option(
+    "--min-score",
+    type=click.FloatRange(0, 1),
+    default=DEFAULTS.min_score,
+    help="Drop weaker hits.",
+)
 @click.option(
     "--weight",
     "vector_weight",
     type=click.FloatRange(0, 1),
-    default=0.6,
+    default=DEFAULTS.vector_weight,
     show_default=True,
     help="Hybrid: the share of the vector score.",
 )
 @click.option("--content", "include_content", is_flag=True, help="Print each hit's whole chunk.")
-@click.option("--snippet-length", type=click.IntRange(min=1), default=200, show_default=True)
+@click.option(
+    "--snippet-length",
+    type=click.IntRange(min=1),
+    default=DEFAULTS.snippet_length,
+    show_default=True,
+)
 @json_option
 def search_(
     ws: agentfs.Workspace,

@@ -22,7 +22,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple, TypedDict
 
 import apsw
 
@@ -41,6 +41,19 @@ if TYPE_CHECKING:
     from agentfs.search.api import SearchMixin
 
 Output = Literal["content", "files", "count"]
+
+
+class GrepFields(TypedDict, total=False):
+    """``grep``'s keyword options, for the methods that pass them on (``ws.grep``)."""
+
+    glob: str | None
+    ignore_case: bool
+    fixed_strings: bool
+    output: Output
+    before: int
+    after: int
+    max_results: int | None
+    multiline: bool
 
 
 class GrepLine(NamedTuple):

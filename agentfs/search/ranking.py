@@ -25,7 +25,7 @@ import errno
 import json
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 import apsw
 
@@ -105,54 +105,94 @@ NO_VECTORS = (
 )
 
 
+@dataclass(frozen=True)
+class SearchOptions:
+    """How a search ranks and what it returns: one model, and one set of defaults, for the
+    API (``ws.search``), the CLI (``agentfs search``) and the ``workspace_search`` tool.
+
+    Attributes:
+        mode: 'bm25', 'vector' or 'hybrid'; None picks hybrid when the workspace has
+            vectors, else bm25.
+        top_k: at most this many files.
+        min_score: drop hits scoring below this (0..1).
+        path: only files at or below this path.
+        glob: only files matching this glob.
+        include_content: each hit's whole best chunk as ``content``.
+        snippet_length: characters of each hit's snippet.
+        vector_weight: hybrid: the share of the vector score (0..1).
+    """
+
+    mode: Mode | None = None
+    top_k: int = 5
+    min_score: float = 0.0
+    path: str = "/"
+    glob: str | None = None
+    include_content: bool = False
+    snippet_length: int = 200
+    vector_weight: float = 0.6
+
+    def __post_init__(self) -> None:
+        if self.mode is not None and self.mode not in MODES:
+            raise fs_error(errno.EINVAL, str(self.mode), "mode is 'bm25', 'vector' or 'hybrid'")
+        if self.top_k < 1 or self.snippet_length < 1:
+            raise fs_error(errno.EINVAL, self.path, "top_k and snippet_length must be >= 1")
+        if not 0.0 <= self.min_score <= 1.0 or not 0.0 <= self.vector_weight <= 1.0:
+            raise fs_error(
+                errno.EINVAL, self.path, "min_score and vector_weight are between 0 and 1"
+            )
+
+
+class SearchFields(TypedDict, total=False):
+    """``SearchOptions``'s fields as keyword arguments (``ws.search(query, top_k=3)``)."""
+
+    mode: Mode | None
+    top_k: int
+    min_score: float
+    path: str
+    glob: str | None
+    include_content: bool
+    snippet_length: int
+    vector_weight: float
+
+
+#: The defaults, for interfaces that show them (the CLI's help, the tool's schema).
+DEFAULTS = SearchOptions()
+
+
 def search(
-    fs: SearchMixin,
-    query: str,
-    *,
-    mode: Mode | None = None,
-    top_k: int = 5,
-    min_score: float = 0.0,
-    path: str = "/",
-    glob: str | None = None,
-    include_content: bool = False,
-    snippet_length: int = 200,
-    vector_weight: float = 0.6,
-    embedder: Embedder | None = None,
+    fs: SearchMixin, query: str, options: SearchOptions = DEFAULTS, embedder: Embedder | None = None
 ) -> SearchResults:
-    """The ``top_k`` files at or below ``path`` (matching ``glob``) that best answer ``query``.
-    ``mode`` None picks hybrid when the workspace has an embedder, else bm25; a hybrid or
-    vector search on a workspace without vectors is answered from BM25, with a ``note``
-    saying so. ``embedder`` embeds the query (default: the built-in model the workspace's
-    vectors were made with)."""
-    _validate(query, mode, top_k, min_score, snippet_length, vector_weight)
+    """The ``top_k`` files at or below ``path`` (matching ``glob``) that best answer ``query``
+    (``SearchOptions``). A hybrid or vector search on a workspace without vectors is
+    answered from BM25, with a ``note`` saying so. ``embedder`` embeds the query (default:
+    the built-in model the workspace's vectors were made with)."""
+    if not isinstance(query, str) or not query.strip() or "\0" in query:
+        raise fs_error(errno.EINVAL, str(query), "a search query is a non-empty string")
     fs = fs.indexed()  # never misses a committed write, even on a read-only handle
     model, _dim = stored_model(fs.conn)
-    mode = mode or ("hybrid" if model else "bm25")
+    mode = options.mode or ("hybrid" if model else "bm25")
     note = None
     if mode != "bm25" and not model and embedder is None:
         note, mode = NO_VECTORS.format(mode=mode), "bm25"
     if mode != "bm25":
         embedder = embedder or builtin(model)
+    top_k = options.top_k
     with fs.read_transaction():
-        scope = _scope(fs, path, glob)
+        scope = _scope(fs, options.path, options.glob)
         pending = int(fs.conn.execute("SELECT count(*) FROM ws_embed_queue").get)  # type: ignore[arg-type]
         limit = max(MIN_CANDIDATES, top_k * CANDIDATES_PER_RESULT)
-        scores = _score(fs, query, mode, scope, limit, vector_weight, embedder)
-        hits = _hits(fs, scores, scope, top_k, min_score, query, snippet_length, include_content)
+        scores = _score(fs, query, mode, scope, limit, options.vector_weight, embedder)
+        hits = _hits(
+            fs,
+            scores,
+            scope,
+            top_k,
+            options.min_score,
+            query,
+            options.snippet_length,
+            options.include_content,
+        )
     return SearchResults(mode, hits, pending, note)
-
-
-def _validate(
-    query: str, mode: str | None, top_k: int, min_score: float, snippet: int, weight: float
-) -> None:
-    if not isinstance(query, str) or not query.strip() or "\0" in query:
-        raise fs_error(errno.EINVAL, str(query), "a search query is a non-empty string")
-    if mode is not None and mode not in MODES:
-        raise fs_error(errno.EINVAL, str(mode), "mode is 'bm25', 'vector' or 'hybrid'")
-    if top_k < 1 or snippet < 1:
-        raise fs_error(errno.EINVAL, query, "top_k and snippet_length must be >= 1")
-    if not 0.0 <= min_score <= 1.0 or not 0.0 <= weight <= 1.0:
-        raise fs_error(errno.EINVAL, query, "min_score and vector_weight are between 0 and 1")
 
 
 class Scope:

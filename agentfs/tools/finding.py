@@ -15,10 +15,11 @@ from typing import Literal
 
 from pydantic import Field
 
+from agentfs.search.ranking import DEFAULTS, SearchHit
 from agentfs.tools.common import PATH_DOC, EntryType, iso
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
-from agentfs.tools.spec import ToolInput, ToolOutput, tool
+from agentfs.tools.spec import ToolInput, ToolOutput, absent, tool
 
 #: Skipped (binary) files a grep result names; the rest are only counted.
 SKIPPED_SHOWN = 20
@@ -291,32 +292,36 @@ def search_files(ctx: Context, args: SearchFilesInput) -> SearchFilesOutput:
 
 class WorkspaceSearchInput(ToolInput):
     query: str = Field(description="what you are looking for, in words or code terms")
-    mode: Literal["hybrid", "bm25", "vector"] = Field(
-        "hybrid",
-        description="hybrid: keywords and meaning; bm25: keywords; vector: meaning",
+    mode: Literal["hybrid", "bm25", "vector"] | None = Field(
+        DEFAULTS.mode,
+        description="hybrid: keywords and meaning; bm25: keywords; vector: meaning"
+        " (default: hybrid when the workspace has vectors, else bm25)",
     )
-    top_k: int = Field(5, ge=1, le=100, description="most files to return")
-    min_score: float = Field(0.0, ge=0.0, le=1.0, description="drop hits scoring below this")
+    top_k: int = Field(DEFAULTS.top_k, ge=1, le=100, description="most files to return")
+    min_score: float = Field(
+        DEFAULTS.min_score, ge=0.0, le=1.0, description="drop hits scoring below this"
+    )
+    #: An agent reads the passage it will act on: on by default here, unlike the API.
     include_content: bool = Field(True, description="include each hit's best passage")
-    snippet_length: int = Field(200, ge=1, description="characters of snippet per hit")
-    vector_weight: float = Field(0.6, ge=0.0, le=1.0, description="weight of meaning in hybrid")
+    snippet_length: int = Field(
+        DEFAULTS.snippet_length, ge=1, description="characters of snippet per hit"
+    )
+    vector_weight: float = Field(
+        DEFAULTS.vector_weight, ge=0.0, le=1.0, description="weight of meaning in hybrid"
+    )
     path: str | None = Field(None, description="only files at or below this path")
     glob: str | None = Field(None, description="only files matching this glob")
 
 
-class SearchHit(ToolOutput):
-    path: str
-    score: float = Field(description="0..1, higher is better")
-    score_details: dict[str, float | None]
-    line_range: tuple[int, int] = Field(description="lines of the best passage, 1-based")
-    snippet: str
-    content: str | None = None
-
-
 class WorkspaceSearchOutput(ToolOutput):
     mode: str = Field(description="the mode used")
-    hits: list[SearchHit]
-    note: str | None = Field(None, description="why the mode differs from the one asked for")
+    hits: list[SearchHit] = Field(
+        description="best first: path, score (0..1), score_details, line_range (1-based),"
+        " snippet, content"
+    )
+    note: str | None = Field(
+        None, description="why the mode differs from the one asked for", exclude_if=absent
+    )
     pending: int = Field(0, description="passages still waiting to be embedded")
 
     def text(self) -> str:
@@ -356,18 +361,7 @@ def workspace_search(ctx: Context, args: WorkspaceSearchInput) -> WorkspaceSearc
         snippet_length=args.snippet_length,
         vector_weight=args.vector_weight,
     )
-    hits = [
-        SearchHit(
-            path=h.path,
-            score=h.score,
-            score_details=h.score_details,
-            line_range=h.line_range,
-            snippet=h.snippet,
-            content=h.content,
-        )
-        for h in found.hits
-        if ctx.visible(h.path)
-    ]
+    hits = [h for h in found.hits if ctx.visible(h.path)]
     return WorkspaceSearchOutput(mode=found.mode, hits=hits, note=found.note, pending=found.pending)
 
 

@@ -491,7 +491,9 @@ def test_workspace_search_index_and_index_content(tools: Toolset) -> None:
     assert added["searchable"]
     found = ok(tools, "workspace_search", {"query": "which store did we choose", "top_k": 3})
     assert found["hits"][0]["path"] == "/notes/meeting.md"
-    assert found["mode"] == "bm25" and "bm25" in found["note"]  # no vectors: said so
+    assert found["mode"] == "bm25" and "note" not in found  # no vectors: keywords, quietly
+    asked = ok(tools, "workspace_search", {"query": "which store", "mode": "hybrid"})
+    assert asked["mode"] == "bm25" and "bm25" in asked["note"]  # asked for more: said so
     hit = found["hits"][0]
     assert 0 < hit["score"] <= 1 and hit["line_range"] == [1, 1] and "SQLite" in hit["content"]
     assert code(tools, "workspace_search", {"query": ""}) == "invalid_argument"
