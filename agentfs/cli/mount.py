@@ -1,11 +1,9 @@
 """``agentfs mount`` and ``agentfs umount``: the workspace as a directory tree (docs/mount.md).
-Thin: the mount itself is ``agentfs.mount``; here are the arguments, the background start
-(a child process serving in the foreground) and the listing."""
+Thin: the mount itself is ``agentfs.mount`` and its daemon ``agentfs.mountd``; here are the
+arguments, the wait for a background mount, and the listing."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -14,9 +12,8 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
+    from agentfs.mount.daemon_args import MountOptions
     from agentfs.mount.doctor import Check
-    from agentfs.mount.owners import IdSwap
-    from agentfs.mount.rules import MountRules
     from agentfs.tools.policy import Policy
 
 from agentfs.cli.base import (
@@ -60,11 +57,6 @@ policy_option = click.option(
     "per write(2).",
 )
 @policy_option
-@click.option("--rules", hidden=True, help="The rules as JSON (what a command's mount gets).")
-@click.option("--report", hidden=True, type=click.Path(path_type=Path), help="Refusals here.")
-@click.option("--swap-ids", hidden=True, help="UID:GID=UID:GID: owner shown as (sandbox).")
-@click.option("--source", hidden=True, help="The mount table's source (sandbox).")
-@click.option("--write-budget", hidden=True, type=click.IntRange(0), help="Bytes (sandbox).")
 def mount(
     workspace: Path | None,
     mountpoint: Path | None,
@@ -75,11 +67,6 @@ def mount(
     cache_timeout: float,
     no_xattr: bool,
     policy: Path | None,
-    rules: str | None,
-    report: Path | None,
-    swap_ids: str | None,
-    source: str | None,
-    write_budget: int | None,
 ) -> None:
     """Mount WS on DIR so any program sees it as a directory tree; with no arguments, list
     the active mounts.
@@ -94,7 +81,8 @@ def mount(
       agentfs mount ws.db /mnt/ws --policy policy.toml
       agentfs mount
     """
-    from agentfs.mount import daemon
+    from agentfs import mountd
+    from agentfs.mount import daemon, daemon_args
 
     if workspace is None or mountpoint is None:
         if workspace is not None:
@@ -102,51 +90,26 @@ def mount(
         for m in daemon.active_mounts():
             click.echo(f"{m.source} on {m.mountpoint} ({m.options})")
         return
-    judged = _rules(policy, rules)
+    loaded = _policy(policy)
+    options = daemon_args.MountOptions(
+        root=root,
+        read_only=read_only,
+        allow_other=allow_other,
+        cache_timeout=cache_timeout,
+        xattrs=not no_xattr,
+        rules=loaded.mount_rules() if loaded is not None else None,
+    )
+    workspace_for_command(workspace, readonly=options.read_only)  # a bad file: said here
     target = daemon.mountpoint_ready(mountpoint)
     if daemon.is_mounted(target):
         raise CLIError(f"{mountpoint}: already mounted")
-    if not foreground:
-        args = [str(workspace), str(target), "--root", root, "--cache-timeout", str(cache_timeout)]
-        args += ["--read-only"] if read_only else []
-        args += ["--allow-other"] if allow_other else []
-        args += ["--no-xattr"] if no_xattr else []
-        args += ["--rules", judged.to_json()] if judged is not None else []
-        args += ["--report", str(report)] if report is not None else []
-        args += ["--swap-ids", swap_ids] if swap_ids else []
-        args += ["--source", source] if source else []
-        args += ["--write-budget", str(write_budget)] if write_budget is not None else []
-        _start_in_background(target, args)
+    if foreground:
+        try:
+            mountd.serve(workspace, target, options)
+        except NotADirectoryError as exc:
+            raise CLIError(str(exc)) from None
         return
-    read_only = read_only or (judged is not None and judged.read_only)
-    ws = workspace_for_command(workspace, readonly=read_only)
-    st = ws.stat(root)
-    if not st.is_dir():
-        raise CLIError(f"--root {root}: not a directory")
-    daemon.serve(
-        ws,
-        target,
-        root=st.st_ino,
-        readonly=read_only,
-        allow_other=allow_other,
-        timeout=cache_timeout,
-        xattrs=not no_xattr,
-        ids=_swap(swap_ids),
-        write_budget=write_budget,
-        source=source,
-        rules=judged,
-        report=report,
-    )
-
-
-def _rules(policy: Path | None, rules: str | None) -> MountRules | None:
-    """What ``--policy`` (a policy file) or ``--rules`` (JSON) says the mount must apply."""
-    from agentfs.mount.rules import MountRules
-
-    loaded = _policy(policy)
-    if loaded is not None:
-        return loaded.mount_rules()
-    return None if rules is None else MountRules.from_json(rules)
+    _start_in_background(workspace, target, options)
 
 
 def _policy(path: Path | None) -> Policy | None:
@@ -159,34 +122,19 @@ def _policy(path: Path | None) -> Policy | None:
         raise CLIError(str(exc)) from None
 
 
-def _swap(text: str | None) -> IdSwap:
-    """``--swap-ids``, or a usage error that names it."""
-    from agentfs.mount.owners import NO_SWAP, IdSwap
-
-    try:
-        return IdSwap.parse(text) if text else NO_SWAP
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--swap-ids") from None
-
-
-def _start_in_background(mountpoint: Path, args: list[str]) -> None:
-    """Run ``agentfs mount ARGS --foreground`` in a new session and return once the mount is
-    there (or say why the child could not mount)."""
-    from agentfs.mount import daemon
+def _start_in_background(workspace: Path, mountpoint: Path, options: MountOptions) -> None:
+    """Start the mount daemon and return once the mount is there (or say why it could not
+    mount)."""
+    from agentfs.mount import daemon, daemon_args
 
     deadline = time.monotonic() + START_TIMEOUT
-    with tempfile.TemporaryFile("w+") as errors:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "agentfs.cli", "mount", *args, "--foreground"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=errors,
-            start_new_session=True,
-        )
+    with tempfile.TemporaryFile() as errors:
+        child = daemon_args.start(workspace, mountpoint, options, errors)
         while not daemon.wait_until(mountpoint, True, 0.1):
             if child.poll() is not None:
                 errors.seek(0)
-                raise CLIError(errors.read().strip() or f"the mount exited ({child.returncode})")
+                said = errors.read().decode(errors="replace").strip()
+                raise CLIError(said or f"the mount exited ({child.returncode})")
             if time.monotonic() > deadline:
                 child.kill()
                 raise CLIError(f"{mountpoint}: not mounted after {START_TIMEOUT:.0f} s")

@@ -3,9 +3,9 @@
 ``run_in_directory`` here: the same sandbox, timeout and output handling.)
 
 ``run_command`` mounts the workspace on a fresh temporary directory (a child process serving
-it: ``python -m agentfs.cli mount ... --foreground``), runs the command there, and unmounts
-whatever happens: a failure, a timeout, Ctrl-C. When the command ends or its timeout expires,
-everything it started ends too (``setsid`` and ``nohup`` children included): the sandbox's
+it: the daemon ``agentfs.mountd``, by ``daemon_args.start``), runs the command there, and
+unmounts whatever happens: a failure, a timeout, Ctrl-C. When the command ends or its timeout
+expires, everything it started ends too (``setsid`` and ``nohup`` children included): the sandbox's
 PID namespace ends with it, and an unsandboxed command runs under a reaper
 (``agentfs.mount.reaper``) that kills what it leaves. Output is captured up to a cap per
 stream, the rest drained and dropped, and the result says so.
@@ -39,8 +39,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Literal, Protocol
 
+from agentfs.mount.daemon_args import MountOptions
+from agentfs.mount.daemon_args import start as start_daemon
 from agentfs.mount.identity import hand_over, host_identity, switches_user
-from agentfs.mount.owners import IdSwap
+from agentfs.mount.owners import NO_SWAP, IdSwap
 from agentfs.mount.rules import MountRules
 from agentfs.mount.sandbox import Limits, Sandbox, scratch_parent
 
@@ -149,18 +151,15 @@ def run_command(
         mountpoint = Path(tmp) / "workspace"
         mountpoint.mkdir()
         report = Path(tmp) / "refused.json"  # beside the mount: the command never sees it
-        extra = _sandbox_mount(options)
-        rules = options.rules if options.rules is not None and options.rules.restricts else None
-        if rules is not None:
-            extra += ["--rules", rules.to_json(), "--report", str(report)]
-        daemon = _mount(workspace, mountpoint, root, extra)
+        mount = _mount_options(root, options, report)
+        daemon = _mount(workspace, mountpoint, mount)
         if options.sandbox:  # mounted: nothing left to swap under us
             hand_over(Path(tmp))
         try:
             result = run_in_directory(mountpoint, command, options)
         finally:
             _unmount(mountpoint, daemon)
-        return result if rules is None else _with_refusals(result, report)
+        return result if mount.rules is None else _with_refusals(result, report)
 
 
 def _with_refusals(result: CommandResult, report: Path) -> CommandResult:
@@ -214,36 +213,34 @@ def _check_program(program: str, cwd: Path, search: str) -> None:
         raise FileNotFoundError(errno.ENOENT, "No such file or directory", program)
 
 
-def _sandbox_mount(options: RunOptions) -> list[str]:
-    """The mount's options for a sandboxed command: its user let in (``allow_other`` where
-    that user is not us; the directory above the mount, mode 0700, is then given to it once
-    the mount is in place, so no one else reaches the mount), the owner's files shown as its
-    own, and no host path in its mount table."""
+def _mount_options(root: str, options: RunOptions, report: Path) -> MountOptions:
+    """How the command's mount serves: ``root``; a policy's rules, their refusals written to
+    ``report``; for a sandboxed command, its user let in (``allow_other`` where that user is
+    not us; the directory above the mount, mode 0700, is then given to it once the mount is
+    in place, so no one else reaches the mount), the owner's files shown as its own, a bound
+    on what it writes and no host path in its mount table."""
+    rules = options.rules if options.rules is not None and options.rules.restricts else None
+    mount = MountOptions(root=root, rules=rules, report=report if rules is not None else None)
     if not options.sandbox:
-        return []
+        return mount
     uid, gid = host_identity()
-    args = ["--source", SANDBOX_SOURCE]
-    args += ["--write-budget", str(options.limits.write_mb * 1024 * 1024)]
-    if switches_user():
-        args.append("--allow-other")
+    swap = NO_SWAP
     if options.owner is not None and options.owner != (uid, gid):
-        args += ["--swap-ids", str(IdSwap((options.owner[0], uid), (options.owner[1], gid)))]
-    return args
+        swap = IdSwap((options.owner[0], uid), (options.owner[1], gid))
+    return replace(
+        mount,
+        allow_other=switches_user(),
+        ids=swap,
+        source=SANDBOX_SOURCE,
+        write_budget=options.limits.write_mb * 1024 * 1024,
+    )
 
 
 def _mount(
-    workspace: str | os.PathLike[str], mountpoint: Path, root: str, extra: list[str]
-) -> subprocess.Popen:
-    serve = ["mount", os.fspath(workspace), str(mountpoint), "--root", root, "--foreground"]
-    serve += extra
+    workspace: str | os.PathLike[str], mountpoint: Path, options: MountOptions
+) -> subprocess.Popen[bytes]:
     with tempfile.TemporaryFile() as log:
-        daemon = subprocess.Popen(
-            [sys.executable, "-m", "agentfs.cli", *serve],
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,  # Ctrl-C reaches the command, not the mount
-        )
+        daemon = start_daemon(workspace, mountpoint, options, log)
         deadline = time.monotonic() + MOUNT_TIMEOUT
         while not os.path.ismount(mountpoint):
             if daemon.poll() is not None or time.monotonic() > deadline:

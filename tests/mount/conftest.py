@@ -69,17 +69,19 @@ class Mounted:
         subprocess.run(["fusermount3", "-uz", str(self.dir)], check=False, capture_output=True)
 
 
-def start_mount(db: Path, mountpoint: Path, *args: str) -> Mounted:
-    """``agentfs mount DB DIR ARGS --foreground`` in a child process, once it is mounted."""
+def start_mount(db: Path, mountpoint: Path, *args: str, via_cli: bool = False) -> Mounted:
+    """The mount daemon (``python -m agentfs.mountd DB DIR ARGS``) in a child process, once it
+    is mounted; ``via_cli``: ``agentfs mount DB DIR ARGS --foreground`` instead."""
     reason = _missing()
     if reason is not None:
         pytest.skip(f"no FUSE mount on this machine: {reason}")
     mountpoint.mkdir(exist_ok=True)
     log = mountpoint.parent / f"{mountpoint.name}.log"
-    command = [sys.executable, "-m", "agentfs.cli", "mount", str(db), str(mountpoint), *args]
+    program = ["agentfs.cli", "mount"] if via_cli else ["agentfs.mountd"]
+    command = [sys.executable, "-m", *program, str(db), str(mountpoint), *args]
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            [*command, "--foreground"],
+            [*command, "--foreground"] if via_cli else command,
             stdout=out,
             stderr=subprocess.STDOUT,
         )
@@ -94,7 +96,10 @@ def start_mount(db: Path, mountpoint: Path, *args: str) -> Mounted:
 
 @contextmanager
 def fresh_mount(
-    base: Path, *options: str, populate: Callable[[agentfs.Workspace], object] | None = None
+    base: Path,
+    *options: str,
+    populate: Callable[[agentfs.Workspace], object] | None = None,
+    via_cli: bool = False,
 ) -> Iterator[Mounted]:
     """A new workspace in ``base`` (given its first files by ``populate``) mounted on
     ``base/mnt`` with ``options``; after the unmount the mount must have logged no traceback
@@ -103,7 +108,7 @@ def fresh_mount(
     with agentfs.open(db) as ws:
         if populate is not None:
             populate(ws)
-    m = start_mount(db, base / "mnt", *options)
+    m = start_mount(db, base / "mnt", *options, via_cli=via_cli)
     try:
         yield m
     finally:

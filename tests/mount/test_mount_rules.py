@@ -52,7 +52,7 @@ def _errno(call: object) -> int:
 def test_a_policy_mount_hides_denied_files_and_refuses_writes(tmp_path: Path) -> None:
     policy = tmp_path / "policy.toml"
     policy.write_text(POLICY)
-    with fresh_mount(tmp_path, "--policy", str(policy), populate=_project) as m:
+    with fresh_mount(tmp_path, "--policy", str(policy), populate=_project, via_cli=True) as m:
         d = m.dir
         assert sorted(os.listdir(d)) == ["README", "secrets", "src"]  # /secrets/** is inside
         assert os.listdir(d / "secrets") == []
