@@ -15,7 +15,7 @@ import agentfs
 from agentfs import fsck, sync
 from agentfs.sync import SyncError
 from agentfs.tools import Toolset
-from tests.core.test_imported_snapshots import snapshot_picture
+from tests.history.test_imported_snapshots import snapshot_picture
 from tests.sync.conftest import SyncServer
 
 
