@@ -1,19 +1,23 @@
-"""``Workspace``: one SQLite file opened as a filesystem, a key-value store and a tool-call log.
+"""``Workspace``: one SQLite file opened as a file system with its parts: history, the search
+index, the key-value store, the tool-call log and the skills.
 
-This is the public Python API (``agentfs.open``). The file operations come from
-``FileSystem``; this class adds the lifecycle (create, migrate, finish interrupted deletes,
-close), tree walks, copies and the workspace summary shown by ``agentfs info``.
+This is the public Python API (``agentfs.open``). The workspace is its file system (a
+``FileSystem``: the file operations are its own, with no extra call on the path of every
+write and stat) and holds the other parts, whose methods it offers (``History``, ``Index``,
+``KVStore``, ``ToolCallLog``, ``Snapshots``); it adds the lifecycle (create, migrate, finish
+interrupted deletes, close), who acts through the handle, commands run in a mount, and the
+summary shown by ``agentfs info``.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
-from types import TracebackType
+from types import EllipsisType, TracebackType
 from typing import Literal, Unpack
 
 import apsw
@@ -22,8 +26,13 @@ from agentfs import db, skills
 from agentfs.core import paths, treeops
 from agentfs.core.checkpoint import BackgroundCheckpointer
 from agentfs.core.errors import fs_error
-from agentfs.history.api import HistoryMixin
-from agentfs.history.snapshots import Snapshots
+from agentfs.core.fs import FileSystem
+from agentfs.history.api import GcReport, History, RecordingVersions
+from agentfs.history.cow import HistorySettings
+from agentfs.history.hooks import HistoryHooks
+from agentfs.history.identity import ActingBlock, Identity
+from agentfs.history.reads import Read, read_before_write_globs
+from agentfs.history.versions import Version
 from agentfs.kv import KVStore
 from agentfs.mount.copyexec import run_in_copy
 from agentfs.mount.exec import (
@@ -38,13 +47,14 @@ from agentfs.mount.exec import describe as describe_command
 from agentfs.mount.rules import MountRules
 from agentfs.mount.sandbox import Limits
 from agentfs.mount.sandbox import require as require_sandbox
-from agentfs.search.api import SearchMixin
+from agentfs.search.api import Index
 from agentfs.search.background import BackgroundEmbedder
 from agentfs.search.embedders import Embedder
 from agentfs.search.glob import GlobMatch
 from agentfs.search.glob import glob as glob_files
 from agentfs.search.grep import GrepFields, GrepResult
 from agentfs.search.grep import grep as grep_files
+from agentfs.search.index import IndexStatus
 from agentfs.search.ranking import SearchFields, SearchOptions, SearchResults
 from agentfs.search.ranking import search as search_files
 from agentfs.toolcalls import ToolCallLog
@@ -81,17 +91,21 @@ class WorkspaceInfo:
         return asdict(self)
 
 
-class Workspace(HistoryMixin, SearchMixin):
+class Workspace(FileSystem):
     """A workspace file, open for reading and writing (or read-only).
 
     Attributes:
         path: the database file.
         kv: the spec's key-value store.
         tool_calls: the spec's tool-call log.
+        snapshots: the whole tree's snapshots.
+        hooks: history's side of every change (installed by the ``History`` part).
     Caveats:
         One ``Workspace`` per thread: apsw connections are not shared between threads here.
         Several processes may open the same file at once (WAL; see docs/concurrency.md).
     """
+
+    hooks: HistoryHooks
 
     def __init__(
         self,
@@ -115,6 +129,8 @@ class Workspace(HistoryMixin, SearchMixin):
             else:
                 db.migrate(conn, chunk_size=chunk_size)
             super().__init__(conn)
+            self._history = History(self)  # first: every change from now on keeps history
+            self._index = Index(self)
             if why is not None:
                 self.readonly_reason = f"the workspace is read-only here: {why}"
         except BaseException:
@@ -125,7 +141,7 @@ class Workspace(HistoryMixin, SearchMixin):
         self.thread = thread
         self.kv = KVStore(conn)
         self.tool_calls = ToolCallLog(conn)
-        self.snapshots = Snapshots(self, self.hooks)
+        self.snapshots = self._history.snapshots
         self._checkpointer: BackgroundCheckpointer | None = None
         if not readonly:
             self._checkpointer = BackgroundCheckpointer(
@@ -146,7 +162,7 @@ class Workspace(HistoryMixin, SearchMixin):
             return
         if self._checkpointer is not None:
             self._checkpointer.close()
-        self.close_drained_copy()
+        self._index.close_drained_copy()
         self.conn.close()
 
     def database_bytes(self) -> int:
@@ -163,6 +179,131 @@ class Workspace(HistoryMixin, SearchMixin):
         """
         db.sync_wal(self.conn)
 
+    # --- who acts through this handle (``agentfs.history.identity``) --------------------------
+
+    @property
+    def actor(self) -> str | None:
+        """Who writes through this handle; recorded with every version and snapshot."""
+        return self.hooks.acting.now.actor
+
+    @actor.setter
+    def actor(self, value: str | None) -> None:
+        acting = self.hooks.acting
+        acting.own = acting.own._replace(actor=value)
+
+    @property
+    def thread(self) -> str | None:
+        """The conversation thread (or session) of this handle: versions, snapshots and
+        read tracking are recorded under it."""
+        return self.hooks.acting.now.thread
+
+    @thread.setter
+    def thread(self, value: str | None) -> None:
+        acting = self.hooks.acting
+        acting.own = acting.own._replace(thread=value)
+
+    @property
+    def read_before_write(self) -> tuple[str, ...]:
+        """Globs of paths whose existing files this handle may write only after reading them
+        unchanged (``agentfs.history.reads``); set True for every path, False or () for none."""
+        return self.hooks.acting.now.read_before_write
+
+    @read_before_write.setter
+    def read_before_write(self, value: bool | str | Iterable[str]) -> None:
+        acting = self.hooks.acting
+        acting.own = acting.own._replace(read_before_write=read_before_write_globs(value))
+
+    def acting(
+        self,
+        *,
+        thread: str | None,
+        actor: str | None = None,
+        read_before_write: bool | str | Iterable[str] = (),
+    ) -> ActingBlock:
+        """Act as ``thread`` and ``actor``, under ``read_before_write``, inside the block,
+        in this thread or asyncio task only; the handle's own identity is untouched::
+
+            with ws.acting(thread="chat-42", actor="claude"):
+                ws.write("/notes.md", "...")  # version recorded for chat-42, claude
+        """
+        globs = read_before_write_globs(read_before_write)
+        return self.hooks.acting.block(Identity(thread, actor, globs))
+
+    # --- history (``History``) -------------------------------------------------------------
+
+    def configure_history(
+        self, *, keep: int | str | EllipsisType | None = ..., max_bytes: int | None = None
+    ) -> HistorySettings:
+        return self._history.configure_history(keep=keep, max_bytes=max_bytes)
+
+    @property
+    def history_settings(self) -> HistorySettings:
+        return self._history.history_settings
+
+    def reads_log(self, thread: str | None = None) -> list[Read]:
+        return self._history.reads_log(thread)
+
+    def recording_versions(self) -> RecordingVersions:
+        return self._history.recording_versions()
+
+    def history(self, path: str) -> list[Version]:
+        return self._history.history(path)
+
+    def history_path(self, path: str) -> str:
+        return self._history.history_path(path)
+
+    def version(self, path: str, n: int | None = None) -> Version:
+        return self._history.version(path, n)
+
+    def read_version(self, path: str, n: int) -> bytes:
+        return self._history.read_version(path, n)
+
+    def diff(self, path: str, a: int | None = None, b: int | None = None) -> str:
+        return self._history.diff(path, a, b)
+
+    def restore_version(self, path: str, n: int) -> Version:
+        return self._history.restore_version(path, n)
+
+    def gc(self) -> GcReport:
+        return self._history.gc()
+
+    # --- the search index (``Index``) ------------------------------------------------------
+
+    def refresh_index(self, *, batches: int | None = None) -> int:
+        return self._index.refresh_index(batches=batches)
+
+    def embedder(self) -> Embedder | None:
+        return self._index.embedder()
+
+    def index(
+        self,
+        embedder: Embedder | str | None = None,
+        *,
+        rebuild: bool = False,
+        path: str = "/",
+        replace: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> IndexStatus:
+        return self._index.index(
+            embedder, rebuild=rebuild, path=path, replace=replace, progress=progress
+        )
+
+    def embed_pending(
+        self,
+        embedder: Embedder | None = None,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        return self._index.embed_pending(embedder, progress=progress)
+
+    def index_status(self) -> IndexStatus:
+        return self._index.index_status()
+
+    def configure_index(
+        self, *, enabled: bool | None = None, max_bytes: int | None = None
+    ) -> IndexStatus:
+        return self._index.configure_index(enabled=enabled, max_bytes=max_bytes)
+
     def __enter__(self) -> Workspace:
         return self
 
@@ -173,8 +314,6 @@ class Workspace(HistoryMixin, SearchMixin):
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-    # --- trees ---------------------------------------------------------------------------------
 
     # --- features that open the file again ----------------------------------------------------
 
@@ -315,13 +454,13 @@ class Workspace(HistoryMixin, SearchMixin):
     def grep(self, pattern: str, path: str = "/", **options: Unpack[GrepFields]) -> GrepResult:
         """The lines of the text files at or below ``path`` matching ``pattern``, as
         ripgrep finds them (``agentfs.search.grep``)."""
-        return grep_files(self, pattern, path, **options)
+        return grep_files(self._index, pattern, path, **options)
 
     def search(
         self, query: str, *, embedder: Embedder | None = None, **options: Unpack[SearchFields]
     ) -> SearchResults:
         """The files that best answer ``query``, best first (``SearchOptions``)."""
-        return search_files(self, query, SearchOptions(**options), embedder)
+        return search_files(self._index, query, SearchOptions(**options), embedder)
 
     # --- skills (``agentfs.skills``): /skills/<id>/SKILL.md and each thread's active set ------
 

@@ -1,20 +1,18 @@
-"""The history half of the public API: per-path versions (list, read, diff, restore), garbage
-collection, and forking a snapshot into a new workspace file.
+"""The history part of a workspace: per-path versions (list, read, diff, restore), the read
+log and garbage collection.
 
-``HistoryMixin`` is mixed into ``Workspace``; it only reads and writes through the core's own
-transactions and recorders (``FileSystem``, ``Versions``, ``Snapshots``), so the rules live in
-one place: ``history.cow`` (freeze, copy-up), ``history.versions`` and ``history.snapshots``.
+``Workspace`` holds one ``History`` and offers its methods. It reads and writes only through
+the core's public port (``FileSystem.transaction``, ``lstat``, ``relink``, ...) and history's
+own recorders, so the rules live in one place: ``history.cow`` (freeze, copy-up),
+``history.versions`` and ``history.snapshots``.
 """
 
 from __future__ import annotations
 
 import difflib
 import errno
-from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from types import EllipsisType
-
-import apsw
 
 from agentfs.core import paths, xattrs
 from agentfs.core.errors import HistoryNotFoundError, fs_error
@@ -22,8 +20,7 @@ from agentfs.core.fs import FileSystem
 from agentfs.core.inodes import S_IFMT, S_IFREG, is_dir, now_ns
 from agentfs.history.cow import HistorySettings, keep_text
 from agentfs.history.hooks import HistoryHooks
-from agentfs.history.identity import ActingBlock, Identity
-from agentfs.history.reads import Read, read_before_write_globs
+from agentfs.history.reads import Read
 from agentfs.history.snapshots import Snapshots
 from agentfs.history.versions import Version, Versions
 
@@ -59,52 +56,16 @@ class RecordingVersions:
         self._versions.journal = None
 
 
-class HistoryMixin(FileSystem):
-    """Versions of each path, ``gc`` and ``fork`` (see the module docstring)."""
+class History:
+    """The history part of a workspace: versions of each path, read tracking's log, ``gc``
+    (see the module docstring). Made first, it installs the hooks by which every change of
+    ``fs`` keeps history."""
 
-    snapshots: Snapshots
-    hooks: HistoryHooks
-
-    def __init__(self, conn: apsw.Connection) -> None:
-        super().__init__(conn)
-        self.hooks = HistoryHooks(self)  # every change of the core now keeps history
-
-    @property
-    def actor(self) -> str | None:
-        """Who writes through this handle; recorded with every version and snapshot."""
-        return self.hooks.acting.now.actor
-
-    @actor.setter
-    def actor(self, value: str | None) -> None:
-        acting = self.hooks.acting
-        acting.own = acting.own._replace(actor=value)
-
-    @property
-    def thread(self) -> str | None:
-        """The conversation thread (or session) of this handle: versions, snapshots and
-        read tracking are recorded under it."""
-        return self.hooks.acting.now.thread
-
-    @thread.setter
-    def thread(self, value: str | None) -> None:
-        acting = self.hooks.acting
-        acting.own = acting.own._replace(thread=value)
-
-    def acting(
-        self,
-        *,
-        thread: str | None,
-        actor: str | None = None,
-        read_before_write: bool | str | Iterable[str] = (),
-    ) -> ActingBlock:
-        """Act as ``thread`` and ``actor``, under ``read_before_write``, inside the block,
-        in this thread or asyncio task only; the handle's own identity is untouched::
-
-            with ws.acting(thread="chat-42", actor="claude"):
-                ws.write("/notes.md", "...")  # version recorded for chat-42, claude
-        """
-        globs = read_before_write_globs(read_before_write)
-        return self.hooks.acting.block(Identity(thread, actor, globs))
+    def __init__(self, fs: FileSystem) -> None:
+        self.fs = fs
+        self.hooks = fs.hooks = HistoryHooks(fs)
+        self.conn = fs.conn
+        self.snapshots = Snapshots(fs, self.hooks)
 
     def configure_history(
         self, *, keep: int | str | EllipsisType | None = ..., max_bytes: int | None = None
@@ -120,7 +81,7 @@ class HistoryMixin(FileSystem):
         """
         if max_bytes is not None and max_bytes < 0:
             raise fs_error(errno.EINVAL, self.conn.filename, "max_bytes must be >= 0")
-        with self.transaction():
+        with self.fs.transaction():
             if keep is not ...:
                 try:
                     text = keep_text(keep)
@@ -139,23 +100,12 @@ class HistoryMixin(FileSystem):
 
     @property
     def history_settings(self) -> HistorySettings:
-        with self.read_transaction():
+        with self.fs.read_transaction():
             return self.hooks.cow.settings
-
-    @property
-    def read_before_write(self) -> tuple[str, ...]:
-        """Globs of paths whose existing files this handle may write only after reading them
-        unchanged (``agentfs.history.reads``); set True for every path, False or () for none."""
-        return self.hooks.acting.now.read_before_write
-
-    @read_before_write.setter
-    def read_before_write(self, value: bool | str | Iterable[str]) -> None:
-        acting = self.hooks.acting
-        acting.own = acting.own._replace(read_before_write=read_before_write_globs(value))
 
     def reads_log(self, thread: str | None = None) -> list[Read]:
         """The last read of each path by each thread (only ``thread``'s when given)."""
-        with self.read_transaction():
+        with self.fs.read_transaction():
             return self.hooks.reads.list(thread)
 
     # --- versions -----------------------------------------------------------------------------
@@ -174,13 +124,13 @@ class HistoryMixin(FileSystem):
 
     def history(self, path: str) -> list[Version]:
         """Every event of ``path`` (symlink-free), oldest first; deleted files too."""
-        with self.read_transaction():
+        with self.fs.read_transaction():
             return self.hooks.versions.history(self._history_key(path))
 
     def history_path(self, path: str) -> str:
         """The path ``path``'s history is kept under: its directories' symlinks resolved
         (what version numbers, read records and the tool-call links are keyed by)."""
-        with self.read_transaction():
+        with self.fs.read_transaction():
             return self._history_key(path)
 
     def _history_key(self, path: str) -> str:
@@ -193,7 +143,7 @@ class HistoryMixin(FileSystem):
 
     def version(self, path: str, n: int | None = None) -> Version:
         """Version ``n`` of ``path`` (None: the newest event)."""
-        with self.read_transaction():
+        with self.fs.read_transaction():
             key = self._history_key(path)
             found = (
                 self.hooks.versions.latest(key) if n is None else self.hooks.versions.get(key, n)
@@ -205,7 +155,7 @@ class HistoryMixin(FileSystem):
 
     def read_version(self, path: str, n: int) -> bytes:
         """The bytes ``path`` had at version ``n``."""
-        with self.read_transaction():
+        with self.fs.read_transaction():
             found = self.version(path, n)
             if not found.has_content:
                 raise HistoryNotFoundError(f"{found.path}: version {n} is a {found.op}, no content")
@@ -217,7 +167,7 @@ class HistoryMixin(FileSystem):
         ``a`` None: the version before the newest one with content (empty if there is none);
         ``b`` None: the file as it is now. Binary content is one summary line, as in git.
         """
-        with self.read_transaction():
+        with self.fs.read_transaction():
             key = self._history_key(path)
             if a is None:
                 rows = [v for v in self.hooks.versions.history(key) if v.has_content]
@@ -232,7 +182,7 @@ class HistoryMixin(FileSystem):
 
     def _current(self, path: str) -> bytes:
         try:
-            return self.read(path)
+            return self.fs.read(path)
         except FileNotFoundError:
             return b""
 
@@ -245,13 +195,13 @@ class HistoryMixin(FileSystem):
         file has now. Recreates
         a deleted file. With versioning off nothing is recorded and version ``n`` itself is
         returned."""
-        with self.transaction():
+        with self.fs.transaction():
             found = self.version(path, n)
             if not found.has_content:
                 raise HistoryNotFoundError(f"{found.path}: version {n} is a {found.op}, no content")
             key = found.path
             try:
-                now = self.lstat(key)
+                now = self.fs.lstat(key)
             except FileNotFoundError:
                 now = None
             mode = S_IFREG | 0o644
@@ -262,21 +212,21 @@ class HistoryMixin(FileSystem):
                     return self.hooks.versions.latest(key) or found  # it is the current content
                 if now.st_mode & S_IFMT == S_IFREG:
                     mode = now.st_mode
-            if found.ino is None or not found.describes(found.ino, self.size_of(found.ino)):
+            if found.ino is None or not found.describes(found.ino, self.fs.size_of(found.ino)):
                 # kept aside, or the prefix of a file that grew since: a new inode holds them
-                ino = self.nameless_file(mode, self.hooks.versions.content(found))
+                ino = self.fs.nameless_file(mode, self.hooks.versions.content(found))
                 if now is not None and now.st_mode & S_IFMT == S_IFREG:
                     xattrs.copy_all(self.conn, now.st_ino, ino)  # as its mode: the file's now
             elif self.conn.execute("SELECT nlink FROM fs_inode WHERE ino = ?", (found.ino,)).get:
                 ino = self.hooks.cow.clone(found.ino, now_ns()).st_ino  # named elsewhere: a copy
             else:
                 ino = found.ino
-            self.relink(key, ino)
+            self.fs.relink(key, ino)
             if not self.hooks.cow.settings.versioning:
                 return found
             self.hooks.versions.record(key, "restore", ino, found.size, found.hash, str(n))
             latest = self.hooks.versions.latest(key) or found
-        self.orphans.purge_due()
+        self.fs.orphans.purge_due()
         return latest
 
     # --- garbage collection -------------------------------------------------------------------
@@ -285,7 +235,7 @@ class HistoryMixin(FileSystem):
         """Free what nothing references any more: versions beyond ``history.keep`` (with the
         bytes kept for them), snapshot rows no snapshot needs, and every inode no name,
         version or snapshot holds."""
-        with self.transaction():
+        with self.fs.transaction():
             pruned = []
             keep = self.hooks.cow.settings.keep
             if keep is not None:
@@ -307,7 +257,7 @@ class HistoryMixin(FileSystem):
                 " AND ((i.mode & 61440) = 16384"  # a directory: restore re-creates it
                 " OR NOT EXISTS (SELECT 1 FROM ws_entry e WHERE e.ino = i.ino)) RETURNING 1"
             ).fetchall()
-        self.orphans.purge()
+        self.fs.orphans.purge()
         return GcReport(len(pruned), entries, len(freed), len(kept))
 
     # --- fork ---------------------------------------------------------------------------------

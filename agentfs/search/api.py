@@ -1,9 +1,9 @@
-"""The index as ``Workspace`` methods: choosing an embedder, embedding, rebuilding, status.
+"""The search part of a workspace: the index (choosing an embedder, embedding, rebuilding,
+status) and the handle a query runs on.
 
-A mixin over ``FileSystem`` (like ``agentfs.history.api.HistoryMixin``), so the workspace class
-stays a list of what it offers. The core knows nothing of the index: its triggers queue each
-changed file with the write, and this side drains the queue before the index is read
-(``refresh_index``; see ``agentfs.search.index``).
+``Workspace`` holds one ``Index`` and offers its methods. The core knows nothing of the
+index: its triggers queue each changed file with the write, and this side drains the queue
+before the index is read (``refresh_index``; see ``agentfs.search.index``).
 """
 
 from __future__ import annotations
@@ -22,32 +22,32 @@ from agentfs.search.index import ANY_QUEUED, IndexStatus, SearchIndex
 from agentfs.search.names import first_names
 
 
-class SearchMixin(FileSystem):
-    """``index``, ``index_status`` and ``configure_index`` (``search``, ``grep`` and ``glob``
-    are the functions of ``agentfs.search`` assigned on ``Workspace``)."""
+class Index:
+    """The index of the workspace ``fs`` (see the module docstring)."""
 
-    def __init__(self, conn: apsw.Connection) -> None:
-        super().__init__(conn)
-        self.search_index = SearchIndex(conn, self.chunks)
+    def __init__(self, fs: FileSystem) -> None:
+        self.fs = fs
+        self.conn = fs.conn
+        self.search_index = SearchIndex(fs.conn, fs.chunks)
         #: A read-only handle's drained copy, with the data_version it was made at.
-        self._drained_copy: tuple[object, SearchMixin] | None = None
+        self._drained_copy: tuple[object, Index] | None = None
 
     def refresh_index(self, *, batches: int | None = None) -> int:
         """Index what was written since the index was last brought up to date (writes only
         queue their files: see ``agentfs.search.index``), at most ``batches`` batches of it;
         how many files were indexed. Search, grep and ``index`` call it first; a read-only
         handle cannot, and indexes nothing."""
-        if self.readonly or self.conn.execute(ANY_QUEUED).get is None:
+        if self.fs.readonly or self.conn.execute(ANY_QUEUED).get is None:
             return 0  # the probe takes no lock
-        return self.search_index.refresh(self.transaction, batches=batches)
+        return self.search_index.refresh(self.fs.transaction, batches=batches)
 
-    def indexed(self) -> SearchMixin:
-        """A handle whose index covers every committed write, for a query to run on: this
-        one, once ``refresh_index`` drained the queue; or, on a read-only handle with files
+    def indexed(self) -> Index:
+        """An index covering every committed write, for a query to run on (over its ``fs``):
+        this one, once ``refresh_index`` drained the queue; or, on a read-only handle with files
         waiting to be indexed (it may not write, and a query must not miss them), a private
         in-memory copy of the workspace with the queue drained there. The copy is kept until
         another connection commits; the workspace file is never written."""
-        if not self.readonly:
+        if not self.fs.readonly:
             self.refresh_index()
             return self
         if self.conn.execute(ANY_QUEUED).get is None:
@@ -95,12 +95,12 @@ class SearchMixin(FileSystem):
         if isinstance(embedder, str):
             embedder = builtin(embedder)
         if rebuild:
-            with self.transaction():
+            with self.fs.transaction():
                 self.search_index.queue(self._files_under(path))
         else:
             self.refresh_index()
         if embedder is not None:
-            with self.transaction():
+            with self.fs.transaction():
                 vectors.choose(self.conn, embedder, replace=replace)
         chosen = embedder or self.embedder()
         if chosen is not None:
@@ -119,19 +119,19 @@ class SearchMixin(FileSystem):
         if embedder is None:
             return 0
         self.refresh_index()  # files written since the last drain get their chunks first
-        return vectors.embed_pending(self, embedder, progress=progress)
+        return vectors.embed_pending(self.fs, embedder, progress=progress)
 
     def _files_under(self, path: str) -> list[int]:
-        st = self.stat(path)
+        st = self.fs.stat(path)
         if not st.is_dir():
             return [st.st_ino] if st.type == "file" else []
-        return [e.ino for e in walk(self, "**", path) if e.mode & S_IFMT == S_IFREG]
+        return [e.ino for e in walk(self.fs, "**", path) if e.mode & S_IFMT == S_IFREG]
 
     def index_status(self) -> IndexStatus:
         """What is indexed, what was skipped and why, what waits for a vector (the queue of
         written files is drained first, so ``queued`` is 0 unless the handle is read-only)."""
         self.refresh_index()
-        with self.read_transaction():
+        with self.fs.read_transaction():
             skipped = {
                 ino
                 for (ino,) in self.conn.execute(
@@ -139,14 +139,14 @@ class SearchMixin(FileSystem):
                 )
             }
             # walking up from the few skipped files, not down the whole tree
-            return self.search_index.status(first_names(self, skipped))
+            return self.search_index.status(first_names(self.fs, skipped))
 
     def configure_index(
         self, *, enabled: bool | None = None, max_bytes: int | None = None
     ) -> IndexStatus:
         """Turn indexing on or off, or change the size limit; files already there are queued
         and re-indexed under the new rules before the status is returned."""
-        with self.transaction():
+        with self.fs.transaction():
             if enabled is not None:
                 self.search_index.set_enabled(enabled)
             if max_bytes is not None:
@@ -155,13 +155,13 @@ class SearchMixin(FileSystem):
         return self.index_status()
 
 
-def _drained_copy(conn: apsw.Connection) -> SearchMixin:
+def _drained_copy(conn: apsw.Connection) -> Index:
     """The workspace as ``conn`` sees it, copied page by page (SQLite's backup, one read of
     the source) into memory, with its index queue drained there."""
     copy = apsw.Connection(":memory:")
     with copy.backup("main", conn, "main") as backup:
         backup.step()
     load_extensions(copy)
-    drained = SearchMixin(copy)
+    drained = Index(FileSystem(copy))
     drained.refresh_index()
     return drained

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 class Indexable(Protocol):
-    """What the thread needs of the workspace it opens (``SearchMixin`` has it all)."""
+    """What the thread needs of the workspace it opens (a ``Workspace`` has it all)."""
 
     def embedder(self) -> Embedder | None: ...
 

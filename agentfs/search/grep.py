@@ -38,7 +38,7 @@ from agentfs.search.pattern import GrepPattern, compile_pattern
 
 if TYPE_CHECKING:
     from agentfs.core.fs import FileSystem
-    from agentfs.search.api import SearchMixin
+    from agentfs.search.api import Index
 
 Output = Literal["content", "files", "count"]
 
@@ -93,7 +93,7 @@ class Candidate(NamedTuple):
 
 
 def grep(
-    fs: SearchMixin,
+    index: Index,
     pattern: str,
     path: str = "/",
     *,
@@ -122,7 +122,8 @@ def grep(
         return result
     # a multiline match may span chunks: only the line-bound forms narrow to chunks
     whole_files = multiline or before > 0 or after > 0  # context needs the lines around
-    fs.refresh_index(batches=DRAIN_BATCHES)  # the rest of the queue is read whole below
+    index.refresh_index(batches=DRAIN_BATCHES)  # the rest of the queue is read whole below
+    fs = index.fs
     with fs.read_transaction(), _collector_paused():
         found_files, texts = _candidates(fs, path, glob, regex, whole_files)
         for found, pieces in _read(fs, found_files):

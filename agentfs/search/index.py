@@ -3,13 +3,13 @@
 Triggers (schema/migrations/0004-search.sql) queue every regular file whose content, size,
 link count or existence changed, in the write's own transaction: no change can be lost, and a
 write pays one queue row, not the indexing. The queue is drained when the index is about to
-be read (``SearchMixin.refresh_index``: before a search, ``index``, ``index --status``; a grep
+be read (``Index.refresh_index``: before a search, ``index``, ``index --status``; a grep
 drains two batches and reads the rest whole) and by the background step of long-running
 processes, in batches of up to ``BATCH_FILES`` files or ``BATCH_BYTES`` bytes, each batch its
 own transaction: FTS5 writes one segment per transaction, so a batch costs about what one
 file did, and another writer waits at most one batch. Queries never miss a committed write:
 they drain first, and grep also reads a still-queued file whole (a read-only handle cannot
-drain: its search runs on a drained in-memory copy, ``SearchMixin.indexed``).
+drain: its search runs on a drained in-memory copy, ``Index.indexed``).
 
 The index is by chunk text (schema/migrations/0007-texts.sql): each distinct chunk text is one
 ws_text row with one BM25 row, one trigram row and one vector, and ws_chunk maps each file's

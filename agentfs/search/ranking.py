@@ -40,7 +40,7 @@ from agentfs.search.vectors import check_model, chunk_texts, nearest, stored_mod
 
 if TYPE_CHECKING:
     from agentfs.core.fs import FileSystem
-    from agentfs.search.api import SearchMixin
+    from agentfs.search.api import Index
     from agentfs.search.embedders import Embedder
 
 Mode = Literal["bm25", "vector", "hybrid"]
@@ -160,7 +160,7 @@ DEFAULTS = SearchOptions()
 
 
 def search(
-    fs: SearchMixin, query: str, options: SearchOptions = DEFAULTS, embedder: Embedder | None = None
+    index: Index, query: str, options: SearchOptions = DEFAULTS, embedder: Embedder | None = None
 ) -> SearchResults:
     """The ``top_k`` files at or below ``path`` (matching ``glob``) that best answer ``query``
     (``SearchOptions``). A hybrid or vector search on a workspace without vectors is
@@ -168,7 +168,8 @@ def search(
     the built-in model the workspace's vectors were made with)."""
     if not isinstance(query, str) or not query.strip() or "\0" in query:
         raise fs_error(errno.EINVAL, str(query), "a search query is a non-empty string")
-    fs = fs.indexed()  # never misses a committed write, even on a read-only handle
+    index = index.indexed()  # never misses a committed write, even on a read-only handle
+    fs = index.fs
     model, _dim = stored_model(fs.conn)
     mode = options.mode or ("hybrid" if model else "bm25")
     note = None
@@ -181,7 +182,7 @@ def search(
         scope = _scope(fs, options.path, options.glob)
         pending = int(fs.conn.execute("SELECT count(*) FROM ws_embed_queue").get)  # type: ignore[arg-type]
         limit = max(MIN_CANDIDATES, top_k * CANDIDATES_PER_RESULT)
-        scores = _score(fs, query, mode, scope, limit, options.vector_weight, embedder)
+        scores = _score(index, query, mode, scope, limit, options.vector_weight, embedder)
         hits = _hits(
             fs,
             scores,
@@ -219,7 +220,7 @@ def _scope(fs: FileSystem, path: str, glob: str | None) -> Scope:
 
 
 def _score(
-    fs: SearchMixin,
+    index: Index,
     query: str,
     mode: str,
     scope: Scope,
@@ -233,11 +234,11 @@ def _score(
     lexical: dict[int, float] = {}
     semantic: dict[int, float] = {}
     if mode in ("bm25", "hybrid"):
-        match = _fts_query(fs, query)
-        lexical = dict(_bm25(fs, match, scope, limit)) if match else {}
+        match = _fts_query(index, query)
+        lexical = dict(_bm25(index.fs, match, scope, limit)) if match else {}
     if mode in ("vector", "hybrid"):
         assert embedder is not None
-        semantic = _nearest(fs, query, scope, limit, embedder)
+        semantic = _nearest(index, query, scope, limit, embedder)
     best = max(lexical.values(), default=0.0) or 1.0
     parts = {
         cid: (
@@ -262,20 +263,20 @@ def _reciprocal_ranks(scores: dict[int, float], weight: float) -> dict[int, floa
 
 
 def _nearest(
-    fs: SearchMixin, query: str, scope: Scope, limit: int, embedder: Embedder
+    index: Index, query: str, scope: Scope, limit: int, embedder: Embedder
 ) -> dict[int, float]:
     """The ``limit`` chunk texts in scope nearest to ``query``'s vector, with their
     similarity."""
-    conn = fs.conn
+    conn = index.conn
     check_model(conn, embedder)
     vector = embedder.embed([query])[0]
     among = None
     if scope.names is not None:
         among = [tid for (tid,) in conn.execute(_SCOPE_TEXTS, (scope.inos_json,))]
-    return dict(nearest(conn, vector, limit, among, fs.search_index.vectors))
+    return dict(nearest(conn, vector, limit, among, index.search_index.vectors))
 
 
-def _fts_query(fs: SearchMixin, query: str) -> str:
+def _fts_query(index: Index, query: str) -> str:
     """The FTS5 query for ``query``: its words OR-ed, leaving out English stopwords, words no
     chunk has, and, beyond a budget of POSTINGS chunks, the most common words.
 
@@ -283,9 +284,9 @@ def _fts_query(fs: SearchMixin, query: str) -> str:
     ("file", "data" in a code base) makes every query slow while adding almost nothing to the
     ranking (its IDF is near 0). The rarest words are kept first, each word's chunk count
     read from the FTS5 vocabulary; the first is always kept."""
-    conn = fs.conn
+    conn = index.conn
     words: dict[str, str] = {}  # stem -> the word as typed (FTS5 stems it the same way again)
-    stem = fs.search_index.tokenizer()
+    stem = index.search_index.tokenizer()
     for word in _WORD.findall(query.lower()):
         if word in STOPWORDS:
             continue

@@ -145,19 +145,20 @@ def test_a_read_only_search_copies_again_only_after_another_commit(tmp_path: Pat
     with agentfs.open(path) as writer:
         writer.write("/a.txt", "alpha\n")
         with agentfs.open(path, readonly=True) as reader:
-            first = reader.indexed()
-            assert first is not reader and reader.indexed() is first  # kept while unchanged
+            index = reader._index  # the search part: which index a query runs on
+            first = index.indexed()
+            assert first is not index and index.indexed() is first  # kept while unchanged
             writer.write("/b.txt", "alpha beta\n")
             assert [h.path for h in reader.search("beta", mode="bm25").hits] == ["/b.txt"]
-            assert reader.indexed() is not first
+            assert index.indexed() is not first
             writer.refresh_index()  # nothing waits: the handle itself answers
-            assert reader.indexed() is reader
-        assert writer.indexed() is writer
+            assert index.indexed() is index
+        assert writer._index.indexed() is writer._index
 
 
-# Was a bug (found by test_index_consistency's read-only rule once overwrites stayed in place):
-# a binary file overwritten with text keeps its inode, and until the queue drains its index row
-# still says 'binary', so a read-only grep skipped it instead of reading it whole
+# A binary file overwritten with text keeps its inode, and until the queue drains its index row
+# still says 'binary': a read-only grep reads it whole instead of skipping it (a case
+# test_index_consistency's read-only rule finds)
 def test_a_read_only_grep_reads_a_queued_file_that_was_binary(tmp_path: Path) -> None:
     path = tmp_path / "ws.db"
     with agentfs.open(path) as writer:

@@ -125,8 +125,8 @@ def test_path_and_glob_filters(corpus: agentfs.Workspace) -> None:
         bm25(corpus, "retry", path="/no/such/dir")
 
 
-# Was a bug (fixed): search(path=<a regular file>) returns nothing: _scope walks path as a
-# directory, so a file path is never 'at or below path' (grep handles a file path)
+# search(path=<a regular file>) searches that file, as grep does: walked as a directory only, a
+# file path would never be 'at or below path'
 def test_a_file_path_searches_that_file(corpus: agentfs.Workspace) -> None:
     assert bm25(corpus, "retry", path="/src/net.py") == ["/src/net.py"]
 
@@ -143,8 +143,9 @@ def test_top_k_and_min_score(corpus: agentfs.Workspace) -> None:
     assert corpus.search("retry cache def", mode="bm25", min_score=1.0).hits[0].score == 1.0
 
 
-# Was a bug (fixed): min_score is compared with the unrounded score but hits report round(score,
-# 6): a hit reported with score s is dropped by min_score=s (here /src/net.py, reported 2e-06)
+# min_score is compared with the score as hits report it, round(score, 6): compared with the
+# unrounded score, a hit reported with score s would be dropped by min_score=s (here /src/net.py,
+# reported 2e-06)
 def test_a_hits_reported_score_as_min_score_keeps_it(corpus: agentfs.Workspace) -> None:
     every = corpus.search("retry cache def", mode="bm25", top_k=10).hits
     for hit in every:
@@ -255,7 +256,7 @@ def test_vector_mode_finds_the_file_sharing_words(corpus: agentfs.Workspace) -> 
     assert top.score_details["bm25"] is None
     assert top.score == top.score_details["vector"]
     assert 0.0 < top.score <= 1.0
-    assert corpus.search("keep responses in a cache").mode == "hybrid"  # now the default
+    assert corpus.search("keep responses in a cache").mode == "hybrid"  # the default
 
 
 def test_hybrid_is_the_union_of_both_rankings(corpus: agentfs.Workspace) -> None:
@@ -342,10 +343,10 @@ def test_unchanged_chunks_keep_their_vectors(corpus: agentfs.Workspace) -> None:
 
 
 @pytest.mark.damages_workspace
-# Was a bug (fixed): re-indexing a file in place (same inode, e.g. history off) whose old chunk was
-# embedded gives its new chunk the same id; _vector_for queues it, then flush's
-# _forget_vectors(pool) deletes that queue row with the old vector, so the new chunk has no vector
-# and is not queued (fsck: 'chunk N has no vector and is not queued')
+# Re-indexing a file in place (same inode, e.g. history off) whose old chunk was embedded gives
+# its new chunk the same id; the new chunk must stay queued for a vector (forgetting the old
+# vector must not delete the queue row just made for the new one), or fsck reports 'chunk N has
+# no vector and is not queued'
 def test_an_edited_file_is_queued_for_a_new_vector(plain_ws: agentfs.Workspace) -> None:
     ws = plain_ws
     ws.write("/a.txt", "alpha bravo\n")
@@ -362,15 +363,15 @@ PENDING_REINDEX = {
     "hard link": lambda ws: ws.link("/a.txt", "/b.txt"),
     "utime": lambda ws: ws.utime("/a.txt"),
     "same bytes": lambda ws: ws.write("/a.txt", "alpha bravo\n"),
-    "rebuild from content": lambda ws: ws.search_index.queue([ws.stat("/a.txt").st_ino]),
+    "rebuild from content": lambda ws: ws._index.search_index.queue([ws.stat("/a.txt").st_ino]),
     "configure_index": lambda ws: ws.configure_index(max_bytes=1000),
 }
 
 
-# Was a bug (fixed): re-indexing a file whose chunks still wait for a vector (written since the
-# last ws.index(), embedder chosen) fails with 'UNIQUE constraint failed: ws_embed_queue.chunk_id':
-# _drop leaves the old ws_embed_queue rows, and the new chunk, with the same id (ino<<20|seq), is
-# queued again (SearchIndex._vector_for)
+# Re-indexing a file whose chunks still wait for a vector (written since the last ws.index(),
+# embedder chosen) drops their ws_embed_queue rows first: the new chunk, with the same id
+# (ino<<20|seq), is queued again, and an old row left behind would fail with 'UNIQUE constraint
+# failed: ws_embed_queue.chunk_id'
 @pytest.mark.parametrize("operation", PENDING_REINDEX.values(), ids=PENDING_REINDEX.keys())
 def test_a_file_waiting_for_vectors_can_be_reindexed(ws: agentfs.Workspace, operation) -> None:
     ws.index(HashingEmbedder())
@@ -380,8 +381,8 @@ def test_a_file_waiting_for_vectors_can_be_reindexed(ws: agentfs.Workspace, oper
     assert ws.index_status().pending == 1  # still waiting, queued once
 
 
-# Was a bug (fixed): same as above with history off: a second write of a file before ws.index()
-# fails with 'UNIQUE constraint failed: ws_embed_queue.chunk_id'
+# The same with history off: a second write of a file before ws.index() must not fail with
+# 'UNIQUE constraint failed: ws_embed_queue.chunk_id'
 def test_a_file_can_be_rewritten_before_it_is_embedded(plain_ws: agentfs.Workspace) -> None:
     ws = plain_ws
     ws.index(HashingEmbedder())
@@ -391,18 +392,18 @@ def test_a_file_can_be_rewritten_before_it_is_embedded(plain_ws: agentfs.Workspa
 
 
 @pytest.mark.damages_workspace
-# Was a bug (fixed): SearchIndex._drop keys the dropped chunks by digest ({digest: id}), so of
-# several chunks with the same text only one has its ws_fts_chunk row deleted: the others stay,
-# fsck reports 'ws_fts_chunk row N has no chunk' (and their vectors 'has no chunk')
+# Dropping a file's chunks drops the index rows of every chunk with a repeated text, not one per
+# digest: a row left behind is what fsck reports as 'ws_fts_chunk row N has no chunk' (and its
+# vector as 'has no chunk')
 def test_rewriting_a_file_with_repeated_chunks_leaves_no_rows(ws: agentfs.Workspace) -> None:
     ws.write("/a.txt", "zulu\n" * 100)  # three chunks, two of the same text
     ws.write("/a.txt", "other\n")
     assert fsck.check(ws).clean
 
 
-# Was a bug (fixed): with history off the same file keeps its inode and chunk ids, so the stale
-# ws_fts_chunk row of a repeated chunk (see above) is reused: search finds the file for a word it
-# no longer holds, and fsck sees nothing wrong
+# With history off the same file keeps its inode and chunk ids, so a stale ws_fts_chunk row of a
+# repeated chunk (see above) would be reused: search would find the file for a word it no longer
+# holds, and fsck would see nothing wrong
 def test_a_word_gone_from_a_file_with_repeated_chunks_is_not_found(
     plain_ws: agentfs.Workspace,
 ) -> None:
@@ -497,7 +498,7 @@ def test_indexing_off_leaves_files_to_grep(corpus: agentfs.Workspace) -> None:
     [
         "UPDATE ws_chunk SET start_line = 9, end_line = 2",
         "DELETE FROM ws_chunk WHERE id = (SELECT max(id) FROM ws_chunk)",
-        # Was a bug (fixed): with this row missing, re-indexing the file failed on its chunks.
+        # With this row missing, re-indexing the file must still succeed on its chunks.
         "DELETE FROM ws_index_file WHERE rowid = (SELECT min(rowid) FROM ws_index_file)",
         "DELETE FROM ws_fts_trigram WHERE rowid = (SELECT min(rowid) FROM ws_fts_trigram)",
     ],
@@ -536,9 +537,9 @@ def test_fsck_finds_a_deleted_chunk_and_repair_fixes_it(corpus: agentfs.Workspac
 # --- line numbers -------------------------------------------------------------------------------
 
 
-# Was a bug (fixed): chunk line numbers come from str.splitlines, which also breaks lines at \\f,
-# \\v, \\r, \\x1c-\\x1e, \\x85, \\u2028, \\u2029; grep and the file count only \\n, so line_range
-# points past the file (here (1, 3) in a 2-line file) and the snippet rewrites those characters as
+# Chunk line numbers count only \\n, as grep and the file do: str.splitlines also breaks lines at
+# \\f, \\v, \\r, \\x1c-\\x1e, \\x85, \\u2028, \\u2029, so counted that way line_range would point
+# past the file (here (1, 3) in a 2-line file) and the snippet would rewrite those characters as
 # newlines
 def test_line_ranges_count_newlines_like_grep(ws: agentfs.Workspace) -> None:
     ws.write("/a.txt", "intro\x0cpage\nalpha here\n")  # a form feed, as in C and Lisp sources
