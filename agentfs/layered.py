@@ -54,7 +54,8 @@ from agentfs.core.limits import Limits
 from agentfs.db import Transaction
 from agentfs.history.api import GcReport
 from agentfs.history.cow import HistorySettings
-from agentfs.history.reads import Read
+from agentfs.history.identity import Identity
+from agentfs.history.reads import Read, read_before_write_globs
 from agentfs.history.snapshots import Snapshots
 from agentfs.history.versions import Version
 from agentfs.kv import KVStore
@@ -159,11 +160,16 @@ class LayeredWorkspace:
         read_before_write: bool | str | Iterable[str] = (),
     ) -> Iterator[None]:
         """``Workspace.acting`` on every layer."""
+        globs = read_before_write_globs(read_before_write)
+        with self.acting_as(Identity(thread, actor, globs)):
+            yield
+
+    @contextmanager
+    def acting_as(self, identity: Identity) -> Iterator[None]:
+        """``Workspace.acting_as`` on every layer."""
         with ExitStack() as stack:
             for layer in self.layers:
-                stack.enter_context(
-                    layer.acting(thread=thread, actor=actor, read_before_write=read_before_write)
-                )
+                stack.enter_context(layer.acting_as(identity))
             yield
 
     @property

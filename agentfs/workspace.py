@@ -227,7 +227,12 @@ class Workspace(FileSystem):
                 ws.write("/notes.md", "...")  # version recorded for chat-42, claude
         """
         globs = read_before_write_globs(read_before_write)
-        return self.hooks.acting.block(Identity(thread, actor, globs))
+        return self.acting_as(Identity(thread, actor, globs))
+
+    def acting_as(self, identity: Identity) -> ActingBlock:
+        """``acting`` with the identity made once (its globs already checked), for a caller
+        that acts as the same one call after call (a ``Toolset``)."""
+        return self.hooks.acting.block(identity)
 
     # --- history (``History``) -------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from agentfs.history.identity import Identity
 from agentfs.tools import catalog
 from agentfs.tools.audit import AuditLog
 from agentfs.tools.context import Context
@@ -199,9 +200,7 @@ class Toolset:
         ws = self.ws
         # The call acts as this toolset's thread and actor, under its read-before-write rule,
         # whatever other calls through the same handle do meanwhile.
-        with ws.acting(
-            thread=self.thread, actor=self.actor, read_before_write=policy.read_before_write
-        ):
+        with ws.acting_as(Identity(self.thread, self.actor, policy.read_before_write)):
             try:
                 if not spec.writes_in_transaction or ws.readonly:
                     output = spec.run(ctx, args)
