@@ -104,6 +104,7 @@ class Toolset:
         self.approve = approve
         self.audit = AuditLog(ws)
         self._resolved: dict[str, ResolvedToolPolicy] = {}  # the policy is read once per tool
+        self._identities: dict[str, Identity] = {}
         if tools is not None:
             unknown = [name for name in tools if catalog.find(name) is None]
             if unknown:
@@ -200,7 +201,7 @@ class Toolset:
         ws = self.ws
         # The call acts as this toolset's thread and actor, under its read-before-write rule,
         # whatever other calls through the same handle do meanwhile.
-        with ws.acting_as(Identity(self.thread, self.actor, policy.read_before_write)):
+        with ws.acting_as(self._identity(spec.name, policy)):
             try:
                 if not spec.writes_in_transaction or ws.readonly:
                     output = spec.run(ctx, args)
@@ -245,6 +246,16 @@ class Toolset:
         user before calling ``invoke``)."""
         spec = catalog.find(name)
         return spec is not None and self._policy(spec.name).needs_approval
+
+    def _identity(self, name: str, policy: ResolvedToolPolicy) -> Identity:
+        """Who a call of tool ``name`` acts as: this toolset's thread and actor under the
+        tool's read-before-write rule (made once per tool, again if either is changed)."""
+        made = self._identities.get(name)
+        if made is None or made.thread is not self.thread or made.actor is not self.actor:
+            made = self._identities[name] = Identity(
+                self.thread, self.actor, policy.read_before_write
+            )
+        return made
 
     def _policy(self, name: str) -> ResolvedToolPolicy:
         resolved = self._resolved.get(name)
