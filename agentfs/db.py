@@ -28,7 +28,7 @@ DEFAULT_CHUNK_SIZE = 65536
 #: Set before the first table exists; it cannot change afterwards in WAL mode. A small-file
 #: commit dirties about six b-tree pages and the WAL stores whole pages, so 16 KiB pages wrote
 #: 4x the WAL bytes of 4 KiB pages and measured 35 % fewer 1 KiB writes/s here, while 100 MiB
-#: streamed through 64 KiB chunks ran at the same speed with either (docs/benchmarks.md).
+#: streamed through 64 KiB chunks ran at the same speed with either (2026-11-22, ddf35e5).
 PAGE_SIZE = 4096
 #: WAL bytes between automatic checkpoints (see _checkpoint_interval).
 WAL_CHECKPOINT_BYTES = 40 * 1024 * 1024
@@ -113,8 +113,8 @@ def _busy_timeout(conn: apsw.Connection) -> None:
 def _checkpoint_interval(conn: apsw.Connection) -> None:
     """Checkpoint every WAL_AUTOCHECKPOINT pages instead of SQLite's 1,000. A checkpoint copies
     each distinct page once however often it was rewritten, and small-file writes keep
-    rewriting the same directory and index pages: measured 5,900 -> 8,800 1 KiB writes/s from
-    1,000 to 16,000 4 KiB pages. journal_size_limit trims the WAL file back afterwards."""
+    rewriting the same directory and index pages (what that gains: docs/concurrency.md).
+    journal_size_limit trims the WAL file back afterwards."""
     _set(conn, "wal_autocheckpoint", wal_checkpoint_pages(conn))
     _set(conn, "journal_size_limit", WAL_CHECKPOINT_BYTES)
 
@@ -174,9 +174,9 @@ def _stable_plans(conn: apsw.Connection) -> None:
     values are bound to it. apsw's SQLite is built with STAT4, whose planner marks a bound
     parameter that could change a plan, and a statement re-bound with a new value there is
     prepared again at its next step: every ``ORDER BY ... LIMIT`` lookup (a path's latest
-    version, an inode's first name) paid a parse each time, 8-13 % of a small write's time
-    (measured: the latest-version lookup 22 -> 12.5 us). No plan is lost: the workspace keeps
-    no ``sqlite_stat4`` and binds no ``LIKE`` pattern."""
+    version, an inode's first name) would pay a parse each time (docs/concurrency.md, "Stable
+    plans"). No plan is lost: the workspace keeps no ``sqlite_stat4`` and binds no ``LIKE``
+    pattern."""
     if not conn.config(apsw.SQLITE_DBCONFIG_ENABLE_QPSG, 1):
         raise OSError(errno.EIO, "SQLITE_DBCONFIG_ENABLE_QPSG did not take effect")
 
@@ -425,7 +425,7 @@ class Block(Transaction):
 
     A savepoint makes SQLite copy every page the operation changes into a statement journal
     before changing it: on a 1 KiB write through the agent tools, 8 µs of the call
-    (docs/benchmarks.md). Inside a block nothing needs that copy, except an operation that
+    (docs/concurrency.md). Inside a block nothing needs that copy, except an operation that
     fails after changing something while its caller catches the error and goes on: the block
     is then ``doomed``, and rolls back whole when it ends (``DoomedBlockError``) instead of
     committing what the failed operation left half done. ``open`` while it runs. A handle
@@ -473,7 +473,7 @@ class BlockLevel(Transaction):
     after changing something (SQLite's count of changed rows moved), the block is doomed. A
     ``Transaction`` to its callers, with its own small ``__init__``, ``__enter__`` and
     ``__exit__``: one is made for every operation of every changing tool call (what that
-    saves: docs/benchmarks.md)."""
+    saves: docs/concurrency.md)."""
 
     __slots__ = ("_block", "_changes")
 

@@ -187,7 +187,7 @@ class ToolCallLog:
         row whose links are malformed (a hand edit; fsck reports it) goes in without them
         rather than stopping the others. The rows move in two INSERT ... SELECT statements,
         not through Python: a row's move costs SQLite's B-tree work only (about 10 µs less
-        per changing tool call than a Python loop, docs/benchmarks.md)."""
+        per changing tool call than a Python loop, docs/mcp.md)."""
         waiting = builtins.list(waiting)
         if not waiting and (self._readonly or not self._any_staged()):
             return

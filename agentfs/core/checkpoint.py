@@ -1,9 +1,9 @@
 """Checkpointing the WAL from a background thread, so no writer's commit waits for one.
 
 With SQLite's automatic checkpoint the commit that pushes the WAL past its threshold copies
-every page of the WAL into the database file and fsyncs it before returning: a 1 KiB write
-that happens to be that commit took 110-140 ms instead of 0.2 ms, and a 100 MiB write through
-``ws.open`` spent 0.7-0.9 s of its 1.1 s there (docs/benchmarks.md). Here the commit only
+every page of the WAL into the database file and fsyncs it before returning, so one commit in
+many takes hundreds of times as long as the others (docs/concurrency.md, "Checkpoints", has
+the figures). Here the commit only
 notices (the WAL hook, which replaces the automatic checkpoint on that connection) and wakes a
 thread that checkpoints (``PASSIVE``, blocking no one) on a connection of its own, on the
 other core.
@@ -13,9 +13,9 @@ pauses keeps adding more, so the WAL would never be wholly copied and never star
 once the thread has copied all but a few frames, the writer's next commit copies the rest
 itself (a short checkpoint: ``TAIL`` of the threshold at most), and its next transaction
 starts the WAL from the beginning. A writer that commits in large steps (the mount commits a
-file streamed in one go every 256 MiB) restarts it without copying anything as long as the
-thread keeps up: the thread copies one step while the next one is being buffered, and a
-transaction that begins with the whole WAL copied starts it over. Should the WAL reach
+file streamed in one go a 64 MiB budget at a time) restarts it without copying anything as
+long as the thread keeps up: the thread copies one step while the next one is being buffered,
+and a transaction that begins with the whole WAL copied starts it over. Should the WAL reach
 ``BEHIND`` times the threshold or the largest commit, whichever is more (the thread cannot keep
 up, or never quite catches up with a writer that never pauses), the writer waits for the
 checkpoint the thread is running, then copies the rest itself: the WAL stays bounded, and a

@@ -195,26 +195,13 @@ class CopyOnWrite:
             self.conn.execute("INSERT OR IGNORE INTO ws_dirty(ino) VALUES (?)", (dir_ino,))
 
     def copy_down(self, ino: int, *, whole: bool) -> tuple[int, bool]:
-        """Give history the current content of live file ``ino`` in a new, nameless inode
-        (nlink 0, ``ino``'s row as it is: mode, owner, size, times, and a copy of its
-        extended attributes), which every snapshot
-        entry naming ``ino`` now names instead; returns its number, and whether the chunks
-        were moved there. The live inode keeps its number, names and metadata, and is then
-        changed in place by the caller. (The version rows are ``Versions.repoint``'s.)
+        """Copy live file ``ino``'s content down to a new nameless inode: (its number, moved).
 
-        ``whole``: the caller rewrites every byte, so the chunks may be **moved** (their rows
-        get the new number): SQLite then rewrites each record in place, writing only the pages
-        whose bytes change (the leaf holding the number, not the overflow pages holding the
-        data), and ``ino`` is left with no chunk, its size still the old one. That holds only
-        when both numbers take as many bytes in a record (``int_width``); a wider one (127 ->
-        128, 32767 -> 32768, ...) makes every record longer and SQLite writes all its pages
-        again, which costs more than copying (the copy's pages, then the caller's rewrite in
-        place writing only the pages whose bytes change). So the chunks are moved only then;
-        otherwise, and for a change of part of the file, they are copied inside SQLite.
-
-        The directories whose newest snapshot entries named ``ino`` are marked dirty, so the
-        next snapshot records ``ino`` there again; the watermark is raised to the new inode,
-        so every inode a snapshot entry names stays at or below it.
+        Snapshot entries naming ``ino`` name the copy instead, so the live file keeps its inode
+        number (the kernel and git's index hold it) and the caller changes it in place. With
+        ``whole`` (every byte rewritten) the chunks are moved, not copied, when both numbers
+        are as wide in a record (``int_width``), which writes only the pages whose bytes change
+        (docs/history.md, "Freezing and copy-down").
         """
         conn = self.conn
         frozen: int = conn.execute(_FREEZE_INODE, (ino,)).get

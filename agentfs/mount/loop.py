@@ -15,7 +15,7 @@ attribute ``pyfuse3.trio``):
 
 * ``lowlevel.wait_readable`` first asks the kernel with a zero-timeout ``poll(2)`` and
   returns at once when a request is waiting; when none is, or on every ``YIELD_EVERY``-th
-  call, it waits through trio as before, so the mount's timers and signal handlers run;
+  call, it waits through trio as pyfuse3's does, so the mount's timers and signal handlers run;
 * ``Lock`` takes a free lock without yielding (``acquire_nowait``); a contended one waits
   as trio's does. The mount runs one worker task (its handlers never await, so more would
   only take turns), so it is never contended.

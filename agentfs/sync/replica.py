@@ -53,12 +53,13 @@ def padding(size: int, page: int) -> int:
     By SQLite's file format (Turso's is the same), a row of P bytes over ``page - 35`` keeps
     ``min_local + (P - min_local) % (page - 4)`` bytes in the leaf, or only ``min_local``
     (489 of a 4 KiB page) when that would be over ``page - 35``. A commit of a few small files
-    (3 KiB) fits in a leaf whole, so each push filled a new leaf, and a pull downloaded the
-    new leaf, its parent and more: 5 pages. Padded, its leaf cell is 489 bytes, appended to
-    the last leaf beside the previous pushes', and its bytes go to a fresh overflow page: 4
-    pages, and a new leaf only every seventh push (docs/sync.md). Objects under a quarter
-    page share leaves well as they are. ``P`` is estimated (the record header and the kind
-    add a few bytes), so the padding aims at the middle of the window that keeps the least.
+    (3 KiB) fits in a leaf whole, so unpadded each push would fill a new leaf, and a pull
+    would download the new leaf, its parent and more: 5 pages. Padded, its leaf cell is 489
+    bytes, appended to the last leaf beside the previous pushes', and its bytes go to a fresh
+    overflow page: 4 pages, and a new leaf only every seventh push (docs/sync.md). Objects
+    under a quarter page share leaves well as they are. ``P`` is estimated (the record header
+    and the kind add a few bytes), so the padding aims at the middle of the window that keeps
+    the least.
     """
     if size < page // 4:
         return 0

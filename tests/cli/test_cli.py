@@ -711,8 +711,8 @@ def test_every_command_is_in_the_cli_docs(words: tuple[str, ...]) -> None:
 
 
 def test_the_cli_starts_without_numpy_or_the_tools() -> None:
-    """numpy (sqlite-vec's package, vectors) and the tool catalog were two thirds of every
-    command's start (0.49 s -> 0.22 s for `agentfs cat`): they load where they are used."""
+    """numpy (sqlite-vec's package, vectors) and the tool catalog load where they are used:
+    loaded at start they would be two thirds of every command's start (docs/cli.md)."""
     code = (
         "import sys, agentfs.cli; print(sorted(m for m in ('numpy', 'sqlite_vec',"
         " 'agentfs.tools', 'pydantic', 'mcp') if m in sys.modules))"

@@ -1,9 +1,10 @@
 """The core's hooks (``core.changes``): a bare ``FileSystem`` keeps no history, the hooks are
 called at the points the contract names, and a hook that refuses leaves nothing changed.
 
-These pin the seam the workspace (and later the mount and sync) attach through: if the core
-stopped calling a hook, or called it outside the operation's transaction, history would
-silently miss a change; the history suites would catch most of that, these say which hook."""
+These pin the seam history attaches through, which every writer reaches (the API, the mount
+and a sync pull all change files through ``FileSystem``): if the core stopped calling a hook,
+or called it outside the operation's transaction, history would silently miss a change; the
+history suites would catch most of that, these say which hook."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``agentfs.core.globs``: the glob language of ``read_before_write`` (and of later path filters).
+"""``agentfs.core.globs``: the glob language of ``read_before_write``, policies and ``glob``.
 
 ``*`` and ``?`` stay inside one path component, ``[...]`` is a character class, ``{a,b}``
 alternatives (nested too), ``**`` as a whole component any number of components. A pattern with

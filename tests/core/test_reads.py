@@ -218,7 +218,7 @@ def test_a_failed_read_inside_a_transaction_leaves_the_transaction_as_it_was(
 
 def test_ranged_is_a_bool(agent: agentfs.Workspace) -> None:
     """``Read.ranged`` is a real bool, in ``as_dict`` (JSON) too, though stored as 0/1.
-    (Regression: it used to come back as the INTEGER column's 0/1.)"""
+    (Not the INTEGER column's 0/1.)"""
     agent.read("/f", 1)
     assert only_read(agent).ranged is True
     assert only_read(agent).as_dict()["ranged"] is True
@@ -228,7 +228,7 @@ def test_ranged_is_a_bool(agent: agentfs.Workspace) -> None:
 
 def test_a_read_only_handle_with_a_thread_reads_untracked(ws_path: Path) -> None:
     """A read-only handle cannot record reads, but reading still works (and records nothing).
-    (Regression: a thread made every read open a write transaction, which failed EROFS.)"""
+    (A thread must not make every read open a write transaction, which fails with EROFS.)"""
     with agentfs.open(ws_path) as ws:
         ws.write("/f", b"x")
     with agentfs.open(ws_path, readonly=True, thread="chat") as ro:
@@ -318,8 +318,8 @@ def test_after_a_read_the_thread_may_change_the_file_twice_in_a_row(
 
 def test_the_creator_of_a_file_may_write_it_again(guarded: agentfs.Workspace) -> None:
     """'A successful write refreshes the writer's own record': the thread that created a file
-    has seen its content and may change it again without reading it. (Regression: write()
-    returned before refreshing the record when it created the file.)"""
+    has seen its content and may change it again without reading it: ``write()`` refreshes
+    the record when it creates the file too."""
     guarded.write("/created", b"first")
     assert only_read(guarded).path == "/created"
     guarded.write("/created", b"second")
@@ -562,7 +562,7 @@ def test_a_no_op_change_by_the_thread_itself_does_not_make_its_read_stale(
 ) -> None:
     """A change that leaves every byte as it was still sets ctime; it must refresh the
     thread's own record, or (with no digest to fall back on: a ranged read of an unversioned
-    file) its next write would be refused. (Regression: the no-op path skipped the refresh.)"""
+    file) its next write would be refused. The no-op path refreshes it too."""
     plain_agent.read("/f", 0, 4)  # ranged and unversioned: the record has no digest
     assert only_read(plain_agent).hash is None
     ctime = plain_agent.stat("/f").st_ctime_ns

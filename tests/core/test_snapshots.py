@@ -218,7 +218,7 @@ def test_read_refuses_directories_and_missing_paths(ws: agentfs.Workspace) -> No
 
 
 def test_read_of_a_symlink_is_einval(ws: agentfs.Workspace) -> None:
-    """(Regression: it used to return len(target) NUL bytes, the symlink inode's no chunks.)"""
+    """Not len(target) NUL bytes (a symlink inode has no chunks to read)."""
     ws.write("/target", b"content")
     ws.symlink("target", "/link")
     ws.snapshots.create("s")
@@ -251,8 +251,8 @@ def test_a_snapshot_inside_a_transaction_freezes_what_it_created(
     ws: agentfs.Workspace, versioning: str
 ) -> None:
     """Files created earlier in the same transaction are in the snapshot: a write after it,
-    still in that transaction, must not change the snapshot's bytes. (Regression: such
-    files were taken as new to the transaction, never held, and changed in place.)"""
+    still in that transaction, must not change the snapshot's bytes: such files are held,
+    not taken as new to the transaction and changed in place."""
     ws.configure_history(keep=versioning)
     ws.snapshots.create("before")
     with ws.transaction():
@@ -353,7 +353,7 @@ def test_diff_of_a_directory_move_lists_its_subtree(ws: agentfs.Workspace) -> No
 
 def test_a_snapshot_after_a_rename_records_the_new_names(ws: agentfs.Workspace) -> None:
     """Renames alone (no other change in either directory) show in diff and in the next
-    snapshot. (Regression: rename did not mark its parents dirty, so both missed it.)"""
+    snapshot: a rename marks both parents dirty."""
     ws.write("/x/d/f", b"1", parents=True)
     ws.write("/x/g", b"2")
     ws.mkdir("/y")
@@ -419,7 +419,7 @@ def test_restore_records_restore_and_delete_versions(ws: agentfs.Workspace) -> N
 def test_restore_of_a_file_replaced_by_a_directory_records_its_delete(
     ws: agentfs.Workspace,
 ) -> None:
-    """(Regression: a type change is 'modified', and only 'removed' paths got a delete.)"""
+    """A type change is 'modified', and it gets a delete event as 'removed' paths do."""
     ws.mkdir("/p")
     ws.write("/p/x", b"in the directory")
     ws.snapshots.create("s")
@@ -496,8 +496,8 @@ def test_restore_of_a_subtree_whose_parent_was_deleted(
     ws: agentfs.Workspace, recreate_parent: bool
 ) -> None:
     """The subtree goes into the live directory at its parent path, made if missing, and
-    nothing else of the parent comes back. (Regression: it was attached under the
-    snapshot's old parent inode, which no longer existed: a dangling dentry.)"""
+    nothing else of the parent comes back; it is never attached under the snapshot's old
+    parent inode, which no longer exists (a dangling dentry)."""
     ws.write("/a/b/f", b"F", parents=True)
     ws.write("/a/g", b"G")
     ws.snapshots.create("s")
@@ -516,7 +516,7 @@ def test_restore_of_a_subtree_whose_parent_was_deleted(
 
 def test_restore_of_a_subtree_does_not_tie_it_to_files_outside(ws: agentfs.Workspace) -> None:
     """A file renamed out of the subtree keeps its content when the restored copy changes.
-    (Regression: both names became hard links of the one frozen inode.)"""
+    (The two names must not become hard links of the one frozen inode.)"""
     ws.write("/a/f", b"orig", parents=True)
     ws.mkdir("/b")
     ws.snapshots.create("s")
@@ -686,8 +686,8 @@ def test_fork_holds_the_snapshot_and_the_history_before_it(
 def test_fork_holds_nothing_written_after_the_snapshot(
     ws: agentfs.Workspace, tmp_path: Path
 ) -> None:
-    """No row and no byte of what came after the snapshot. (Regression: the undo snapshot
-    the fork's restore took kept its rows, and so the later files' inodes, in the fork.)"""
+    """No row and no byte of what came after the snapshot: the undo snapshot the fork's
+    restore takes must not keep its rows, and so the later files' inodes, in the fork."""
     _, out = forked(ws, tmp_path)
     with agentfs.open(out) as fork:
         born_later = fork.conn.execute(

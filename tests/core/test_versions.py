@@ -200,8 +200,8 @@ def test_a_transaction_creating_and_rewriting_a_file_makes_one_version(
     ws: agentfs.Workspace,
 ) -> None:
     """A file created in a transaction and written again in it has one version: nothing
-    outside the transaction ever saw the first content. (Regression: the creating write's
-    own row used to count as committed and freeze the new inode, leaving two versions.)"""
+    outside the transaction ever saw the first content. (The creating write's own row is
+    pending, not committed: it must not freeze the new inode and leave two versions.)"""
     with ws.transaction():
         ws.write("/new", b"a")
         ws.append("/new", b"b")
@@ -350,8 +350,8 @@ def test_restore_version_refuses_a_directory_and_content_free_events(
 
 def test_restore_version_does_not_tie_the_file_to_another_path(ws: agentfs.Workspace) -> None:
     """After /f was renamed to /g, restoring /f's first version gives /f a copy of its own
-    (the inode is named by /g): writing /f leaves /g alone. (Regression: the two paths
-    used to become hard links of the one frozen inode.)"""
+    (the inode is named by /g): writing /f leaves /g alone. (The two paths must not become
+    hard links of the one frozen inode.)"""
     ws.write("/f", b"orig")
     ws.rename("/f", "/g")
     restored = ws.restore_version("/f", 1)
@@ -367,7 +367,7 @@ def test_restore_version_does_not_tie_the_file_to_another_path(ws: agentfs.Works
 def test_restore_version_with_versioning_off_keeps_the_history(ws: agentfs.Workspace) -> None:
     """keep='none' stops new versions; restoring an old one still works, records nothing,
     returns the restored version, and the existing history stays (only gc prunes it).
-    (Regression: the restore pruned every row of the path and ended in an AssertionError.)"""
+    (The restore must not prune the path's rows.)"""
     ws.write("/f", b"one")
     ws.write("/f", b"two")
     ws.configure_history(keep="none")

@@ -126,10 +126,9 @@ def test_the_quota_is_the_mounts_size_and_enospc(mounted: Mounted) -> None:
 
 
 def test_a_write_across_the_largest_size_writes_what_fits(mounted: Mounted) -> None:
-    """The kernel sends a 1 MiB ``pwrite`` as several requests: before, the first were
-    written and the one crossing the limit refused, so the call returned a count ending at
-    a page boundary, short of the limit. Now it ends at the limit, as on a local
-    filesystem, and the next write is EFBIG."""
+    """The kernel sends a 1 MiB ``pwrite`` as several requests: the request crossing the
+    limit writes what fits, so the call's count ends at the limit, as on a local filesystem
+    (not at the page boundary before it), and the next write is EFBIG."""
     with agentfs.open(mounted.db) as ws:
         ws.set_limits(file_size=8 * MiB)
     f = mounted.dir / "edge"

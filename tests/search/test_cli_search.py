@@ -183,9 +183,8 @@ def test_another_embedder_is_refused_unless_replaced(db: Path) -> None:
     assert (status["embedder"], status["embedded"]) == ("hashing-bow-256", 3)
 
 
-# Was a bug (fixed): the EmbedderMismatchError message (vectors.choose) tells the user to run
-# 'agentfs index WS --rebuild --embedder NAME', but --rebuild does not switch models (only
-# --replace does): following the advice fails with the same error
+# The EmbedderMismatchError message (vectors.choose) gives advice that works: --replace switches
+# models, --rebuild does not (following advice to rebuild would fail with the same error)
 def test_the_mismatch_advice_works(db: Path) -> None:
     switch_to_hashing_128(db)
     refused = run("index", db, "--embedder", "hashing")
@@ -198,9 +197,8 @@ def test_the_mismatch_advice_works(db: Path) -> None:
     ok("index", db, *args)
 
 
-# Was a bug (fixed): 'agentfs index WS --embedder no-such-model' crashes with a ValueError
-# traceback (embedders.builtin raises ValueError, which the CLI does not turn into an 'agentfs:
-# ...' user error; exit 1 with a traceback instead)
+# 'agentfs index WS --embedder no-such-model' is a one-line user error ('agentfs: ...', exit 1),
+# not a traceback of the ValueError embedders.builtin raises
 def test_an_unknown_embedder_is_a_user_error(db: Path) -> None:
     assert_user_error(run("index", db, "--embedder", "no-such-model"), "no-such-model")
 

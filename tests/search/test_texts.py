@@ -151,8 +151,8 @@ def test_a_rebuild_retokenises_and_keeps_the_vectors(ws: agentfs.Workspace) -> N
 
 
 def test_a_schema_6_index_is_converted(ws_path: Path) -> None:
-    """A schema-6 workspace with an index and vectors: after migration 7 every file is found
-    as before, the copies' texts are held once, and no vector is computed again."""
+    """A schema-6 workspace with an index and vectors: after migration 7 every file is still
+    found, the copies' texts are held once, and no vector is computed again."""
     embedder = HashingEmbedder()
     with agentfs.open(ws_path) as ws:
         ws.index(embedder)

@@ -280,7 +280,7 @@ def test_commands_limits_come_from_the_policy_with_defaults_for_the_rest() -> No
 def test_a_denied_file_is_denied_by_every_name(project: agentfs.Workspace) -> None:
     """A hard link is the denied file under another name: every route refuses it or leaves it
     out, its content and that name alike, and a write through it is refused; a file with one
-    name is judged as before."""
+    name is judged by that name."""
     project.link("/secrets/key.txt", "/src/hard.txt")
     project.snapshots.create("before")
     project.write("/secrets/key.txt", "hunter3\n")
