@@ -66,10 +66,7 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff format --check agentfs tests benchmarks examples
 
 bench: system-deps $(VENV)/.installed $(PEER)/.installed $(NPM)/.installed
-	$(PY) benchmarks/small_files.py
-	$(PY) benchmarks/history.py
-	$(PY) benchmarks/search.py
-	$(PY) benchmarks/tools.py
+	$(PY) benchmarks/report.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(PEER) $(NPM) .pytest_cache .ruff_cache .hypothesis

@@ -10,7 +10,7 @@ Workloads (each timed as one shell command, the median of ``--runs`` fresh runs)
 npm-like tree of ``--files`` small files; ``find -type f | xargs stat``; ``grep -r`` of a
 literal; read every file (``cat``); ``git status`` on a repository of 5,000 files; ``rm -rf``
 of the tree (the repository is removed untimed); then 1 GiB (``--mib``) written and read
-sequentially with ``fio`` in 1 MiB blocks. Targets (the mount issue): every metadata workload
+sequentially with ``fio`` in 1 MiB blocks. Targets: every metadata workload
 within 3x of bindfs, sequential read >= 500 MB/s and write >= 200 MB/s, ``rm -rf`` of 10,000
 files <= 3 s.
 

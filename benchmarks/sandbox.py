@@ -14,7 +14,7 @@ for a sandboxed command), interleaved, ``--runs`` times each:
     without the seccomp filter, the limits, the capability drop, ``--disable-userns``, the
     info pipe or the cgroup.
 
-Target (the sandbox issue): agentfs <= 1.5x bwrap, medians. A last row times ``ws.run(true,
+Target: agentfs <= 1.5x bwrap, medians. A last row times ``ws.run(true,
 sandbox=True)`` end to end (snapshot, mount, run, unmount) for scale; it is not judged.
 
     .venv/bin/python benchmarks/sandbox.py [--runs 40]
@@ -33,12 +33,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import agentfs
+from agentfs.mount.daemon_args import MountOptions
+from agentfs.mount.daemon_args import command as daemon_command
 from agentfs.mount.exec import RunOptions, run_in_directory
 from agentfs.mount.identity import host_identity
+from agentfs.mount.owners import IdSwap
 from agentfs.mount.sandbox import Limits, Sandbox, unavailable
 
 TARGET = 1.5
-AGENTFS = [sys.executable, "-m", "agentfs.cli"]
 #: Options of ours that plain bubblewrap goes without, and how many values each takes.
 HARDENING = {"--seccomp": 1, "--disable-userns": 0, "--cap-drop": 1, "--unshare-user": 0}
 HARDENING |= {"--info-fd": 1, "--block-fd": 1}
@@ -79,12 +81,17 @@ def main() -> None:
         with agentfs.open(db) as ws:
             ws.write("/hello.txt", "hello\n")
             owner = ws.stat("/")
-        swap = f"{owner.st_uid}:{owner.st_gid}={uid}:{gid}"
-        extra = ["--allow-other"] if uid != os.geteuid() else []
-        serve = [*AGENTFS, "mount", str(db), str(mountpoint), "--foreground"]
-        daemon = subprocess.Popen([*serve, "--source", "agentfs", "--swap-ids", swap, *extra])
+        # the mount as a sandboxed command's is made: its source named, the owner's ids swapped
+        options = MountOptions(
+            allow_other=uid != os.geteuid(),
+            ids=IdSwap.parse(f"{owner.st_uid}:{owner.st_gid}={uid}:{gid}"),
+            source="agentfs",
+        )
+        daemon = subprocess.Popen(daemon_command(db, mountpoint, options))
         try:
             while not os.path.ismount(mountpoint):
+                if daemon.poll() is not None:
+                    sys.exit(f"the mount daemon exited with status {daemon.returncode}")
                 time.sleep(0.02)
             ours, plain = measure(mountpoint, runs)
         finally:

@@ -47,7 +47,7 @@ FILE_BYTES = 1024
 LARGE_MIB = 100
 LISTDIR_ROUNDS = 10
 SMALL_OPS = ("create", "overwrite", "read", "stat", "listdir", "delete")
-#: Operations whose cost history and indexing add to (the issue's "everything on" targets).
+#: Operations whose cost history and indexing add to (the "everything on" targets).
 WRITES = ("create", "overwrite", "delete")
 
 #: Targets: (minimum ours/sdk, minimum ours/host).

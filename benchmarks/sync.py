@@ -7,7 +7,7 @@ drawn at random, so it compresses about as well as source code), then, side by s
   * the initial push, and a clone on a second "machine";
   * an incremental push of 10 changed files, and the pull that brings them to the clone,
     with the bytes on the wire (pyturso's counters) against the changed content's size.
-Medians over ``--rounds`` incremental rounds. Targets (the sync issue): initial push and
+Medians over ``--rounds`` incremental rounds. Targets: initial push and
 clone <= 10 s each, an incremental push or pull <= 1 s, with bytes on the wire within 2x of
 the changed content.
 

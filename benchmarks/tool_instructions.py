@@ -18,7 +18,7 @@ in the timed benchmark only.
 The estimated cycles weigh a first-level miss at 10 cycles and a last-level miss at 100, a
 rough model of a current x86 core; the misses matter because a tool call's Python runs among
 SQLite's work, which evicts it: its instructions cost about three times what they cost in a
-loop of their own (docs/benchmarks.md, thirteenth session).
+loop of their own (docs/mcp.md, "What a call costs").
 
     .venv/bin/python benchmarks/tool_instructions.py [--calls 1000] [--tools write_file,stat]
 

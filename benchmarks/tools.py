@@ -319,7 +319,7 @@ def overhead(ws: agentfs.Workspace) -> list[Overhead]:
     cost of a write depends on where the WAL is in its checkpoint cycle (how full, who copies
     the tail), and with a thousand calls a side per turn the write's overhead swung between
     27 and 70 µs from turn to turn with that cycle, so a median of ten turns depended on the
-    phase the run started in (docs/benchmarks.md). The overhead is the median of the runs'
+    phase the run started in (docs/mcp.md). The overhead is the median of the runs'
     differences, not the difference of the two sides' medians: a run's two sides take turns
     and so share the machine's state (another tenant's burst slows both), which a
     difference cancels and separate medians do not. For differences smaller than the runs'
