@@ -70,8 +70,8 @@ class AuditLog:
 
         Every changing call passes here, so its common case (values pydantic can encode) is
         one flat path: a Python call costs that path more than its work does, as each call
-        of a tool runs with its code evicted from the caches by SQLite's
-        (docs/benchmarks.md, fourteenth session)."""
+        of a tool runs with its code evicted from the caches by SQLite's (docs/mcp.md, "What
+        a call costs")."""
         if self._readonly:
             return  # a read-only handle writes nothing, the audit included
         error_text = None if error is None else json_text(error.as_dict())

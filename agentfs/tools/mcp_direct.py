@@ -3,9 +3,8 @@
 A ``tools/call`` through the ``mcp`` SDK's low-level server crosses a memory stream, a task
 spawned for it, a middleware chain, a surface validation of the params, the handler, and
 three passes over the result (dump, validate against the protocol version's surface, dump
-again) before it is written; measured on this machine that is 0.3 ms of a small call's
-0.86 ms round trip, ten times the tool's own work (docs/benchmarks.md). Node's reference
-filesystem server answers a whole 10 KiB read in 0.9 ms.
+again) before it is written: most of a small call's round trip, several times the tool's own
+work (docs/mcp.md, "What a call costs", has the figures).
 
 ``DirectCalls`` sits between the pipe and the SDK. Each incoming line it can answer is
 answered on the spot; every other line, and every line it has any doubt about, goes to the

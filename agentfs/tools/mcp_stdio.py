@@ -2,10 +2,10 @@
 
 The ``mcp`` SDK's ``stdio_server()`` reads and writes the process's standard streams through
 ``anyio.wrap_file``: every line read and every write and flush is a hop to a worker thread and
-back, about a dozen per tool call. Measured on this machine, that is most of a round trip for
-a small call (docs/benchmarks.md). When stdin and stdout are pipes or sockets (how every MCP
-client starts a server) we hand the SDK streams read and written by the event loop itself;
-otherwise (a file, a terminal) the SDK's own streams are used.
+back, about a dozen per tool call: most of a round trip for a small call (docs/mcp.md). When
+stdin and stdout are pipes or sockets (how every MCP client starts a server) we hand the SDK
+streams read and written by the event loop itself; otherwise (a file, a terminal) the SDK's
+own streams are used.
 
 Like the SDK, while serving we move the real descriptors aside: fd 0 reads the null device and
 fd 1 writes to stderr, so a stray ``print`` or a child process never corrupts the protocol.
