@@ -12,13 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from table_rows import all_rows
 
 import agentfs
 from agentfs import db, fsck
 from agentfs.core import holders
 from agentfs.core.by_inode import ByInode
 from tests.old_schema import as_schema_7
+from tests.table_rows import all_rows
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ import agentfs
 from agentfs import fsck
 from agentfs.history import hashing
 from agentfs.tools.common import version_of
-from tests.core.test_versions import history_problems
+from tests.history.test_versions import history_problems
 
 MIB = 1 << 20
 

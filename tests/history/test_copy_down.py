@@ -21,7 +21,7 @@ import agentfs
 from agentfs import fsck
 from agentfs.core.chunks import Chunks
 from agentfs.history.versions import KEPT_MAX
-from tests.core.test_versions import history_problems
+from tests.history.test_versions import history_problems
 
 #: A file of one partial chunk, one just over KEPT_MAX, and one of two 64 KiB chunks.
 SIZES = [1000, KEPT_MAX + 1, 100 * 1024]

@@ -18,7 +18,7 @@ import agentfs
 from agentfs import db, fsck
 from agentfs.core.chunks import Chunks
 from agentfs.history.versions import KEPT_MAX
-from tests.core.test_versions import history_problems, ops
+from tests.history.test_versions import history_problems, ops
 from tests.old_schema import index_as_schema_6
 
 

@@ -129,7 +129,7 @@ def test_overwrite_copies_down_and_keeps_the_old_version_byte_exact(
     """A large versioned file (over ``KEPT_MAX``) is copied down: a new write moves the old
     chunks to a new nameless inode that the old version names from then on (every byte, of
     several chunks here), and the file keeps its inode number. Small files keep their old
-    versions' bytes aside instead: tests/core/test_kept.py."""
+    versions' bytes aside instead: tests/history/test_kept.py."""
     ws.write("/f", BIG)
     first = ws.stat("/f").st_ino
     ws.write("/f", b"short")

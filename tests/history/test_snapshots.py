@@ -16,13 +16,13 @@ from pathlib import Path
 
 import apsw
 import pytest
-from table_rows import all_rows
 
 import agentfs
 from agentfs import fsck
 from agentfs.core.errors import HistoryNotFoundError
 from agentfs.core.fs import Attrs
 from agentfs.transfer import export_agentfs
+from tests.table_rows import all_rows
 
 #: (kind, permission bits, bytes or symlink target or None, mtime_ns or None for directories)
 Node = tuple[str, int, bytes | str | None, int | None]

@@ -20,10 +20,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from table_rows import all_rows
 
 import agentfs
 from agentfs.history.reads import Read
+from tests.table_rows import all_rows
 
 #: One change of an existing file, per way of changing it (each leaves different bytes).
 Change = Callable[[agentfs.Workspace, str], object]
