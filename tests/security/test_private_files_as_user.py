@@ -12,7 +12,7 @@ from pathlib import Path
 from security_bench import HOST_PATH, USER_UID, UserSetup, as_user
 
 ROOT = Path(__file__).resolve().parents[2]
-PROGRAM = ROOT / "tests" / "core" / "private_files.py"
+PROGRAM = ROOT / "tests" / "private_files.py"
 
 
 def test_a_users_workspace_files_are_private_and_the_users(user_setup: UserSetup) -> None:
