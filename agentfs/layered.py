@@ -437,18 +437,21 @@ class LayeredWorkspace:
         return self.top.symlink(target, place.real)
 
     def chmod(self, path: str, mode: int) -> None:
-        """Change the mode in the first layer (what lives below is copied up first)."""
-        self.top.chmod(self._copied_up(path), mode)
+        """Change the mode in the first layer (what lives below is copied up first, in the
+        same transaction, as for every change below: a change that fails copies nothing)."""
+        with self.top.transaction():
+            self.top.chmod(self._copied_up(path), mode)
 
     def chown(self, path: str, uid: int, gid: int, *, follow_symlinks: bool = True) -> None:
-        self.top.chown(
-            self._copied_up(path, follow=follow_symlinks), uid, gid, follow_symlinks=False
-        )
+        with self.top.transaction():
+            real = self._copied_up(path, follow=follow_symlinks)
+            self.top.chown(real, uid, gid, follow_symlinks=False)
 
     def utime(
         self, path: str, ns: tuple[int, int] | None = None, *, follow_symlinks: bool = True
     ) -> None:
-        self.top.utime(self._copied_up(path, follow=follow_symlinks), ns, follow_symlinks=False)
+        with self.top.transaction():
+            self.top.utime(self._copied_up(path, follow=follow_symlinks), ns, follow_symlinks=False)
 
     def setxattr(
         self,
@@ -459,12 +462,14 @@ class LayeredWorkspace:
         *,
         follow_symlinks: bool = True,
     ) -> None:
-        real = self._copied_up(path, follow=follow_symlinks)
-        self.top.setxattr(real, name, value, flags, follow_symlinks=False)
+        with self.top.transaction():
+            real = self._copied_up(path, follow=follow_symlinks)
+            self.top.setxattr(real, name, value, flags, follow_symlinks=False)
 
     def removexattr(self, path: str, name: str | bytes, *, follow_symlinks: bool = True) -> None:
-        real = self._copied_up(path, follow=follow_symlinks)
-        self.top.removexattr(real, name, follow_symlinks=False)
+        with self.top.transaction():
+            real = self._copied_up(path, follow=follow_symlinks)
+            self.top.removexattr(real, name, follow_symlinks=False)
 
     def getxattr(self, path: str, name: str | bytes, *, follow_symlinks: bool = True) -> bytes:
         layer, place = self._existing(path, follow=follow_symlinks)
@@ -477,17 +482,20 @@ class LayeredWorkspace:
     def append(self, path: str, data: bytes | str, *, parents: bool = False) -> int:
         """Append in the first layer; a lower file is copied up first (read-before-write
         checked as by ``write``)."""
-        place = self._place(path, follow=True, strict=not parents)
-        if place.owner is None:
-            self._make_parent(place.real)
-            return self.top.append(place.real, data)
-        return self.top.append(self._copied_up(path, content=True), data)
+        with self.top.transaction():
+            place = self._place(path, follow=True, strict=not parents)
+            if place.owner is None:
+                self._make_parent(place.real)
+                return self.top.append(place.real, data)
+            return self.top.append(self._copied_up(path, content=True), data)
 
     def pwrite(self, path: str, data: bytes | str, offset: int) -> int:
-        return self.top.pwrite(self._copied_up(path, content=True), data, offset)
+        with self.top.transaction():
+            return self.top.pwrite(self._copied_up(path, content=True), data, offset)
 
     def truncate(self, path: str, size: int) -> None:
-        self.top.truncate(self._copied_up(path, content=True), size)
+        with self.top.transaction():
+            self.top.truncate(self._copied_up(path, content=True), size)
 
     def create(self, path: str, mode: int = 0o644) -> Stat:
         """A new empty file in the first layer; EEXIST when any layer has the name."""

@@ -384,3 +384,14 @@ def test_changing_a_lower_file_in_place_needs_having_read_it(layers: LayeredWork
     layers.read("/README.md")
     layers.append("/README.md", "x")
     assert layers.read("/README.md") == b"team readme\nx"
+
+
+def test_a_change_below_that_fails_copies_nothing_up(layers: LayeredWorkspace) -> None:
+    before = bytes_of(layers.top)
+    with pytest.raises(OSError):
+        layers.setxattr("/README.md", "bogus.name", b"v")  # no such namespace
+    with pytest.raises(OSError):
+        layers.truncate("/src/app.py", -1)
+    with pytest.raises(OSError):
+        layers.setxattr("/notes.md", "user.big", bytes(70_000))  # over the 64 KiB a value may hold
+    assert bytes_of(layers.top) == before and not layers.top.exists("/README.md")
