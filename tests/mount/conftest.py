@@ -38,6 +38,10 @@ def _mounted(mountpoint: Path) -> bool:
         return any(line.split()[4] == real for line in table)
 
 
+#: How long an unmounted daemon may take to exit before the test fails.
+EXIT_TIMEOUT = 120
+
+
 @dataclass
 class Mounted:
     """A mounted workspace: its file, the directory, and the serving process."""
@@ -55,12 +59,16 @@ class Mounted:
             )
             busy = done.stderr
         try:
-            self.process.wait(timeout=30)
+            # it commits what is open and purges what was deleted first: after an rm -rf of
+            # thousands of files on a loaded machine that has taken over 30 s
+            self.process.wait(timeout=EXIT_TIMEOUT)
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
             subprocess.run(["fusermount3", "-uz", str(self.dir)], check=False)
-            raise AssertionError(f"the mount did not exit: {busy} {self.log.read_text()}") from None
+            raise AssertionError(
+                f"the mount did not exit in {EXIT_TIMEOUT} s: {busy} {self.log.read_text()}"
+            ) from None
 
     def kill(self) -> None:
         """kill -9 the daemon and detach what it leaves (the crash case)."""
