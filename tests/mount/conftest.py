@@ -63,8 +63,12 @@ class Mounted:
             # thousands of files on a loaded machine that has taken over 30 s
             self.process.wait(timeout=EXIT_TIMEOUT)
         except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+            self.process.send_signal(signal.SIGABRT)  # faulthandler writes every stack to the log
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
             subprocess.run(["fusermount3", "-uz", str(self.dir)], check=False)
             raise AssertionError(
                 f"the mount did not exit in {EXIT_TIMEOUT} s: {busy} {self.log.read_text()}"
@@ -92,6 +96,7 @@ def start_mount(db: Path, mountpoint: Path, *args: str, via_cli: bool = False) -
             [*command, "--foreground"] if via_cli else command,
             stdout=out,
             stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONFAULTHANDLER": "1"},  # a hang at exit shows its stacks
         )
     deadline = time.monotonic() + 30
     while not _mounted(mountpoint):
