@@ -38,8 +38,13 @@ SYSTEM_PYTHON = Path("/usr/bin/python3")
 #: Where the host's tools are, for the unprivileged process.
 HOST_PATH = "/usr/local/bin:/usr/bin:/bin"
 #: What ``unshare`` runs before dropping privileges: an account for uid 2345 in a private
-#: mount namespace, as ``fusermount3`` refuses to mount for a uid without a name.
-NAMED = 'mount --bind "$1" /etc/passwd && mount --bind "$2" /etc/group && shift 2 && exec "$@"'
+#: mount namespace, as ``fusermount3`` refuses to mount for a uid without a name. First it
+#: drops its copies of the workspaces other tests have mounted: a copy keeps a mount alive
+#: after the host unmounts it, and its daemon serving until this namespace ends.
+NAMED = (
+    "umount -a -l -t fuse.agentfs; "
+    'mount --bind "$1" /etc/passwd && mount --bind "$2" /etc/group && shift 2 && exec "$@"'
+)
 
 
 def missing() -> str | None:
