@@ -55,7 +55,7 @@ from agentfs.db import Transaction
 from agentfs.history.api import GcReport
 from agentfs.history.cow import HistorySettings
 from agentfs.history.identity import Identity
-from agentfs.history.reads import Read, read_before_write_globs
+from agentfs.history.reads import Read
 from agentfs.history.snapshots import Snapshots
 from agentfs.history.versions import Version
 from agentfs.kv import KVStore
@@ -160,8 +160,7 @@ class LayeredWorkspace:
         read_before_write: bool | str | Iterable[str] = (),
     ) -> Iterator[None]:
         """``Workspace.acting`` on every layer."""
-        globs = read_before_write_globs(read_before_write)
-        with self.acting_as(Identity(thread, actor, globs)):
+        with self.acting_as(Identity.of(thread, actor, read_before_write)):
             yield
 
     @contextmanager

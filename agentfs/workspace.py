@@ -30,8 +30,8 @@ from agentfs.core.fs import FileSystem
 from agentfs.history.api import GcReport, History, RecordingVersions
 from agentfs.history.cow import HistorySettings
 from agentfs.history.hooks import HistoryHooks
-from agentfs.history.identity import ActingBlock, Identity
-from agentfs.history.reads import Read, read_before_write_globs
+from agentfs.history.identity import ActingBlock, Identity, read_before_write_globs
+from agentfs.history.reads import Read
 from agentfs.history.versions import Version
 from agentfs.kv import KVStore
 from agentfs.mount.copyexec import run_in_copy
@@ -226,8 +226,7 @@ class Workspace(FileSystem):
             with ws.acting(thread="chat-42", actor="claude"):
                 ws.write("/notes.md", "...")  # version recorded for chat-42, claude
         """
-        globs = read_before_write_globs(read_before_write)
-        return self.acting_as(Identity(thread, actor, globs))
+        return self.acting_as(Identity.of(thread, actor, read_before_write))
 
     def acting_as(self, identity: Identity) -> ActingBlock:
         """``acting`` with the identity made once (its globs already checked), for a caller

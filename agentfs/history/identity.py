@@ -8,8 +8,11 @@ calls made through one handle for several agents at once never record each other
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from contextvars import ContextVar, Token
 from typing import NamedTuple
+
+from agentfs.core.globs import compile_glob
 
 
 class Identity(NamedTuple):
@@ -17,6 +20,32 @@ class Identity(NamedTuple):
     actor: str | None = None
     #: Globs of paths whose existing files may be written only once read unchanged.
     read_before_write: tuple[str, ...] = ()
+
+    @classmethod
+    def of(
+        cls,
+        thread: str | None,
+        actor: str | None = None,
+        read_before_write: bool | str | Iterable[str] = (),
+    ) -> Identity:
+        """The identity of ``ws.acting``'s arguments (``read_before_write_globs``)."""
+        return cls(thread, actor, read_before_write_globs(read_before_write))
+
+
+def read_before_write_globs(value: bool | str | Iterable[str]) -> tuple[str, ...]:
+    """A ``read_before_write`` setting as globs: True is every path, False none, a string one
+    glob. A bad pattern fails here, not at the first write it would have checked."""
+    if value is True:
+        globs: tuple[str, ...] = ("/**",)
+    elif value is False:
+        globs = ()
+    elif isinstance(value, str):
+        globs = (value,)
+    else:
+        globs = tuple(value)
+    for glob in globs:
+        compile_glob(glob)
+    return globs
 
 
 class Acting:

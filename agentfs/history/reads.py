@@ -14,30 +14,13 @@ writer's own record, so an agent can edit the same file twice in a row.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable
 from typing import NamedTuple
 
 import apsw
 
 from agentfs.core.errors import StaleReadError
-from agentfs.core.globs import compile_glob, match
+from agentfs.core.globs import match
 from agentfs.history.identity import Acting
-
-
-def read_before_write_globs(value: bool | str | Iterable[str]) -> tuple[str, ...]:
-    """A ``read_before_write`` setting as globs: True is every path, False none, a string one
-    glob. A bad pattern fails here, not at the first write it would have checked."""
-    if value is True:
-        globs: tuple[str, ...] = ("/**",)
-    elif value is False:
-        globs = ()
-    elif isinstance(value, str):
-        globs = (value,)
-    else:
-        globs = tuple(value)
-    for glob in globs:
-        compile_glob(glob)
-    return globs
 
 
 class Read(NamedTuple):

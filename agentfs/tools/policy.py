@@ -42,7 +42,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from agentfs.core.globs import compile_glob
-from agentfs.history.reads import read_before_write_globs
+from agentfs.history.identity import read_before_write_globs
 from agentfs.mount.rules import MountRules
 from agentfs.mount.sandbox import Limits as SandboxLimits
 
