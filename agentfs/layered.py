@@ -528,10 +528,11 @@ class LayeredWorkspace:
         place = self._place(path, follow=True)
         if place.owner is not None and "x" in mode:
             raise fs_error(errno.EEXIST, paths.normalize(path))
-        if place.owner not in (None, 0) and "w" not in mode:
-            self._copied_up(path, content=True)
-        self._make_parent(place.real)
-        return self.top.open(place.real, mode, encoding=encoding, buffer_limit=buffer_limit)
+        with self.top.transaction():  # an open that fails copies nothing up
+            if place.owner not in (None, 0) and "w" not in mode:
+                self._copied_up(path, content=True)
+            self._make_parent(place.real)
+            return self.top.open(place.real, mode, encoding=encoding, buffer_limit=buffer_limit)
 
     def _copied_up(self, path: str, *, follow: bool = True, content: bool = False) -> str:
         """The first layer's path of the entry at ``path``, copied up when it lives below: a

@@ -395,3 +395,13 @@ def test_a_change_below_that_fails_copies_nothing_up(layers: LayeredWorkspace) -
     with pytest.raises(OSError):
         layers.setxattr("/notes.md", "user.big", bytes(70_000))  # over the 64 KiB a value may hold
     assert bytes_of(layers.top) == before and not layers.top.exists("/README.md")
+
+
+def test_an_open_below_that_fails_copies_nothing_up(layers: LayeredWorkspace) -> None:
+    before = bytes_of(layers.top)
+    with pytest.raises(OSError):
+        layers.open("/README.md", "r+z")  # no such mode
+    with pytest.raises(IsADirectoryError):
+        layers.open("/src/lib", "r+b")
+    assert bytes_of(layers.top) == before
+    assert not layers.top.exists("/README.md") and not layers.top.exists("/src/lib")
