@@ -1,12 +1,9 @@
 """Reads addressed by inode number instead of path: what a FUSE request carries.
 
-The kernel names files by the inode numbers we gave it (``lookup``, ``getattr``, ``readdir``
-of a directory it already holds), so the mount needs the core's answers without a path. Every
-method is one or two indexed queries inside a read transaction of the ``FileSystem``; writes
-still go through the path-based ``FileSystem`` methods (history keys versions by path), with
-the path found by ``path_of``. Inode numbers of live files never change (history freezes old
-bytes into a new inode, not the live one: docs/history.md), so a number the kernel holds keeps
-naming the same file.
+Every method is one or two indexed queries inside a read transaction of the ``FileSystem``;
+writes still go through its path-based methods (history keys versions by path), with the path
+found by ``path_of``. Inode numbers of live files never change, so a number the kernel holds
+keeps naming the same file (docs/history.md).
 """
 
 from __future__ import annotations

@@ -1,28 +1,11 @@
 """Checkpointing the WAL from a background thread, so no writer's commit waits for one.
 
-With SQLite's automatic checkpoint the commit that pushes the WAL past its threshold copies
-every page of the WAL into the database file and fsyncs it before returning, so one commit in
-many takes hundreds of times as long as the others (docs/concurrency.md, "Checkpoints", has
-the figures). Here the commit only
-notices (the WAL hook, which replaces the automatic checkpoint on that connection) and wakes a
-thread that checkpoints (``PASSIVE``, blocking no one) on a connection of its own, on the
-other core.
-
-A PASSIVE checkpoint copies the frames that were in the WAL when it began; a writer that never
-pauses keeps adding more, so the WAL would never be wholly copied and never start over. So
-once the thread has copied all but a few frames, the writer's next commit copies the rest
-itself (a short checkpoint: ``TAIL`` of the threshold at most), and its next transaction
-starts the WAL from the beginning. A writer that commits in large steps (the mount commits a
-file streamed in one go a 64 MiB budget at a time) restarts it without copying anything as
-long as the thread keeps up: the thread copies one step while the next one is being buffered,
-and a transaction that begins with the whole WAL copied starts it over. Should the WAL reach
-``BEHIND`` times the threshold or the largest commit, whichever is more (the thread cannot keep
-up, or never quite catches up with a writer that never pauses), the writer waits for the
-checkpoint the thread is running, then copies the rest itself: the WAL stays bounded, and a
-disk slower than the writer holds the writer back.
-
-The thread starts at the first wake-up (most handles never write 40 MiB) and stops at
-``close``; it is a daemon, and a checkpoint killed half-way is harmless (SQLite redoes it).
+The commit only notices (the WAL hook, which replaces SQLite's automatic checkpoint on that
+connection) and wakes a thread that runs ``PASSIVE`` checkpoints on a connection of its own;
+once the thread has copied all but ``TAIL`` of the threshold, the writer copies the rest itself
+so the WAL can start over, and at ``BEHIND`` times the threshold (or the largest commit) it
+waits, so the WAL stays bounded. docs/concurrency.md, "Checkpoints", has the design and the
+figures; the thread starts at the first wake-up and a checkpoint killed half-way is harmless.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Naming a live process so that another process can tell whether it is still running.
 
-A durable pin (``ws_pin``, ``agentfs.core.orphans``) must stop counting once its process is
-gone, or a crash would keep an inode forever. A pid alone is reused; the pid with the
-process's start time (``/proc/PID/stat``, clock ticks since boot) is not, within one boot; the
-boot id tells boots apart. Processes in another pid namespace (a container sharing the file)
-cannot be looked up by pid from here, so their pins are taken as live (a stale one is cleared
-by a purge in its own namespace, or by ``agentfs fsck``'s report of it).
+A durable pin (``ws_pin``) must stop counting once its process is gone: the boot id, pid and
+start time name a process uniquely, where a pid alone is reused. Processes in another pid
+namespace cannot be looked up from here, so their pins are taken as live.
 """
 
 from __future__ import annotations

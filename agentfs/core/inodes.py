@@ -67,7 +67,7 @@ class Stat(NamedTuple):
     """What ``stat``/``lstat`` return; field names follow ``os.stat_result``.
 
     A NamedTuple, like ``os.stat_result`` a tuple underneath: immutable and built in a fraction
-    of a frozen dataclass's time, which matters on a call made 100,000 times a second.
+    of a frozen dataclass's time, which matters on the mount's most frequent call.
     """
 
     st_ino: int

@@ -1,12 +1,8 @@
-"""How large a file and a whole workspace may grow: past the first a write is ``EFBIG``, past
-the second ``ENOSPC``, checked before anything is written, so a refused write changes nothing
-and costs nothing.
+"""How large a file (``EFBIG``) and a whole workspace (``ENOSPC``) may grow, checked before writing.
 
-A hole is stored as zeros (``chunks.py`` says why), so a file costs its size whatever it holds:
-``truncate -s 1P`` would otherwise ask the workspace for a petabyte. The largest file bounds
-what one call can cost; the quota bounds the whole file on disk, history and indexes
-included. Both live in ``fs_config``, so every process that opens the workspace obeys the same
-limits (agentfs-sdk ignores keys it does not know).
+A refused write changes nothing; since a hole is stored as zeros, a file costs its size and
+``truncate -s 1P`` must be refused up front. Both limits live in ``fs_config``, so every process
+that opens the workspace obeys the same ones.
 """
 
 from __future__ import annotations

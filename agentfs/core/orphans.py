@@ -1,25 +1,10 @@
 """Inodes that lost their last name: queued in ws_orphan, their rows freed later in batches.
 
-An unlink only removes the name and queues the inode, in the operation's own transaction; the
-content (fs_data), the symlink target, the extended attributes and the inode row go later,
-many inodes per transaction (``purge``). That keeps every delete's commit small (four rows
-instead of six: measured 17 % more 1 KiB deletes/s) and a tree of 100,000 files removable in
-a few statements, and it is what a FUSE mount needs for files unlinked while still open. A
-crash in between leaves a queue that the next open finishes: nothing is lost and nothing
-leaks. Queued inodes have nlink 0 and no name, are invisible to every path operation, and are
-left out of ``export --agentfs``.
-
-A queued inode that a process still has open is pinned: not freed until it is closed. Pins
-are per connection (a TEMP table, free to take at every open) and, once a pinned inode is
-queued, durable too (``ws_pin``, naming the holding process), so other processes' purges
-spare it while the holder runs and free it once the holder is gone (``agentfs.core.holders``).
-
-A connection that pins without writing at each open (a FUSE mount) cannot pin an inode that
-*another* process queues, so it registers as the queue's **keeper** (``ws_keeper``) while it
-runs: the other connections then leave the queue alone, and only the keeper, which knows what
-it holds open, frees queued inodes. A keeper that is gone no longer counts. A read-only mount,
-which can write nothing, holds a lock instead (``agentfs.core.readers``): while it runs nobody
-frees queued inodes, and the first purge after it ends does.
+An unlink only removes the name and queues the inode, so every delete's commit stays small, a
+tree of any size goes in a few statements, and a FUSE mount can keep unlinked files open; a
+crash in between leaves a queue the next open finishes. Inodes a process still holds open are
+pinned (``ws_pin``), a writable mount is the queue's keeper (``ws_keeper``) and a read-only one
+holds a lock (``agentfs.core.readers``): docs/architecture.md, "Deletes", has the whole design.
 """
 
 from __future__ import annotations

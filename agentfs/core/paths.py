@@ -1,16 +1,10 @@
 """Virtual paths: the single place that normalises them and refuses bad ones.
 
-A workspace path is absolute inside the workspace: ``notes/a.txt`` and ``/notes/a.txt`` are the
-same file. ``.`` and ``..`` are resolved lexically and ``..`` stops at ``/``, so no path can name
-anything outside the workspace. NUL bytes, components over 255 UTF-8 bytes and paths of
-``TREE_PATH_MAX`` bytes or more are refused with the errno the kernel would give (EINVAL,
-ENAMETOOLONG).
-
-The kernel limits a path *argument* to 4,095 bytes (``PATH_MAX``), not a tree's depth: a
-program reaches deeper files by steps (``openat``, ``chdir``), and the mount then asks the
-core for the whole path from the workspace's root. So the core's limit on a whole path is
-far higher (a tree on tmpfs has none); it stays finite because each call resolves its path
-component by component. Symlink targets keep the kernel's ``PATH_MAX``.
+A workspace path is absolute inside the workspace; ``.`` and ``..`` are resolved lexically and
+``..`` stops at ``/``, so no path can name anything outside it. NUL bytes, components over 255
+bytes and paths of ``TREE_PATH_MAX`` bytes or more get the kernel's errno; that limit is far
+above ``PATH_MAX`` because the mount asks for whole paths of files a program reached by steps
+(``openat``, ``chdir``), and symlink targets keep ``PATH_MAX``.
 """
 
 from __future__ import annotations

@@ -1,21 +1,10 @@
 """Processes that hold a workspace's files open read-only: a read-only FUSE mount.
 
-A writable mount registers as the orphan queue's keeper (``ws_keeper``, ``agentfs.core.orphans``)
-so that no other process frees an inode it still has open after someone else unlinked it. A
-read-only mount cannot write that row. It takes a shared ``flock`` on a side file instead,
-``WS.db-readers``, for as long as it runs, and a purge anywhere leaves the queue alone while
-any such lock is held.
-
-``flock``, not ``fcntl`` record locks: SQLite locks byte ranges of the database file itself
-with ``fcntl``, and the two kinds never interact on Linux; an ``fcntl`` lock is the process's
-and would vanish when any descriptor of the file closed, where a ``flock`` belongs to one open
-file description and conflicts within a process too; and the kernel drops it when its holder
-dies, however it dies, so a killed mount never blocks purging.
-
-The side file gets the workspace file's mode and, when root makes it, its owner: what
-SQLite does for the ``-wal`` and ``-shm`` files. A private workspace has a private side
-file, and every process that may open the workspace may open the side file too (a writer
-must, to see whether a read-only mount made by root holds it).
+Such a mount cannot write a keeper row (``agentfs.core.orphans``), so it holds a shared
+``flock`` on the side file ``WS.db-readers`` while it runs, and a purge leaves the queue alone
+while any such lock is held. ``flock``, not ``fcntl``: it never interacts with SQLite's own
+``fcntl`` locks and goes with its holder however it dies (docs/architecture.md, "Deletes"). The
+side file gets the workspace file's mode and owner, as SQLite's ``-wal`` and ``-shm`` do.
 """
 
 from __future__ import annotations

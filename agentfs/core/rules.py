@@ -1,11 +1,7 @@
-"""Judging paths by glob rules: what a policy's deny and allow lists say of a file, whichever
-route reaches it (the tools, ``agentfs.tools.context``; a command's mount,
-``agentfs.mount.ruled``).
+"""Judging paths by a policy's deny and allow globs, whichever route reaches the file.
 
-A deny list errs on the side of refusing: its globs are compared case-folded and
-NFKC-normalised, so ``/SECRETS/x`` and its fullwidth spelling match ``/secrets/**`` (the
-workspace is case-sensitive: those are other files, refused all the same). An allow list is
-compared as written: every candidate must match it.
+A deny list errs on the side of refusing: it is compared case-folded and NFKC-normalised, so
+``/SECRETS/x`` matches ``/secrets/**``. An allow list is compared as written.
 """
 
 from __future__ import annotations

@@ -1,28 +1,10 @@
 """Extended attributes: named byte values on an inode (``ws_xattr``), under Linux's rules.
 
-They belong to the inode: every name of a hard-linked file sees the same ones, a rename keeps
-them, and they are freed with the inode (``Orphans``). The rules are tmpfs's as root, so a
-program sees the same answers through the FUSE mount as on a local disk:
-
-- a name is 1..255 bytes (ERANGE otherwise) with no NUL (EINVAL), in the ``user.``,
-  ``trusted.`` or ``security.`` namespace with something after the prefix (EINVAL for the
-  bare prefix); ``system.`` (POSIX ACLs, which the mount leaves off) and any other prefix are
-  ENOTSUP, and so is setting ``security.capability`` (file capabilities: a workspace an agent
-  writes must not grant a program privileges; and since it is never set, the mount answers
-  the kernel's probe of it before every ``write(2)`` without a query);
-- a value is at most 64 KiB (E2BIG);
-- ``user.`` attributes exist only on regular files and directories: setting or removing one
-  elsewhere is EPERM, reading one ENODATA (the kernel's rule: they are the owner's, and a
-  symlink or a device has no owner's data);
-- ``XATTR_CREATE`` on a present name is EEXIST, ``XATTR_REPLACE`` or a removal of an absent
-  one ENODATA, an unknown flag EINVAL;
-- a new name is refused with ENOSPC once the names of the inode would take more than 64 KiB
-  (each with its NUL), what ``listxattr(2)`` can return at most.
-
-Names are text, UTF-8, like the names of files (a name that is not UTF-8 is EINVAL); they are
-listed in code-point order. A set or a removal updates ctime, as the kernel does. The workspace
-has no users, so ``trusted.`` is open to every caller of the API; the FUSE mount leaves the
-permission checks to the kernel (``trusted.`` needs CAP_SYS_ADMIN there).
+They belong to the inode (hard links share them, a rename keeps them, ``Orphans`` frees them)
+and follow tmpfs's rules as root, so a program sees the same answers through the FUSE mount as
+on a local disk. The names, limits and errnos are in docs/api.md, "Extended attributes";
+``security.capability`` is never set, so that a workspace an agent writes grants no program
+privileges (and the mount answers the kernel's probe of it without a query).
 """
 
 from __future__ import annotations
