@@ -64,7 +64,6 @@ class History:
     def __init__(self, fs: FileSystem) -> None:
         self.fs = fs
         self.hooks = fs.hooks = HistoryHooks(fs)
-        self.conn = fs.conn
         self.snapshots = Snapshots(fs, self.hooks)
 
     def configure_history(
@@ -80,18 +79,18 @@ class History:
         there are now prunes on the next write of each path (``gc`` prunes all at once).
         """
         if max_bytes is not None and max_bytes < 0:
-            raise fs_error(errno.EINVAL, self.conn.filename, "max_bytes must be >= 0")
+            raise fs_error(errno.EINVAL, self.fs.conn.filename, "max_bytes must be >= 0")
         with self.fs.transaction():
             if keep is not ...:
                 try:
                     text = keep_text(keep)
                 except ValueError as exc:
-                    raise fs_error(errno.EINVAL, self.conn.filename, str(exc)) from None
-                self.conn.execute(
+                    raise fs_error(errno.EINVAL, self.fs.conn.filename, str(exc)) from None
+                self.fs.conn.execute(
                     "UPDATE ws_config SET value = ? WHERE key = 'history.keep'", (text,)
                 )
             if max_bytes is not None:
-                self.conn.execute(
+                self.fs.conn.execute(
                     "UPDATE ws_config SET value = ? WHERE key = 'history.max_bytes'",
                     (str(max_bytes),),
                 )
@@ -216,8 +215,8 @@ class History:
                 # kept aside, or the prefix of a file that grew since: a new inode holds them
                 ino = self.fs.nameless_file(mode, self.hooks.versions.content(found))
                 if now is not None and now.st_mode & S_IFMT == S_IFREG:
-                    xattrs.copy_all(self.conn, now.st_ino, ino)  # as its mode: the file's now
-            elif self.conn.execute("SELECT nlink FROM fs_inode WHERE ino = ?", (found.ino,)).get:
+                    xattrs.copy_all(self.fs.conn, now.st_ino, ino)  # as its mode: the file's now
+            elif self.fs.conn.execute("SELECT nlink FROM fs_inode WHERE ino = ?", (found.ino,)).get:
                 ino = self.hooks.cow.clone(found.ino, now_ns()).st_ino  # named elsewhere: a copy
             else:
                 ino = found.ino
@@ -239,17 +238,17 @@ class History:
             pruned = []
             keep = self.hooks.cow.settings.keep
             if keep is not None:
-                pruned = self.conn.execute(
+                pruned = self.fs.conn.execute(
                     "DELETE FROM ws_version WHERE n <= (SELECT max(n) FROM ws_version v"
                     " WHERE v.path = ws_version.path) - ? RETURNING 1",
                     (keep,),
                 ).fetchall()
-            kept = self.conn.execute(  # of every version gone: pruned, or forked away
+            kept = self.fs.conn.execute(  # of every version gone: pruned, or forked away
                 "DELETE FROM ws_kept WHERE id NOT IN"
                 " (SELECT kept FROM ws_version WHERE kept IS NOT NULL) RETURNING 1"
             ).fetchall()
             entries = self.snapshots.prune()
-            freed = self.conn.execute(
+            freed = self.fs.conn.execute(
                 "INSERT OR IGNORE INTO ws_orphan(ino, queued_at) SELECT ino, unixepoch()"
                 " FROM fs_inode i WHERE ino <> 1 AND nlink = 0"
                 " AND NOT EXISTS (SELECT 1 FROM fs_dentry d WHERE d.ino = i.ino)"
