@@ -1,9 +1,7 @@
-"""The search part of a workspace: the index (choosing an embedder, embedding, rebuilding,
-status) and the handle a query runs on.
+"""The search part of a workspace: the index (choosing an embedder, embedding, status) and queries.
 
-``Workspace`` holds one ``Index`` and offers its methods. The core knows nothing of the
-index: its triggers queue each changed file with the write, and this side drains the queue
-before the index is read (``refresh_index``; see ``agentfs.search.index``).
+The core knows nothing of the index: its triggers queue each changed file with the write, and
+this side drains the queue before the index is read (``agentfs.search.index``).
 """
 
 from __future__ import annotations

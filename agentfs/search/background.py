@@ -1,13 +1,8 @@
-"""The opt-in background step: a thread that indexes written files and embeds their chunks
-while the agent works, so the first query after a burst of writes finds little left to do.
+"""The opt-in background step: a thread that indexes written files and embeds their chunks.
 
-It has a connection of its own (a ``Workspace`` on the same file, opened by the function the
-workspace hands it: this layer never imports the workspace), so its short transactions
-interleave with the caller's like any second writer's (WAL, ``BEGIN IMMEDIATE``): embedding
-runs outside any transaction, and each batch is stored in one that checks the chunks are
-still there with the same text. onnxruntime and SQLite both release the GIL, so the caller
-keeps most of its speed. Without this, queries drain the index queue on demand, and
-``agentfs index`` / ``Workspace.index`` embed.
+It runs while the agent works, so the first query after a burst of writes finds little left to
+do. It has a ``Workspace`` of its own on the same file (opened by a function the workspace hands
+it, so this layer never imports the workspace), and embeds outside any transaction.
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """Cutting a text file into overlapping runs of whole lines, the unit BM25 and vectors rank.
 
-A chunk is at most ``MAX_LINES`` lines and about ``MAX_CHARS`` characters (one very long line
-is a chunk of its own), so each fits an embedding model's window (MiniLM reads 256 tokens,
-about 1,000 characters of code) and a snippet of it makes sense on its own. Consecutive chunks
-share ``OVERLAP`` lines, so a passage cut at a boundary is still whole in one of them.
-
-Code-aware where it is cheap: when a chunk must end, it ends before the last line in its second
-half that starts a top-level block (no indentation: ``def``, ``class``, a heading, a key) or
-after a blank line, so functions and paragraphs tend to stay in one piece.
+Each chunk fits an embedding model's window and makes sense as a snippet on its own; consecutive
+chunks overlap, and a chunk that must end does so before a top-level block or after a blank
+line, so functions and paragraphs tend to stay whole (docs/search.md, "Chunking").
 """
 
 from __future__ import annotations

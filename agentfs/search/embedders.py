@@ -1,12 +1,8 @@
 """The ``Embedder`` protocol, the embedders agentfs ships, and finding one by model id.
 
-An embedder turns texts into unit vectors. Its ``model_id`` and ``dim`` are stored in the
-workspace with the vectors (ws_config ``search.embedder``/``search.dim``), so the next process
-knows which model to load and an embedder of another model is refused
-(``EmbedderMismatchError``): vectors of two models are not comparable.
-
-Plugging in another model means writing a class with these three members and passing an
-instance to ``Workspace.index`` / ``Workspace.search``; docs/search.md shows one.
+An embedder's ``model_id`` and ``dim`` are stored with the vectors, so the next process knows
+which model to load and an embedder of another model is refused (``EmbedderMismatchError``):
+vectors of two models are not comparable. docs/search.md shows how to plug in another model.
 """
 
 from __future__ import annotations
@@ -59,7 +55,7 @@ class HashingEmbedder:
         self.model_id = f"hashing-bow-{dim}"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        import numpy as np  # numpy costs 150 ms to import: only where vectors are made
+        import numpy as np  # slow to import: only where vectors are made
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
@@ -87,7 +83,7 @@ _BY_MODEL_ID: dict[str, Callable[[], Embedder]] = {
 @functools.lru_cache(maxsize=4)
 def builtin(name: str) -> Embedder:
     """The built-in embedder called ``name`` ('minilm', 'hashing') or with that model id;
-    one instance per process (loading MiniLM takes about half a second and 250 MB)."""
+    one instance per process (loading MiniLM is slow and takes memory)."""
     factory = BUILTIN.get(name) or _BY_MODEL_ID.get(name)
     if factory is None:
         known = ", ".join(BUILTIN)

@@ -1,14 +1,8 @@
-"""``glob``: the paths under a directory whose names match a pattern, from the directory
-tables alone (no content is read).
+"""``glob``: the paths under a directory whose names match a pattern, from the directory tables.
 
-The pattern is relative to ``path`` (``**/*.py`` under ``/src`` is every Python file below
-``/src``; ``*.py`` only those directly in it) unless it starts with ``/``. The walk starts at
-the deepest directory the pattern names literally and, without ``**``, stops at the depth the
-pattern has, so a narrow pattern reads a narrow part of the tree. Symlinks met on the walk are
-matched by name and never followed (a walk always ends); a symlink the pattern or ``path``
-names literally as the starting directory is followed, as a shell does. Results come sorted
-newest first (by mtime, as agent tools expect) or by name. A trailing ``/**`` names what is
-below a directory, not the directory itself (as in git and Python's glob).
+No content is read, and the walk starts at the deepest directory the pattern names literally and
+stops at the pattern's depth (without ``**``), so a narrow pattern reads a narrow part of the
+tree. Symlinks met on the walk are matched by name and never followed, so a walk always ends.
 """
 
 from __future__ import annotations
@@ -67,8 +61,11 @@ def glob(
     sort: Literal["mtime", "name"] = "mtime",
     include_dirs: bool = False,
 ) -> list[GlobMatch]:
-    """Entries matching ``pattern`` at or below directory ``path`` (see the module docstring);
-    directories only with ``include_dirs``."""
+    """Entries matching ``pattern`` at or below directory ``path``, newest first or by name.
+
+    ``pattern`` is relative to ``path`` unless it starts with ``/``; a trailing ``/**`` names
+    what is below a directory, not the directory itself. Directories only with ``include_dirs``.
+    """
     if sort not in ("mtime", "name"):
         raise fs_error(errno.EINVAL, str(sort), "sort is 'mtime' or 'name'")
     found = [

@@ -1,17 +1,9 @@
 """``grep``: lines matching a regular expression (RE2 syntax) in the text files under a directory.
 
-What is read is narrowed by the trigram index first: the pattern's required literals
-(``agentfs.search.literals``) become a query on ws_fts_trigram, which names the chunk texts that
-hold them all, and so every chunk of every file holding one of those texts (ws_chunk). A match
-lies within one line and every line is whole in some chunk, so only those chunks' byte ranges
-are read (plus every file the index does not cover: too large,
-indexing off, not indexed yet on a read-only handle) and confirmed with the pattern
-(``agentfs.search.pattern``: RE2, linear in the text whatever the pattern). The index is a
-superset filter, so this never loses a match; a pattern with no required literal, or a
-multiline one, reads whole files. Like ``rg --hidden --no-ignore``, hidden files are searched
-and nothing is ignored; binary files (a NUL byte) and files that are not UTF-8 text are
-skipped, as ripgrep skips binary files on a recursive search. Results are sorted by path,
-lines numbered from 1.
+The trigram index first names the chunks that hold the pattern's required literals, and only
+those chunks' byte ranges (plus every file the index does not cover) are read and confirmed:
+the index is a superset filter, so no match is lost. Output is ``rg -n --hidden --no-ignore``'s,
+binary and non-UTF-8 files skipped (docs/search.md, "grep").
 """
 
 from __future__ import annotations
@@ -154,11 +146,10 @@ def grep(
 
 @contextmanager
 def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while grep builds its result: a common word
-    makes hundreds of thousands of tuples, each allocation counts towards a collection, and
-    each collection walks every object the process holds. In a process holding a large heap
-    (an agent, a server, the benchmark) that was 40 % of grep's time. The result holds no
-    cycles, so nothing is left for the collector; it is resumed as it was."""
+    """Pause Python's cyclic garbage collector while grep builds its result, then resume it.
+
+    A common word makes hundreds of thousands of tuples, and each collection they trigger walks
+    every object of a process with a large heap; the result holds no cycles to collect."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

@@ -1,23 +1,9 @@
 """The search index of a workspace: what is indexed, keeping it right, and asking it questions.
 
-Triggers (schema/migrations/0004-search.sql) queue every regular file whose content, size,
-link count or existence changed, in the write's own transaction: no change can be lost, and a
-write pays one queue row, not the indexing. The queue is drained when the index is about to
-be read (``Index.refresh_index``: before a search, ``index``, ``index --status``; a grep
-drains two batches and reads the rest whole) and by the background step of long-running
-processes, in batches of up to ``BATCH_FILES`` files or ``BATCH_BYTES`` bytes, each batch its
-own transaction: FTS5 writes one segment per transaction, so a batch costs about what one
-file did, and another writer waits at most one batch. Queries never miss a committed write:
-they drain first, and grep also reads a still-queued file whole (a read-only handle cannot
-drain: its search runs on a drained in-memory copy, ``Index.indexed``).
-
-The index is by chunk text (schema/migrations/0007-texts.sql): each distinct chunk text is one
-ws_text row with one BM25 row, one trigram row and one vector, and ws_chunk maps each file's
-chunks to them. Per file, a drain drops the old chunk rows and re-reads the whole file (files
-over ``search.max_bytes`` are not indexed, and grep scans them, so this is bounded); a chunk
-whose text is indexed already, in this file or any other, costs a digest lookup and a row,
-and only new texts are tokenised (FTS5's trigram tokenizer is most of a drain's time). A text
-no chunk holds any more leaves at the end of the batch, with its vector.
+Triggers queue every changed regular file in the write's own transaction, so no change is lost
+and a write pays one queue row; the queue is drained in batches, each its own transaction,
+before the index is read. The index is by chunk text (ws_text), so a text many files hold is
+indexed once (docs/search.md, "The indexes, and how they stay right").
 """
 
 from __future__ import annotations

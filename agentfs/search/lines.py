@@ -1,13 +1,9 @@
 """Which lines of a text hold a match: grep's inner loop, kept apart from choosing files.
 
-Line by line, a pattern would run once per line from Python, so a file of 5,000 lines costs
-5,000 calls even when nothing matches. Instead the pattern's whole-text form (``^`` and ``$``
-at every line: ``GrepPattern.whole``) runs over the whole text in C; each hit names a line,
-which is confirmed alone when the match ran past it (exactly grep's per-line semantics), and
-the search goes on after that line. A match on a line alone is a match in the whole text at the
-same place, and the leftmost match in the text is never later than a line's own, so no line is
-missed. Patterns that look beyond their line (``\\A``, ``\\z``) have no whole-text form and go
-line by line. Texts are UTF-8 bytes; positions are byte offsets.
+The pattern's whole-text form (``^`` and ``$`` at every line) runs over the whole text in C
+instead of once per line from Python; a hit that ran past its line is confirmed on that line
+alone, which is exactly grep's per-line semantics. Texts are UTF-8 bytes; positions are byte
+offsets.
 """
 
 from __future__ import annotations

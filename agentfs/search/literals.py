@@ -1,19 +1,9 @@
 """From a regular expression to an FTS5 trigram query that every matching line satisfies.
 
-A match of ``foo(bar|baz)+`` must contain ``foo`` and ``ba``; a match of ``error: \\d+ in
-(parser|lexer)`` must contain ``error: `` and one of ``parser``/``lexer``. Each such required
-literal of three or more characters becomes an AND of its trigrams, alternatives become OR,
-and the trigram table (ws_fts_trigram) answers with the chunks that have them all: a superset of
-the chunks holding a match, which the regex then confirms. Whatever this cannot reason about
-(classes, optional parts, backreferences, lookarounds) it simply does not require, so the query
-only ever gets weaker, never wrong; a pattern with nothing required gets no query at all, and
-grep scans every file.
-
-Case: the trigram table folds case (``case_sensitive 0``), the same per-character fold on the
-text and on the query, so a case-sensitive literal is always found. For a case-insensitive
-pattern Python's ``re`` also equates a few ASCII letters with non-ASCII ones (``k`` with the
-Kelvin sign, ``s`` with the long s, ``i`` with the dotted capital I), which that fold may not;
-trigrams holding those letters, or any non-ASCII character, are left out.
+Each required literal of three or more characters becomes an AND of its trigrams, alternatives
+an OR; whatever this cannot reason about is simply not required, so the query only ever gets
+weaker, never wrong. Trigrams with letters the case fold may not equate as ``re`` does (``k``
+and the Kelvin sign) are left out (docs/search.md, "grep").
 """
 
 from __future__ import annotations

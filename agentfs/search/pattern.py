@@ -1,23 +1,9 @@
 """The pattern grep runs, compiled once: RE2 for matching, Python's parser for narrowing.
 
-Patterns come from models and from users, so no pattern may hang the workspace: grep matches
-with RE2 (``google-re2``), whose running time is linear in the text whatever the pattern, where
-Python's backtracking ``re`` takes exponential time on ``(a+)+$``. RE2's syntax is also rg's (both
-follow Go/RE2), so a pattern an agent learnt on rg means the same here. What RE2 cannot do in
-linear time, backreferences and lookaround, is refused with an error that says so.
-
-Two things are still done with Python's ``re``, where it cannot hang:
-
-- narrowing: Python's parser reads the pattern to find the literals every match must hold
-  (``agentfs.search.literals``). It is only asked where it reads the pattern as RE2 does;
-  RE2-only syntax it would misread (POSIX classes ``[[:alpha:]]``, the literal ``{,n}``) or that
-  switches modes mid-pattern gets no narrowing, so grep reads more, never less;
-- a pattern that is one ASCII literal runs on Python's ``re`` over the raw bytes: a literal
-  cannot backtrack, and ``re`` starts a search in a third of RE2's per-call time, which is what a
-  common word with 200,000 matching lines pays.
-
-Everything matches UTF-8 bytes: RE2 reads UTF-8 natively (``.`` is one character), positions are
-byte offsets, and a file is decoded only for the lines it returns.
+No pattern from a model or a user may hang the workspace, so grep matches with RE2, linear in
+the text whatever the pattern (and rg's syntax), and refuses backreferences and lookaround. A
+pattern that is one ASCII literal runs on Python's ``re``, which cannot backtrack on it and
+starts a search faster (docs/search.md, "grep").
 """
 
 from __future__ import annotations

@@ -1,22 +1,9 @@
 """``search``: the files that best answer a query, by BM25, by vector similarity, or both.
 
-Both rankings work on chunk texts (``agentfs.search.chunking``; the index holds each distinct
-text once, ``agentfs.search.index``) and a file is as good as its best chunk, so each result is
-one file with the line range and a snippet of that chunk. A text several files hold scores the
-same for each of them: they follow one another in the results, in inode order. BM25's
-statistics count each distinct text once, so a file copied twelve times does not make its
-words look common.
-
-Scores are in 0..1:
-
-- ``bm25``: FTS5's BM25 of the chunk (porter-stemmed words, OR-ed), divided by the best BM25
-  among this query's candidates, so the best lexical match scores 1.0.
-- ``vector``: the cosine similarity of the chunk's vector to the query's, clamped at 0.
-- ``hybrid`` (the default when the workspace has vectors): weighted reciprocal-rank fusion of
-  the two candidate lists, ``w * (K + 1) / (K + vector rank) + (1 - w) * (K + 1) / (K + bm25
-  rank)`` with ``w = vector_weight`` and K = 10; a chunk missing from a list gets nothing
-  from it, and a chunk first in both scores 1.0. Measured against weighted sums of the
-  normalised scores on the relevance set (docs/search.md), it ranked best.
+Both rankings work on chunk texts and a file is as good as its best chunk. Scores are in 0..1:
+BM25 divided by the best among the candidates, the cosine clamped at 0, and for ``hybrid`` a
+weighted reciprocal-rank fusion of the two lists, which ranked best on the relevance set
+(docs/search.md, "search: BM25, vectors, hybrid").
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
 """Vectors: choosing the workspace's embedder, embedding the queue, and the k-NN scan.
 
-Each embedded chunk text (ws_text: one per distinct text, whatever the number of chunks holding
-it) has its float32 vector in ws_vector (exact, what scores are computed from)
-and an int8 copy in the sqlite-vec table ws_vec. A k-NN query scans ws_vec (int8 is 1.6x
-faster than float32 in vec0 here), takes a shortlist about twice as long as asked, and
-rescores it exactly from ws_vector, so the order and the scores are the float ones.
-
-Embedding is slow (a transformer does tens of chunks a second on two cores), so it never runs
-inside a write: the index queues chunks (ws_embed_queue) and ``embed_pending`` drains the
-queue in batches, embedding outside any transaction and storing each batch in a short one that
-first checks the texts are still there.
+A k-NN query scans int8 copies in the sqlite-vec table ws_vec for a shortlist and rescores it
+from the float32 vectors in ws_vector, so the order and scores are the float ones. Embedding is
+slow, so it never runs inside a write: ``embed_pending`` embeds queued texts outside any
+transaction and stores each batch in a short one that checks the texts are still there.
 """
 
 from __future__ import annotations
@@ -154,7 +148,7 @@ def embed_pending(
 def _store(conn: apsw.Connection, batch: Sequence[PendingText], vectors: np.ndarray) -> int:
     """Store the vectors of the texts still queued (a text id of another digest is another
     text); returns how many."""
-    import numpy as np  # imported where vectors are handled: 150 ms of every start otherwise
+    import numpy as np  # imported where vectors are handled: slow to import at every start
 
     stored = 0
     for text, vector in zip(batch, vectors, strict=True):
@@ -187,13 +181,10 @@ def chunk_texts(fs: FileSystem, chunks: Sequence[tuple[int, int, int]]) -> list[
 class VectorCache:
     """Every stored vector of a workspace in memory, for exact k-NN by one matrix product.
 
-    sqlite-vec scans its table on every query (tens of milliseconds at 100,000 vectors, more
-    for a long shortlist); a process that searches again and again (an agent's loop, the MCP
-    server) does better with the vectors in memory: one float32 product, about 10 ms at
-    100,000 x 384, exact, whatever k. The copy is loaded at the second query that finds the
-    vectors unchanged (``search.vectors``, bumped by triggers on every change), so a one-shot
-    query never pays the load, and it is dropped as soon as they change. It costs ``4 * dim``
-    bytes per vector (150 MB at 100,000 x 384).
+    A process that searches again and again (an agent's loop, the MCP server) does better with
+    one float32 product than with sqlite-vec's scan (docs/search.md). The copy is loaded at the
+    second query that finds the vectors unchanged (``search.vectors``, bumped by triggers on
+    every change), so a one-shot query never pays the load; it costs ``4 * dim`` bytes a vector.
     """
 
     def __init__(self) -> None:
