@@ -38,8 +38,7 @@ _SCHEMA = (
 #: An object's key, ``<origin>/<seq>``, is its row id in another form: the origin (random,
 #: ``ORIGIN_HEX`` hex digits) and that origin's sequence number (``SEQ_BITS`` bits), shifted
 #: into SQLite's signed range. An INTEGER PRIMARY KEY is the table's own B-tree where a TEXT
-#: one needs an index beside it, a second B-tree whose pages every pull downloads as well
-#: (measured: 6 pages of 4 KiB for a push of ten 1 KiB files with text keys, 4 with row ids).
+#: one needs an index beside it, a second B-tree whose pages every pull downloads as well.
 ORIGIN_HEX = 10
 SEQ_BITS = 24
 _SEQ_LAST = (1 << SEQ_BITS) - 1
@@ -50,16 +49,10 @@ def padding(size: int, page: int) -> int:
     """Zero bytes to store after an object of ``size`` bytes (the ``pad`` column) so that its
     row keeps the least it can in its leaf page and the rest in overflow pages.
 
-    By SQLite's file format (Turso's is the same), a row of P bytes over ``page - 35`` keeps
-    ``min_local + (P - min_local) % (page - 4)`` bytes in the leaf, or only ``min_local``
-    (489 of a 4 KiB page) when that would be over ``page - 35``. A commit of a few small files
-    (3 KiB) fits in a leaf whole, so unpadded each push would fill a new leaf, and a pull
-    would download the new leaf, its parent and more: 5 pages. Padded, its leaf cell is 489
-    bytes, appended to the last leaf beside the previous pushes', and its bytes go to a fresh
-    overflow page: 4 pages, and a new leaf only every seventh push (docs/sync.md). Objects
-    under a quarter page share leaves well as they are. ``P`` is estimated (the record header
-    and the kind add a few bytes), so the padding aims at the middle of the window that keeps
-    the least.
+    A row of P bytes over ``page - 35`` keeps ``min_local + (P - min_local) % (page - 4)`` bytes in
+    the leaf (SQLite's file format, and Turso's), so a padded push's small cell joins the previous
+    pushes' in the last leaf and a pull downloads fewer pages (docs/sync.md, "What a pull costs").
+    ``P`` is estimated, so the padding aims at the middle of the window that keeps the least.
     """
     if size < page // 4:
         return 0

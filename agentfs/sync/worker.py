@@ -1,10 +1,8 @@
-"""The sync worker: one sync operation in a process of its own (docs/sync.md, "The worker
-process"). ``python -m agentfs.sync.worker '{"op": "push", "workspace": "w.db"}'`` prints one
-JSON line, the operation's report or ``{"error": "..."}`` (exit status 1).
+"""The sync worker: one sync operation in a process of its own (docs/sync.md, "The worker process").
 
-Its own process because pyturso holds the GIL for up to 0.7 s during network work and, with a
-hung server, blocks in ``urlopen`` with no timeout: here a socket timeout bounds every request,
-and the caller bounds the whole operation.
+``python -m agentfs.sync.worker '{"op": "push", "workspace": "w.db"}'`` prints one JSON line,
+the operation's report or ``{"error": "..."}`` (exit status 1). Its own process because pyturso
+holds the GIL during network work and may block with no timeout on a hung server.
 """
 
 from __future__ import annotations
