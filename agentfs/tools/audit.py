@@ -1,17 +1,10 @@
 """The audit: every tool call becomes a row of the spec's ``tool_calls``, and every version a
 call wrote a row of ``ws_tool_write`` pointing at it.
 
-A call that changes the workspace is logged inside its own transaction, so the change and
-its log row commit together or not at all: as a staged row (``ToolCallLog.stage``), one
-small B-tree append, where a ``tool_calls`` row with its links would touch five B-trees and
-cost more than the change itself. A call that changes no file (a listing, a search, a read,
-whose only write is its read-tracking record, a refused call) would pay for any row in its
-own commit; those rows wait in memory. Staged and waiting rows are moved into ``tool_calls``
-together, in call order (``ToolCallLog.publish``), when ``BATCH`` read-only rows wait or
-``STAGED_BATCH`` rows are staged, when the oldest waiting one is ``MAX_DELAY`` seconds old,
-or at ``flush()`` (the MCP server flushes whenever it is idle). A crash may lose the
-last second of read-only calls' rows, never a change's: its staged row is published by the
-next flush of any toolset on the workspace, or the next writable open of it.
+A changing call stages its row in its own transaction (one small append), so the change and
+its log row commit together; a call that changes nothing keeps its row in memory. Both are
+published into ``tool_calls`` in batches (``ToolCallLog.publish``), so a crash may lose the
+last second of read-only calls' rows, never a change's (docs/schema.md, "tool_calls semantics").
 """
 
 from __future__ import annotations
@@ -68,10 +61,9 @@ class AuditLog:
         """Log one call. ``writes`` (even empty) means the caller holds the call's write
         transaction: the row is staged in it. Otherwise the row waits in memory.
 
-        Every changing call passes here, so its common case (values pydantic can encode) is
-        one flat path: a Python call costs that path more than its work does, as each call
-        of a tool runs with its code evicted from the caches by SQLite's (docs/mcp.md, "What
-        a call costs")."""
+        The common case is one flat path: each tool call runs with its code evicted from the caches
+        by SQLite's, so Python costs more here than its work does (docs/mcp.md).
+        """
         if self._readonly:
             return  # a read-only handle writes nothing, the audit included
         error_text = None if error is None else json_text(error.as_dict())
@@ -124,13 +116,11 @@ def _escaped(
 
 
 def _logged(value: dict[str, Any]) -> str:
-    """``value``'s JSON text for the log, made now (so what the caller does later with the
-    values it passed or got back is not what is logged), by pydantic's encoder (five times
-    the standard library's speed on a small result; a NaN written as the string "NaN"). A
-    file's text (a top-level ``content``: what a write wrote, what a read showed) is cut to
-    ``CONTENT_LIMIT`` characters first, without walking the rest: the version keeps all of
-    it. Then the value is logged whole when its JSON is at most ``WHOLE_BYTES`` long (most
-    calls: nothing to walk), else cut by ``_cut`` (the text, cut already, kept as it is)."""
+    """``value``'s JSON text for the log, made now, by pydantic's encoder (a NaN as "NaN").
+
+    A top-level ``content`` (a file's text, which the version keeps whole) is cut to
+    ``CONTENT_LIMIT`` characters; a JSON text over ``WHOLE_BYTES`` is cut further by ``_cut``.
+    """
     content = value.get("content")
     text_cut = None
     if content.__class__ is str and len(content) > CONTENT_LIMIT:

@@ -1,15 +1,9 @@
-"""``execute_command``: a shell command run in the workspace mounted as a directory (or, where
-FUSE is missing, in a copy whose changes are copied back), so git, pytest, npm or a script see
-the agent's files as a real tree and what they write lands in the workspace with versions and
-search indexing (docs/mount.md).
+"""``execute_command``: a shell command run in the workspace mounted as a directory, or in a copy.
 
-Every call is rewindable: a snapshot is taken first and named in the result, and
-``snapshot_restore`` with that name undoes everything the command did. By default the call
-needs the user's approval, the command runs in the sandbox (docs/security.md: only the
-workspace and /tmp writable, no network, bounded by the policy's ``[commands]`` limits), and
-the policy's ``[commands]`` deny patterns refuse the worst command lines outright. It fails
-closed: where no sandbox can be built, or the workspace cannot be mounted and the policy does
-not allow a copy (``copy_fallback``), the call is refused and nothing runs.
+Programs see the agent's files as a real tree and what they write lands in the workspace
+(docs/mount.md). Every call is rewindable (a snapshot is taken first), needs approval and runs
+in the sandbox by default (docs/security.md), and fails closed: where no sandbox can be built
+or no mount made and the policy allows no copy, nothing runs.
 """
 
 from __future__ import annotations

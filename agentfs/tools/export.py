@@ -1,13 +1,8 @@
-"""Tool definitions in the formats function-calling APIs take: OpenAI's ``{"type":
-"function", "function": {...}}``, Anthropic's ``{"name", "description", "input_schema"}``, and
-the plain JSON Schemas MCP declares.
+"""Tool definitions in the formats function-calling APIs take: OpenAI's, Anthropic's and MCP's.
 
-Schemas come from the pydantic models, with every ``$ref`` inlined and pydantic's generated
-titles dropped: some clients reject ``$defs``, and titles only repeat the field names. An
-optional value (``int | None``) is written ``"type": ["integer", "null"]`` rather than
-pydantic's ``anyOf`` of two schemas: it reads more plainly to a model, and a validator checks
-it in one step (the Python MCP client's ``jsonschema`` took 118 µs to check a ``read_file``
-result with ``anyOf`` and 79 µs without).
+Schemas come from the pydantic models with every ``$ref`` inlined and generated titles dropped
+(some clients reject ``$defs``), and an optional value written ``"type": ["integer", "null"]``
+rather than an ``anyOf``: it reads more plainly to a model, and a validator checks it faster.
 """
 
 from __future__ import annotations
@@ -29,17 +24,13 @@ def json_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 def mcp_output_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The output schema the MCP server declares: ``json_schema(model)`` with each array whose
-    items are objects (a listing's entries, a search's hits, a history's versions) declared
-    without an item schema, the items' fields described in words instead. (An array of
-    alternatives, ``read_multiple_files``'s files, keeps its schema: it holds the files
-    asked for, not a directory's worth.)
+    items are objects declared without an item schema, the items' fields described in words.
 
-    Clients check every structured result against it, item by item: the Python SDK's client
-    with pure-Python ``jsonschema``, which took 16 ms for the 500 typed entries of an ``ls``
-    (0.02 ms without an item schema, 2.9 ms with ``{"type": "object"}`` alone), five times
-    the call's whole round trip. Every other field keeps its type, and the complete typed
-    schema stays where it costs a client nothing: the tool's models, ``docs/tools.md`` and
-    ``agentfs tools schema NAME --format output``."""
+    Clients check every structured result against it item by item, in pure Python, which for a
+    large listing costs more than the whole call (docs/mcp.md, "What a call costs"). An array of
+    alternatives (``read_multiple_files``'s files) keeps its schema; the complete typed schema
+    stays in the tool's models, ``docs/tools.md`` and ``agentfs tools schema NAME --format output``.
+    """
     return _described_arrays(json_schema(model))
 
 

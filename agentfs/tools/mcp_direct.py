@@ -1,34 +1,11 @@
 """Tool calls answered at the transport: the hot request skips the SDK's generic pipeline.
 
-A ``tools/call`` through the ``mcp`` SDK's low-level server crosses a memory stream, a task
-spawned for it, a middleware chain, a surface validation of the params, the handler, and
-three passes over the result (dump, validate against the protocol version's surface, dump
-again) before it is written: most of a small call's round trip, several times the tool's own
-work (docs/mcp.md, "What a call costs", has the figures).
-
-``DirectCalls`` sits between the pipe and the SDK. Each incoming line it can answer is
-answered on the spot; every other line, and every line it has any doubt about, goes to the
-SDK unchanged, so the SDK still owns the protocol: the handshake and its negotiation, the
-tool list, errors, notifications, cancellation, elicitation. A line is answered here only
-when all of these hold:
-
-* the SDK has answered ``initialize`` (seen on the way out) with a protocol version whose
-  ``CallToolResult`` shape is the one written here (``DIRECT_VERSIONS``: 2025-06-18 and
-  2025-11-25; older versions have no structured content, the 2026 envelope stamps results);
-* the line is a JSON-RPC request for ``tools/call`` that pydantic's JSON parser (the SDK's)
-  reads, without the 2026 protocol-version envelope in its ``_meta`` (which the SDK refuses
-  on a handshake connection), and whose params the SDK's own ``CallToolRequestParams`` model
-  accepts;
-* the server's ``answer`` takes it (a call that needs the user's approval is not: asking
-  needs the SDK's request machinery).
-
-The result is the same ``CallToolResult`` model the SDK would have been handed, dumped the
-way the SDK dumps it, so the client sees the same JSON either way (tests/tools compare
-the two paths message by message); an exception while answering becomes the JSON-RPC error
-the SDK's dispatcher makes of one (code 0, the message), and the server goes on. What the
-direct path does not do: open an OpenTelemetry span per call (the SDK's middleware does; a
-server started under ``opentelemetry-instrument`` can turn the direct path off with
-``AGENTFS_MCP_DIRECT=0``).
+The ``mcp`` SDK's per-request pipeline is most of a small call's round trip (docs/mcp.md,
+"Behaviour of a long-running server"). ``DirectCalls`` answers a line itself only when it is a
+plain ``tools/call`` the SDK's own models accept, on a connection that negotiated one of
+``DIRECT_VERSIONS`` and needing no approval, with the same ``CallToolResult`` the SDK would
+write; every other line, and any line in doubt, goes to the SDK unchanged, so the SDK keeps the
+protocol. It opens no OpenTelemetry span: ``AGENTFS_MCP_DIRECT=0`` turns it off.
 """
 
 from __future__ import annotations

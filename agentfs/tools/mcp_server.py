@@ -1,34 +1,11 @@
 """The MCP server: a ``Toolset`` over stdio with the official ``mcp`` SDK's low-level server.
 
-Every tool of the toolset is listed with its input schema, output schema and annotations
-(``readOnlyHint``, ``destructiveHint``, ``idempotentHint``, ``openWorldHint: false``); a call
-returns the text a model reads plus the structured result, or ``isError`` with the error's
-code and message. Aliases (``list_files``) are callable though only canonical names are
-listed.
-
-Design choices:
-
-* **One call at a time, on the event loop's thread.** The workspace is one apsw connection
-  with caches of its own; running calls one after another in the thread that opened it
-  keeps every guarantee the Python API makes. A stdio server has one client, which waits for
-  each answer anyway.
-* **Tool calls answered at the transport** (``mcp_direct``): a plain ``tools/call`` skips
-  the SDK's per-request pipeline, which cost ten times the tool's own work on a small call;
-  the SDK keeps everything else, calls that need approval included.
-* **Approval through elicitation.** A tool whose policy says ``needs_approval`` is put to the
-  user as a yes/no form (``elicitation/create``) before it runs, when the client declared
-  the elicitation capability and the connection can carry a request to it; otherwise it is
-  denied (``approval_denied``), never run unasked.
-* **Idle time does the deferred work.** Read-only calls' audit rows wait in the ``Toolset``
-  (``agentfs.tools.audit``), and writes only queue their files for the search index; when
-  the server has been idle for ``IDLE_FLUSH`` seconds it writes the rows and indexes the
-  queue one batch at a time, stopping as soon as a call comes in (and writes the rows at
-  shutdown), so a search after a burst of edits rarely waits for indexing.
-* **Vectors stay fresh.** When the workspace has an embedder, a background embedder (its own
-  connection, ``ws.embed_in_background``) embeds new passages for the server's lifetime.
-* **Snapshots travel** with ``--sync-on-snapshot``: after each successful snapshot (taken by
-  ``snapshot_create``, or before ``execute_command``) the workspace is pushed to its sync
-  server in the background (``agentfs.tools.pusher``).
+Every tool is listed with its input and output schemas and annotations; aliases are callable
+though not listed. Calls run one at a time on the event loop's thread (the workspace is one
+connection with caches of its own), plain ones answered at the transport (``mcp_direct``), a
+call that needs approval put to the user by elicitation or else denied; idle time publishes
+the audit rows and drains the index queue, and ``--sync-on-snapshot`` pushes after each
+snapshot (docs/mcp.md).
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
 """stdin/stdout for the MCP server as event-loop pipes, not thread-wrapped files.
 
-The ``mcp`` SDK's ``stdio_server()`` reads and writes the process's standard streams through
-``anyio.wrap_file``: every line read and every write and flush is a hop to a worker thread and
-back, about a dozen per tool call: most of a round trip for a small call (docs/mcp.md). When
-stdin and stdout are pipes or sockets (how every MCP client starts a server) we hand the SDK
-streams read and written by the event loop itself; otherwise (a file, a terminal) the SDK's
-own streams are used.
-
-Like the SDK, while serving we move the real descriptors aside: fd 0 reads the null device and
-fd 1 writes to stderr, so a stray ``print`` or a child process never corrupts the protocol.
+The SDK's ``stdio_server()`` hops to a worker thread for every line read and every write,
+most of a small call's round trip (docs/mcp.md); when stdin and stdout are pipes or sockets we
+hand it streams the event loop reads and writes itself, else the SDK's own are used. As in the
+SDK, fd 0 and fd 1 are moved aside while serving, so a stray ``print`` cannot corrupt the
+protocol.
 """
 
 from __future__ import annotations

@@ -1,33 +1,10 @@
-"""What the operator allows: which tools exist, which need a human's approval, which paths each
-may touch, whether a file must be read before it is written, and how big things may get.
+"""What the operator allows: which tools exist, which need approval, which paths each may touch,
+whether a file must be read before it is written, and how big things may get.
 
-A ``Policy`` is data (pydantic), loadable from TOML or JSON::
-
-    read_only = false
-
-    [defaults]
-    require_read_before_write = true
-    deny = ["/secrets/**", "**/.env"]
-
-    [tools.delete_file]
-    needs_approval = true
-
-    [limits]
-    max_write_bytes = 1048576
-
-    [commands]                      # execute_command (it needs approval unless set otherwise)
-    sandbox = true                  # false: no isolation at all (docs/security.md)
-    deny = ["\\bsudo\\b", "\\bgit\\s+push\\b"]
-    memory_mb = 2048                # the sandbox's limits (the rest keep their defaults)
-    processes = 256
-
-Per-tool settings override ``defaults`` field by field (a field left out inherits). Path
-globs use the workspace's glob syntax (``**``, ``*``, ``?``, ``[...]``, ``{a,b}``) on
-absolute paths. Deny globs are matched against the path as written and every name of the
-file it leads to (its real path, every symlink resolved, and a hard-linked file's other
-names), case-folded and NFKC-normalised, so ``..``, a symlink or a hard link into the denied
-tree, or ``/SECRETS/x`` cannot slip past them; an allow list must match all of them as they
-are, so neither a symlink nor another name out of the allowed tree leads anywhere.
+A ``Policy`` is data (pydantic), loaded from TOML or JSON; per-tool settings override
+``defaults`` field by field. Deny globs are matched against every name of the file a path
+leads to, case-folded and NFKC-normalised, so neither ``..``, a link nor a spelling slips past
+them (docs/policies.md has the format and the rules).
 """
 
 from __future__ import annotations

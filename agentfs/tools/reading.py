@@ -101,8 +101,7 @@ def _number(lines: list[str], first: int, limit: int, max_bytes: int) -> tuple[s
     ``max_bytes`` bytes (at least one line, so a read always moves on: a first line over
     ``max_bytes`` is cut to fit); the text and the number of lines in it.
 
-    Built in bulk (no Python step per line): a whole 2,000-line page is the common case,
-    and a Python step per line was most of read_file's time."""
+    Built in bulk, with no Python step per line: a whole page is the common case."""
     chosen = lines[first - 1 : first - 1 + limit]
     shown = chosen
     if max(map(len, chosen), default=0) > MAX_LINE_CHARS:
@@ -132,8 +131,7 @@ _PREFIXES = [f"{n:>6}\t" for n in range(1, 10_001)]
 
 def _numbered(prefixes: list[str], lines: list[str]) -> str:
     """Each prefix followed by its line, the rows joined by newlines: the pieces are laid out
-    in one list by slice assignment and joined once, which makes no string per row (a quarter
-    of the time of joining ``prefix + line`` rows, measured on a 190-line file)."""
+    in one list by slice assignment and joined once, which makes no string per row."""
     if not lines:
         return ""
     parts = ["\n"] * (3 * len(lines) - 1)

@@ -1,12 +1,8 @@
-"""docs/tools.md, generated: every tool's description, parameters, result fields and one real
-call with its real result, so the reference cannot drift from the code.
+"""docs/tools.md, generated: every tool's description, parameters, result fields and a real call.
 
-``render()`` builds a small project in a temporary workspace, runs each tool's example through
-a ``Toolset`` in catalog order (the examples build on one another: the snapshot made by
-``snapshot_create`` is the one ``snapshot_diff`` compares), and writes what came back. Times
-in results are replaced by one fixed time so the page is the same on every run.
-``agentfs tools docs --check docs/tools.md`` (run by the test suite) fails when the page and
-the code disagree.
+``render()`` runs each tool's example, in catalog order, on a small project in a temporary
+workspace and writes what came back (times fixed), so the page cannot drift from the code:
+``agentfs tools docs --check docs/tools.md``, run by the test suite, fails when they disagree.
 """
 
 from __future__ import annotations
