@@ -1,29 +1,11 @@
 """fsck: check every invariant of a workspace file, and repair the ones that are safe to repair.
 
-One small function per invariant, named ``check_<table>_<what>`` after what it checks (the
-rules are written next to each table in ``schema/*.sql``); ``CHECKS`` runs them in a fixed order
-so that later checks may rely on what earlier ones established (a rebuilt index before any
-query uses it, every name valid before nlink is counted). A check reads and yields ``Problem``s;
-the repair alongside it (``REPAIRS``) fixes what it can with set-based SQL. ``repair`` runs
-each check and its repair in turn inside ONE write transaction, so later checks see the state
-the earlier repairs left, and a failure part-way leaves the file exactly as it was.
-
-Repairs never delete data a user could still want: nameless or detached inodes are given a name
-in ``/lost+found`` (``ino-<n>``), and a problem with no safe answer (a file whose chunks have a
-hole, a symlink without a target, a malformed JSON value) is reported, not touched.
-docs/fsck.md explains each check and each repair.
-
-Caveats: run ``repair`` while no other process writes (it holds the write lock throughout);
-``check`` takes a read transaction, so it sees one consistent state and never writes.
-
-The package, one concern per module: ``report`` (``Problem``, ``FsckReport``, the ``_check``
-decorator), ``sqlite`` (integrity, unique keys, ``fs_config``), ``tree`` (inodes, dentries, the
-orphan queue, reachability, nlink), ``content`` (symlinks, chunks and sizes, ``kv_store``,
-``tool_calls`` and its staged rows), ``history`` (settings, versions, snapshot entries),
-``search`` (the index), ``strays`` (one table of the rows that point at nothing or hold nonsense:
-a dentry of a missing inode, chunks or extended attributes of one, a malformed read record, ...)
-and ``lost_found`` (where repairs put nameless inodes). This module holds only the ordered
-``CHECKS``/``REPAIRS`` tables and the entry points that run them.
+One small function per invariant (``check_<table>_<what>``, the rules written next to each table
+in ``schema/*.sql``), run in the fixed order of ``CHECKS`` so that later checks may rely on what
+earlier ones established; ``repair`` runs each check and its repair (``REPAIRS``) in ONE write
+transaction, so a failure part-way leaves the file exactly as it was. Repairs never delete data a
+user could still want. This module holds the ordered tables and the entry points; docs/fsck.md
+explains each module, check and repair.
 """
 
 from __future__ import annotations

@@ -69,7 +69,7 @@ def _file_chunks(conn: apsw.Connection) -> list[tuple]:
     Well-formed: indexes 0..n-1, every chunk a BLOB, all exactly chunk_size but the last,
     which holds 1..chunk_size bytes. length() and typeof() of a column never read the blob;
     NOT INDEXED: the table is the truth even when its index is damaged (Turso's engine);
-    MATERIALIZED: else the GROUP BY sorter would carry every blob (measured 8x slower)."""
+    MATERIALIZED: else the GROUP BY sorter would carry every blob (docs/fsck.md)."""
     chunk_size = _chunk_size(conn)
     if chunk_size is None:
         return []
