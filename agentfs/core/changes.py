@@ -7,11 +7,15 @@ core knows nothing of what they do: this base class does nothing and holds nothi
 a plain filesystem. ``agentfs.history.hooks.HistoryHooks`` is the real one; the workspace
 installs it. Targets are ``WriteTarget``s: the regular file a write goes to.
 
-A write always changes the target's own inode, so a file keeps its inode number for life:
-when the layer above must keep the bytes about to be replaced, it takes them first (into an
-inode of its own) and answers how many committed bytes the file still holds in place
-(``writable``, ``rewriting``): all of them, or none, when a whole rewrite let it move the
-chunks away; the core then writes the whole new content as fresh chunks.
+Every change of a file's content, whoever makes it (``put``, ``pwrite``, ``append``,
+``truncate``, an open handle's commit), is told the same way: ``guard`` (may it change?),
+``changing`` with a ``Change`` saying what is about to happen, the bytes written, then
+``changed``; a handle's version comes at ``closed``. A write always changes the target's own
+inode, so a file keeps its inode number for life: when the layer above must keep the bytes
+about to be replaced, it takes them at ``changing`` (into an inode of its own) and answers how
+many committed bytes the file still holds in place: all of them, or none, when a whole
+rewrite let it move the chunks away; the core then writes the whole new content as fresh
+chunks.
 """
 
 from __future__ import annotations
@@ -23,16 +27,37 @@ if TYPE_CHECKING:
     from agentfs.core.inodes import Stat
 
 
+class Change(NamedTuple):
+    """One change of a file's content, as ``changing`` and ``changed`` are told of it."""
+
+    #: The whole new content (a ``put``); None: the file changes in place.
+    data: bytes | None = None
+    #: The change leaves the bytes before this offset as they are (an append or a growing
+    #: truncate leaves all of them).
+    unchanged_below: int = 0
+    #: The change only added these bytes at the old end.
+    appended: bytes | None = None
+    #: Every byte is rewritten (a handle writing from 0): the layer above may take the chunks.
+    whole: bool = False
+    #: An open handle's commit: its version comes when it closes (``closed``), and only its
+    #: first commit of this content (``first``) has older bytes to keep.
+    by_handle: bool = False
+    first: bool = True
+
+
 class Rewrite(NamedTuple):
-    """The answer to ``Changes.rewriting``: how much of the file's committed content is still
-    in place, and what the layer above wants handed back at ``rewritten`` (so it need not
-    look it up or hash again)."""
+    """The answer to ``Changes.changing``: how much of the file's committed content is still
+    in place, and what the layer above wants handed back at ``changed`` (so it need not look
+    it up or hash again)."""
 
     #: Committed bytes the file still holds: its size, or 0 when the layer above took its
     #: chunks away (the inode's row still says the old size; the core writes the whole new
     #: content as fresh chunks).
     in_place: int
     memo: object = None
+    #: False: a ``put`` of exactly the bytes the file holds, which the layer above already
+    #: knows: nothing is written, only the times change.
+    needed: bool = True
 
 
 class Changes:
@@ -102,45 +127,18 @@ class Changes:
     def touched(self, target: WriteTarget) -> None:
         """A write left ``target``'s bytes as they were; only its times changed."""
 
-    def created_file(self, target: WriteTarget, data: bytes) -> None:
-        """``target`` is new and holds ``data``, written whole."""
-
-    def rewriting(self, target: WriteTarget, data: bytes) -> Rewrite | None:
-        """``target`` is about to hold ``data`` instead of its bytes: how much of them is
-        still in place (None: the file already holds exactly these, nothing is to be
-        written)."""
+    def changing(self, target: WriteTarget, change: Change) -> Rewrite:
+        """``target``'s content is about to change as ``change`` says (``guard`` allowed it;
+        a new file's first content gets no ``changing``: it has nothing to keep)."""
         return Rewrite(target.size)
 
-    def rewritten(self, target: WriteTarget, rewrite: Rewrite, data: bytes) -> None:
-        """``target`` now holds ``data``."""
-
-    def writable(
-        self,
-        target: WriteTarget,
-        *,
-        whole: bool = False,
-        first: bool = True,
-        unchanged_below: int = 0,
-    ) -> int:
-        """``target``'s content is about to change in place: how many of its committed bytes
-        it still holds (its size, or 0 when ``whole`` let the layer above take the chunks
-        away). ``whole``: the caller rewrites every byte (history may take the chunks
-        instead of copying them). ``first``: the first change of this content (not a
-        handle's later flush). ``unchanged_below``: the change leaves the bytes before this
-        offset as they are (an append or a growing truncate leaves all of them:
-        ``target.size``)."""
-        return target.size
-
-    def changed(self, target: WriteTarget, size: int, appended: bytes | None = None) -> None:
-        """Part of the file was rewritten: it now holds its new content, ``size`` long;
-        ``appended``: the change was these bytes added at the old end, nothing else."""
+    def changed(self, target: WriteTarget, change: Change, size: int, memo: object = None) -> None:
+        """``target`` now holds its new content, ``size`` long; ``memo``: what ``changing``
+        handed back."""
 
     def detached(self, ino: int) -> None:
         """``ino`` has no name left and a handle is about to change its content in place:
         whatever else holds it must let go first (a plain filesystem holds nothing)."""
-
-    def flushed(self, target: WriteTarget) -> None:
-        """An open handle committed its writes to ``target``; its version comes at close."""
 
     def closed(self, target: WriteTarget, size: int, hash_: bytes | None) -> None:
         """A handle that wrote closed on ``target`` (``size`` long; its content's digest if

@@ -21,7 +21,7 @@ import apsw
 
 from agentfs.core import handle, limits, paths, treeops, xattrs
 from agentfs.core.by_inode import ByInode
-from agentfs.core.changes import Changes
+from agentfs.core.changes import Change, Changes
 from agentfs.core.chunks import Chunks
 from agentfs.core.errors import fs_error, not_found
 from agentfs.core.inodes import (
@@ -586,14 +586,15 @@ class FileSystem:
             target = self._open_for_write(path, parents, mode, len(data), now, exclusive=exclusive)
             self._check_growth(path, 0 if target.created else target.size, len(data))
             ino = target.ino
+            change = Change(data)
             if target.created:  # the inode already has the final size: only chunks to add
                 self.chunks.append_new(ino, 0, data)
-                self.hooks.created_file(target, data)
+                self.hooks.changed(target, change, len(data))
                 perm = S_IFREG | (mode & 0o7777)
                 return Stat(ino, perm, 1, 0, 0, len(data), now, now, now), True
             self.hooks.guard(target)
-            rewrite = self.hooks.rewriting(target, data)
-            if rewrite is None:  # the same bytes, and history knows them: times only
+            rewrite = self.hooks.changing(target, change)
+            if not rewrite.needed:  # the same bytes, and history knows them: times only
                 self._touch(target, now)
                 return self._stat_ino(ino), False
             if rewrite.in_place:
@@ -601,7 +602,7 @@ class FileSystem:
             else:  # no chunk left (history took them, or it was empty): all are new
                 self.chunks.append_new(ino, 0, data)
             st = self._set_content(ino, len(data))
-            self.hooks.rewritten(target, rewrite, data)
+            self.hooks.changed(target, change, len(data), rewrite.memo)
             return st, False
 
     def create(self, path: str, mode: int = 0o644) -> Stat:
@@ -642,10 +643,11 @@ class FileSystem:
             if not target.created and self._unchanged_by(target.ino, size, at, data):
                 self._touch(target, now)  # nothing changes: no copy, no version
                 return size
-            self.hooks.writable(target, unchanged_below=min(at, size))
+            change = Change(unchanged_below=min(at, size), appended=data if at == size else None)
+            self.hooks.changing(target, change)
             new_size = self.chunks.write(target.ino, size, at, data)
             self._set_content(target.ino, new_size)
-            self.hooks.changed(target, new_size, appended=data if at == size else None)
+            self.hooks.changed(target, change, new_size)
         return new_size
 
     def truncate(self, path: str, size: int) -> None:
@@ -661,10 +663,11 @@ class FileSystem:
             if old_size == size:
                 self._touch(target, now)
                 return
-            self.hooks.writable(target, unchanged_below=min(size, old_size))
+            change = Change(unchanged_below=min(size, old_size))
+            self.hooks.changing(target, change)
             self.chunks.truncate(target.ino, old_size, size)
             self._set_content(target.ino, size)
-            self.hooks.changed(target, size)
+            self.hooks.changed(target, change, size)
 
     def _unchanged_by(self, ino: int, size: int, at: int, data: bytes) -> bool:
         """Would writing ``data`` at ``at`` leave the file's bytes as they are?"""

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 from agentfs.core import paths
 from agentfs.core.budget import DirtyBudget
 from agentfs.core.by_inode import ByInode
+from agentfs.core.changes import Change
 from agentfs.core.digests import hasher
 from agentfs.core.errors import fs_error
 from agentfs.core.inodes import Stat, is_dir, now_ns
@@ -373,15 +374,15 @@ class WorkspaceFile(io.RawIOBase):
         # anew); otherwise it copies what it must keep; what an earlier flush committed gets
         # no version of its own
         ino = target.ino
-        committed = fs.hooks.writable(
-            target,
-            whole=keep == 0,
-            first=ino != self._flushed,
+        change = Change(
             unchanged_below=committed if appends else 0,
+            whole=keep == 0,
+            by_handle=True,
+            first=ino != self._flushed,
         )
-        self._write_chunks(ino, committed, keep)
+        self._write_chunks(ino, fs.hooks.changing(target, change).in_place, keep)
         self._flushed = ino
-        fs.hooks.flushed(target)
+        fs.hooks.changed(target, change, self._size)
         return target
 
     def _write_chunks(self, ino: int, committed: int, keep: int) -> None:

@@ -3,7 +3,7 @@ down to history, marking changed directories.
 
 An inode's content is FROZEN while a snapshot entry or a version names it: those bytes never
 change in place. Before the core changes a file's content it asks its hooks where it stands
-(``HistoryHooks.writable``, which applies these rules): when a snapshot holds the inode, or
+(``HistoryHooks.changing``, which applies these rules): when a snapshot holds the inode, or
 versions hold it and it is too large to keep their bytes aside (``Versions.keep``), its
 current content is **copied down** (``copy_down``): a new nameless inode takes the bytes and
 every history reference, and the live inode, whose number, names and metadata stay, is then

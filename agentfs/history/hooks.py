@@ -15,7 +15,7 @@ from types import EllipsisType
 from typing import TYPE_CHECKING, NamedTuple
 
 from agentfs.core import paths
-from agentfs.core.changes import Changes, Rewrite
+from agentfs.core.changes import Change, Changes, Rewrite
 from agentfs.core.digests import digest
 from agentfs.core.inodes import Stat, is_dir, is_file, is_symlink, now_ns
 from agentfs.history.cow import CopyOnWrite
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 
 class _Versioned(NamedTuple):
-    """What ``rewriting`` found for a versioned whole-file write, for ``rewritten``."""
+    """What ``_rewriting`` found for a versioned whole-file write, for ``changed``."""
 
     key: str  # the history path
     hash: bytes  # the new content's digest
@@ -228,18 +228,40 @@ class HistoryHooks(Changes):
         self.cow.mark_dirty(target.parent_ino)
         self.wrote(target)
 
-    def created_file(self, target: WriteTarget, data: bytes) -> None:
-        if self.cow.settings.versions(len(data)):
-            key = self.history_path(target.path)
-            self.versions.record(key, "write", target.ino, len(data), digest(data))
-        self.wrote(target)  # the creator has seen what it wrote
+    def changing(self, target: WriteTarget, change: Change) -> Rewrite:
+        """Keep what the change is about to replace (``_rewriting`` for a whole rewrite,
+        ``_keep``); the answer says how much of the file is still in place."""
+        if change.data is not None:
+            return self._rewriting(target, change.data)
+        kept = self._keep(
+            target,
+            whole=change.whole,
+            first=change.first,
+            unchanged_below=change.unchanged_below,
+        )
+        return Rewrite(kept)
 
-    def rewriting(self, target: WriteTarget, data: bytes) -> Rewrite | None:
+    def changed(self, target: WriteTarget, change: Change, size: int, memo: object = None) -> None:
+        """Record the change's version (a handle's comes at ``closed``); the writer has seen
+        what it wrote."""
+        if change.data is not None:
+            if isinstance(memo, _Versioned):
+                self.versions.record(
+                    memo.key, "write", target.ino, size, memo.hash, latest=memo.latest
+                )
+            elif target.created and self.cow.settings.versions(size):
+                key = self.history_path(target.path)
+                self.versions.record(key, "write", target.ino, size, digest(change.data))
+        elif not change.by_handle:
+            self._changed_in_place(target, size, change.appended)
+        self.wrote(target)
+
+    def _rewriting(self, target: WriteTarget, data: bytes) -> Rewrite:
         """The whole file becomes ``data``: keep what it holds now if no version does, and
-        let history take what it must keep (``writable``); None when it already holds
+        let history take what it must keep (``_keep``); not ``needed`` when it already holds
         exactly these bytes and its newest version says so (no copy, no version)."""
         if not self.cow.settings.versions(len(data)):
-            return Rewrite(self.writable(target, whole=True, first=False))
+            return Rewrite(self._keep(target, whole=True, first=False))
         hash_ = digest(data)
         key = self.history_path(target.path)
         latest = self.keep_untracked(target, key, self.versions.latest(key))
@@ -248,19 +270,11 @@ class HistoryHooks(Changes):
             and latest.describes(target.ino, target.size)
             and latest.hash == hash_
         ):
-            return None
-        in_place = self.writable(target, whole=True, first=False)
+            return Rewrite(target.size, needed=False)
+        in_place = self._keep(target, whole=True, first=False)
         return Rewrite(in_place, _Versioned(key, hash_, latest))
 
-    def rewritten(self, target: WriteTarget, rewrite: Rewrite, data: bytes) -> None:
-        memo = rewrite.memo
-        if isinstance(memo, _Versioned):
-            self.versions.record(
-                memo.key, "write", target.ino, len(data), memo.hash, latest=memo.latest
-            )
-        self.wrote(target)
-
-    def writable(
+    def _keep(
         self,
         target: WriteTarget,
         *,
@@ -287,7 +301,7 @@ class HistoryHooks(Changes):
             return target.size
         return 0 if self.copy_down(target, key, whole=whole) else target.size
 
-    def changed(self, target: WriteTarget, size: int, appended: bytes | None = None) -> None:
+    def _changed_in_place(self, target: WriteTarget, size: int, appended: bytes | None) -> None:
         """Record the new content of a partly rewritten file, or drop this transaction's
         version of it when it outgrew ``history.max_bytes``. The digest continues the one
         of the content it appended to when that is remembered (``history.hashing``), else
@@ -310,10 +324,6 @@ class HistoryHooks(Changes):
             latest = self.versions.latest(key)
             if latest and latest.ino == ino and (key, latest.n) in self.versions.pending:
                 self.versions.forget(latest)
-        self.wrote(target)
-
-    def flushed(self, target: WriteTarget) -> None:
-        self.wrote(target)  # the writer has seen this: the next flush is not stale
 
     def closed(self, target: WriteTarget, size: int, hash_: bytes | None) -> None:
         """The handle's one version: of the file as it is now (read back to hash it when

@@ -15,7 +15,7 @@ import pytest
 
 import agentfs
 from agentfs import db
-from agentfs.core.changes import Changes, Rewrite
+from agentfs.core.changes import Change, Changes, Rewrite
 from agentfs.core.fs import FileSystem, WriteTarget
 from agentfs.core.inodes import Stat
 
@@ -54,6 +54,14 @@ def test_a_bare_filesystem_keeps_no_history(bare: FileSystem) -> None:
         assert _count(bare, table) == 0, table
 
 
+def _told(change: Change) -> tuple[object, ...]:
+    """What a ``Change`` says, in short: the whole new content, or where it leaves bytes
+    unchanged and what it appended, and whether a handle made it (its first commit?)."""
+    if change.data is not None:
+        return ("whole", change.data)
+    return (change.unchanged_below, change.appended, change.by_handle and change.first)
+
+
 class Recorder(Changes):
     """Records the hooks called on it, with what identifies each call."""
 
@@ -66,32 +74,12 @@ class Recorder(Changes):
         if self.refuse:
             raise PermissionError("refused by the hook")
 
-    def created_file(self, target: WriteTarget, data: bytes) -> None:
-        self.calls.append(("created_file", target.path, data))
-
-    def rewriting(self, target: WriteTarget, data: bytes) -> Rewrite | None:
-        self.calls.append(("rewriting", target.path, data))
+    def changing(self, target: WriteTarget, change: Change) -> Rewrite:
+        self.calls.append(("changing", target.path, *_told(change)))
         return Rewrite(target.size, "memo")
 
-    def rewritten(self, target: WriteTarget, rewrite: Rewrite, data: bytes) -> None:
-        self.calls.append(("rewritten", target.path, rewrite.memo))
-
-    def writable(
-        self,
-        target: WriteTarget,
-        *,
-        whole: bool = False,
-        first: bool = True,
-        unchanged_below: int = 0,
-    ) -> int:
-        self.calls.append(("writable", target.path, first, unchanged_below))
-        return target.size
-
-    def changed(self, target: WriteTarget, size: int, appended: bytes | None = None) -> None:
-        self.calls.append(("changed", target.path, size, appended))
-
-    def flushed(self, target: WriteTarget) -> None:
-        self.calls.append(("flushed", target.path))
+    def changed(self, target: WriteTarget, change: Change, size: int, memo: object = None) -> None:
+        self.calls.append(("changed", target.path, size, memo, *_told(change)))
 
     def closed(self, target: WriteTarget, size: int, hash_: bytes | None) -> None:
         self.calls.append(("closed", target.path, size, hash_ is not None))
@@ -137,31 +125,31 @@ def test_each_operation_calls_its_hooks(bare: FileSystem, recorded: Recorder) ->
         f.seek(2)
         f.write(b"w!")
     assert recorded.calls == [
-        ("created_file", "/f", b"new"),
+        ("changed", "/f", 3, None, "whole", b"new"),  # a new file: nothing to keep first
         ("guard", "/f"),
-        ("rewriting", "/f", b"newer"),
-        ("rewritten", "/f", "memo"),
+        ("changing", "/f", "whole", b"newer"),
+        ("changed", "/f", 5, "memo", "whole", b"newer"),
         ("guard", "/f"),
-        ("rewriting", "/f", b"newer"),
-        ("rewritten", "/f", "memo"),
+        ("changing", "/f", "whole", b"newer"),
+        ("changed", "/f", 5, "memo", "whole", b"newer"),
         ("guard", "/f"),
-        ("writable", "/f", True, 0),
-        ("changed", "/f", 5, None),
+        ("changing", "/f", 0, None, False),
+        ("changed", "/f", 5, None, 0, None, False),
         ("guard", "/f"),
         ("touched", "/f"),
         ("guard", "/f"),
-        ("writable", "/f", True, 5),  # an append leaves every old byte in place
-        ("changed", "/f", 6, b"+"),
+        ("changing", "/f", 5, b"+", False),  # an append leaves every old byte in place
+        ("changed", "/f", 6, None, 5, b"+", False),
         ("guard", "/f"),
-        ("writable", "/f", True, 2),
-        ("changed", "/f", 2, None),
+        ("changing", "/f", 2, None, False),
+        ("changed", "/f", 2, None, 2, None, False),
         ("read", "t1", "/f", b"Ne"),
         ("linked", "/g"),
         ("moving", "/g", "/h"),
         ("deleting", "/h"),
         ("guard", "/f"),
-        ("writable", "/f", True, 2),  # the handle wrote past the end only
-        ("flushed", "/f"),
+        ("changing", "/f", 2, None, True),  # the handle wrote past the end only
+        ("changed", "/f", 4, None, 2, None, True),
         ("closed", "/f", 4, False),
     ]
     assert bare.read("/f") == b"New!"
@@ -202,18 +190,9 @@ class TakesTheChunks(Changes):
         self.taken.append(target.ino)
         return 0
 
-    def rewriting(self, target: WriteTarget, data: bytes) -> Rewrite | None:
-        return Rewrite(self._take(target))
-
-    def writable(
-        self,
-        target: WriteTarget,
-        *,
-        whole: bool = False,
-        first: bool = True,
-        unchanged_below: int = 0,
-    ) -> int:
-        return self._take(target) if whole else target.size
+    def changing(self, target: WriteTarget, change: Change) -> Rewrite:
+        whole = change.data is not None or change.whole
+        return Rewrite(self._take(target) if whole else target.size)
 
 
 def _chunk_rows(fs: FileSystem, ino: int) -> list[tuple[int, int]]:
@@ -231,8 +210,8 @@ def _chunk_rows(fs: FileSystem, ino: int) -> list[tuple[int, int]]:
 def test_a_rewrite_with_no_chunk_left_in_place_writes_all_of_it(
     bare: FileSystem, old_size: int, new_size: int
 ) -> None:
-    """When the layer above answers that no committed byte is left (``Rewrite.in_place`` 0,
-    ``writable`` 0 for a whole rewrite), the core writes the whole new content as fresh
+    """When the layer above answers that no committed byte is left (``Rewrite.in_place`` 0
+    for a whole rewrite), the core writes the whole new content as fresh
     chunks into the same inode, whatever its row still says, by ``write`` and by a
     handle's rewrite from 0."""
     bare.write("/f", bytes(range(256)) * (old_size // 256) + b"x" * (old_size % 256))
@@ -256,7 +235,9 @@ def test_hooks_run_inside_the_operations_transaction(tmp_path: Path) -> None:
     """A hook that fails after the core wrote makes the whole operation roll back."""
 
     class FailsAfterWriting(Changes):
-        def rewritten(self, target: WriteTarget, rewrite: Rewrite, data: bytes) -> None:
+        def changed(
+            self, target: WriteTarget, change: Change, size: int, memo: object = None
+        ) -> None:
             raise RuntimeError("history could not record it")
 
     conn = db.connect(tmp_path / "w.db")
