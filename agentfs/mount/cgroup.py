@@ -1,21 +1,10 @@
 """A memory cgroup per sandboxed command: the memory of all its processes together.
 
-Each process's resource limits (``agentfs.mount.sandbox.Limits``) cannot bound what many
-processes hold between them, nor shared memory (``mmap(MAP_SHARED)``, ``memfd``, files in
-``/tmp`` and ``/dev/shm``): the kernel charges all of it to a process's memory cgroup, and a
-cgroup's limit is what stops it. So where this host lets agentfs make one, every sandboxed
-command gets a cgroup of its own, limited to ``memory_mb`` in all (swap included); when the
-command passes it, the kernel's OOM killer ends a process of the command, and of nothing else.
-
-Where the cgroup is made (``find``): in ``$AGENTFS_CGROUP`` when the operator names a
-directory they delegated; else, on a cgroup v1 host, below this process's own memory cgroup;
-on a cgroup v2 host, below the nearest ancestor of this process's cgroup that hands the
-memory controller down. Each needs write access, which root has and a normal user only where
-it was delegated (systemd's ``Delegate=yes``); without it, commands still run, with the
-per-process limits alone, and ``agentfs doctor`` says so.
-
-The command's first process enters the cgroup before it starts anything: bubblewrap's PID 1
-waits on ``--block-fd`` until ``adopt`` has moved it.
+Per-process limits cannot bound what many processes hold between them, nor shared memory; a
+cgroup's limit can, and past it the kernel's OOM killer ends a process of this command and of
+nothing else. Where no cgroup can be made (``find``: ``$AGENTFS_CGROUP``, else a delegated
+place below this process's own), commands run with the per-process limits alone
+(docs/security.md, "Memory in all").
 """
 
 from __future__ import annotations

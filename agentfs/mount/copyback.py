@@ -1,45 +1,12 @@
 """Carrying what a command changed in a copy of the workspace back into it, in one transaction
 (``agentfs.mount.copyexec``).
 
-The comparison works on two scans of the copy, before and after the command
-(``hosttree.scan``): an entry counts as untouched when its inode, size, mode, mtime and ctime
-are all as before. ctime cannot be set by a program and ``hosttree.wait_for_clock`` made sure
-every change after the copy gets a new one, so this quick check never misses a change and no
-untouched file's bytes are read. Otherwise a file of the same size is compared by content
-digest, not trusted on its mtime (``touch -r`` and ``cp -p`` restore one).
-
-What changed is applied through the workspace's own calls (``write``, ``mkdir``, ``remove``,
-``symlink``, ``link``, ``mknod``, ``chmod``, ``utime``, ``setxattr``, ``removexattr``), so
-versions, search indexing and history see it as they see the API: deletions deepest first,
-then creations and changes parents first, then the directories' modes and times, then
-extended attributes. An attribute counts as the command's change when the host holds it
-otherwise than the export gave it (set, changed or removed); one the export could not give
-(``Exported.xattrs``) is left alone. Files the command did not change are
-not written (no new version). A file changed in place keeps its workspace inode; a rename
-appears as a deletion and a creation.
-
-If another process changed a path the command also changed (after the copy was made), the
-command wins, the path is listed in ``conflicts``, and the other write stays in that path's
-history as a version. Paths only one side changed are merged: the other process's changes to
-paths the command left alone are kept. An entry the workspace cannot hold (a name that is not
-UTF-8 or too long, a symlink target that is not UTF-8) is skipped and listed in ``skipped``,
-with everything below it.
-
-Under a policy (a ``CopyJudge``, ``agentfs.mount.copyrules``) each change is judged before it
-is applied, by the operation the mount would have seen: ``unlink``/``rmdir`` for what is gone,
-``create``, ``mkdir``, ``symlink``, ``mknod`` or ``link`` for what is new, ``write`` for new
-content, ``setattr`` for a mode or times, ``setxattr`` for attributes, and ``rename`` for
-what is gone from one name while its host inode has a new one (``_moved``): both names are
-judged, and a refused rename keeps the old name and refuses the new (a directory's whole tree
-is judged at both paths, as the mount judges it). A file renamed and then written is judged as
-a deletion and a creation; a directory removed whose inode number a new directory was given
-(filesystems reuse them; the copy's usual memory filesystem hardly does) as a rename, which
-errs on keeping. A refused change is not applied, nor anything below it, and is not listed as
-a conflict (the path may hold a file the command was not shown). A directory is then removed
-only once empty: what it still holds was refused, or never shown to the command. A
-directory's times outside what may be changed are left as the workspace
-stamped them (its own times move with what changes in it; the copy cannot tell a ``touch``
-from that).
+Two ``lstat`` scans of the copy, before and after the command, tell what changed (ctime cannot
+be set by a program, so no change is missed and no untouched file is read), and the changes are
+applied through the workspace's own calls, so versions, indexing and history see them as from
+the API. Where another process changed the same path meanwhile the command wins and the path is
+listed in ``conflicts``; under a policy each change is judged first as the operation the mount
+would have seen (``CopyJudge``). docs/mount.md, "Running in a copy", has the whole procedure.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
-"""Running a command in a copy of the workspace, where it cannot be mounted (no ``/dev/fuse``)
-or the caller asks for a copy (``agentfs exec --copy``, ``ws.run(mode="copy")``).
+"""Running a command in a copy of the workspace, where it cannot be mounted or a copy is asked for.
 
-The workspace directory is written into a fresh private temporary directory
-(``hosttree.export``), the command runs there exactly as in a mount (``run_in_directory``:
-the same working directory, sandbox, timeout and output caps), and what it changed is carried
-back in one transaction through the workspace's own calls (``copyback``). What is there when
-the command ends is carried back, whether it succeeded, failed, timed out or was interrupted
-(as a mount keeps what a command wrote before it died). The copy is deleted whatever happens.
-Under a policy's rules (``RunOptions.rules``) the copy leaves out what they deny and only what
-they allow is carried back (``agentfs.mount.copyrules``).
+The workspace directory is written into a fresh private directory (``hosttree.export``), the
+command runs there exactly as in a mount (``run_in_directory``), and what the copy holds when
+it ends is carried back in one transaction (``copyback``), as a mount keeps what a command
+wrote before it died; the copy is deleted whatever happens (docs/mount.md).
 """
 
 from __future__ import annotations

@@ -1,21 +1,10 @@
-"""A policy's rules (``agentfs.mount.rules``) where a command runs in a copy of the workspace
-(``agentfs.mount.copyexec``): what a mount judges request by request (``agentfs.mount.ruled``),
-the copy judges at its two ends, so that the workspace ends as the mount would leave it.
+"""A policy's rules where a command runs in a copy: judged at the copy's two ends, not per request.
 
-Copying out, a denied file is left out under every name (``hidden``, a hard link's other names
-included, a denied directory with all it holds): the copy holds no trace of it, so a command
-cannot tell it from a file that does not exist. Carrying back, each change is judged before it
-lands (``check``): its path and, for a file the workspace holds there, every name of that file
-must be writable, or the change is not applied and is counted in ``refusals`` as the mount
-counts what it refuses (the command's ``denied``). A file's content is carried only if it is
-no larger than ``max_file_bytes`` and fits in what ``max_workspace_bytes`` leaves
-(``check_size``: the workspace's size when the command started plus every byte carried, as the
-mount counts every byte written). Under ``read_only`` no change is carried.
-
-What a copy cannot do is refuse while the command runs: the command's writes succeed in the
-copy, and it learns of a refusal only from the result. So what it derives from a refused
-change (a file copied from one the workspace did not take) may land where the mount would have
-left nothing to copy; docs/policies.md ("Through a copy") says so.
+Copying out, a denied file is left out under every name, so the command cannot tell it from a
+file that does not exist; carrying back, each change (``check``) and each file's size
+(``check_size``) is judged, and refusals are counted as the mount counts them, so the workspace
+ends as the mount would leave it. A copy cannot refuse while the command runs
+(docs/policies.md, "Through a copy").
 """
 
 from __future__ import annotations

@@ -1,22 +1,11 @@
 """Running a command in a mounted workspace, optionally inside a bubblewrap sandbox.
-(Where it cannot be mounted, ``agentfs.mount.copyexec`` runs it in a copy instead, through
-``run_in_directory`` here: the same sandbox, timeout and output handling.)
 
-``run_command`` mounts the workspace on a fresh temporary directory (a child process serving
-it: the daemon ``agentfs.mountd``, by ``daemon_args.start``), runs the command there, and
-unmounts whatever happens: a failure, a timeout, Ctrl-C. When the command ends or its timeout
-expires, everything it started ends too (``setsid`` and ``nohup`` children included): the sandbox's
-PID namespace ends with it, and an unsandboxed command runs under a reaper
-(``agentfs.mount.reaper``) that kills what it leaves. Output is captured up to a cap per
-stream, the rest drained and dropped, and the result says so.
-
-With ``sandbox``, the command runs in ``agentfs.mount.sandbox`` (bubblewrap, a seccomp
-filter, resource limits; docs/security.md), and the mount is made for the sandbox's user.
-Without it there is no isolation: the command runs as the caller, with the caller's
-environment less agentfs's own variables and sync tokens (``SECRET_PREFIXES``).
-
-Rewinding is the caller's part: ``Workspace.run`` and ``agentfs exec`` take a snapshot first
-(this module only needs the workspace's file).
+``run_command`` mounts the workspace on a fresh temporary directory (the daemon
+``agentfs.mountd``), runs the command there and unmounts whatever happens; everything the
+command started ends with it (the sandbox's PID namespace, or ``agentfs.mount.reaper``), and
+output is captured up to a cap per stream. Without ``sandbox`` there is no isolation
+(docs/mount.md, "exec"; docs/security.md). Rewinding is the caller's part: it takes a snapshot
+first.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """Open files of the mount: one buffer per inode, shared by every handle on it.
 
-The kernel may read through one descriptor what another wrote, so what is written is held per
-inode (an ``InodeFile``: writes go to an in-memory image, reads see it), not per handle. It is
-committed in one transaction at ``flush`` (every ``close(2)`` sends one), at ``fsync`` and at
-the last ``release``, which also records the one version of the open-write-close. An inode
-only read has no buffer at all: its handles read the committed bytes by inode (most opens
-are ``cat``, ``grep``, an import: they cost one query, not a file object). An inode with a
-handle open is pinned, so unlinking it keeps its bytes until the last release; freeing what
-was unpinned is left to the caller (``Orphans.purge_due``), outside any open transaction.
+The kernel may read through one descriptor what another wrote, so writes are held per inode
+(``InodeFile``) and committed at ``flush``, ``fsync`` and the last ``release``, which records
+the one version of the open-write-close; an inode only read has no buffer at all (docs/mount.md,
+"Open files"). An inode with a handle open is pinned, so unlinking it keeps its bytes until the
+last release.
 """
 
 from __future__ import annotations

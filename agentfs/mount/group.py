@@ -1,30 +1,10 @@
 """Group commit: the mount's requests share one open transaction, a few milliseconds long.
 
-A transaction costs more than most requests: a commit writes the WAL frames of every page it
-touched, and even a read pays for BEGIN, SQLite's check of the WAL, and COMMIT (three of the
-five statements of a small read). Untarring a tree, ``rm -rf``, or ``grep -r`` would pay that
-per request. So the mount keeps one transaction open across requests:
-
-* requests that only read share a **read** transaction (a snapshot) as long as nobody
-  commits: before each request the WAL index's commit counter is read (``CommitWatch``,
-  one ``pread``), and a snapshot another process has moved past is ended first. So every
-  request sees every commit made before it, as if it ran alone; the group also ends after
-  ``IDLE`` seconds without a request and when it is ``WINDOW`` seconds old (a reader holds
-  back WAL checkpoints);
-* requests that change the workspace share a **write** transaction, committed when it is
-  ``WINDOW`` seconds old, after ``MAX_OPERATIONS`` operations, after ``IDLE`` seconds
-  without a request, at every ``close(2)`` and ``fsync``, and at unmount. A change that
-  arrives while a read transaction is open ends it first (a snapshot cannot be written to
-  once another process has committed after it).
-
-Each change is still atomic on its own (the core's operations are savepoints inside the
-group, rolled back alone when they fail) and still recorded as its own operation
-(``FileSystem.next_operation``: one version per open-write-close, as without grouping).
-
-The price is the window (docs/mount.md): a change is visible to other processes, and safe
-from a crash of the mount, once its group commits, at most ``WINDOW`` seconds later; what
-``fsync`` returned for is committed and on disk. Other processes' writers wait for the end of
-the current write group (SQLite's busy timeout covers it).
+A transaction costs more than most requests, so requests that only read share a read
+transaction as long as nobody commits (``CommitWatch``), and changes share a write transaction
+committed after ``WINDOW`` seconds, ``MAX_OPERATIONS`` operations or ``IDLE`` seconds, at every
+``close(2)`` and ``fsync``, and at unmount. Each change stays atomic (a savepoint) and its own
+operation; the price is the window (docs/mount.md, "Group commit").
 """
 
 from __future__ import annotations

@@ -1,13 +1,9 @@
-"""The host side of running a command in a copy of the workspace (``agentfs.mount.copyexec``):
-writing a workspace subtree into a private directory, describing a directory tree by ``lstat``
-alone so two descriptions can be compared, and removing the copy whatever it holds.
+"""The host side of running a command in a copy: writing a workspace subtree into a private
+directory, describing a tree by ``lstat`` alone, and removing the copy whatever it holds.
 
-Unlike ``agentfs.transfer`` (which exports into a directory the user owns and may share), the
-copy is a fresh private directory that only the command sees and that is deleted afterwards,
-so it keeps what transfer drops on purpose: setuid and setgid bits, hard links (names of one
-workspace inode share one host inode), FIFOs and sockets, and the extended attributes of files
-and directories (those the host directory's filesystem takes). Owners are not copied (the
-files belong to whoever runs the command), nor atimes' later changes.
+Unlike ``agentfs.transfer``, which exports into a directory the user owns and may share, the
+copy is private and deleted afterwards, so it keeps what transfer drops on purpose: setuid and
+setgid bits, hard links, FIFOs, sockets and extended attributes. Owners are not copied.
 """
 
 from __future__ import annotations

@@ -1,25 +1,10 @@
 """What the kernel caches of the mount, and taking it back when another process changes it.
 
-The kernel keeps names (positive and negative entries), attributes and file pages for the
-mount's cache timeout. Changes made through the mount keep them right (the kernel sees those
-requests); changes made by other processes (the API, the CLI, the tools, a snapshot restore)
-never reach it. So the mount remembers what it told the kernel:
-
-* the attributes it last reported for each inode the kernel holds (held from the first
-  ``lookup`` reply until the kernel ``forget``s as many lookups as it was given), and
-* each name it answered in a directory the kernel holds: parent -> name -> inode, 0 for a
-  negative entry.
-
-When another connection has committed (SQLite's ``data_version`` moved: the mount's group
-commit calls ``others_committed``), that state is compared with the database in one snapshot
-(``reconcile``: two indexed queries over what was told, never over the whole workspace) and
-whatever differs is taken back: the inode's attributes and pages, the (parent, name) entry.
-The comparison trusts no clock: a snapshot restore or an fsck repair that rewrites rows
-without moving ``ctime`` is caught as well as a write.
-
-Notifications go out from a thread of their own (``Notifier``): the kernel holds one back until
-a related request has been answered, and requests are answered by the mount's one worker, so
-sent from the worker they could wait forever (libfuse: never notify from a request handler).
+Changes by other processes never reach the kernel, so the mount remembers the attributes and
+the names it told it and, when another connection has committed, compares them with the
+database (``reconcile``, no clock trusted) and invalidates what differs (docs/mount.md, "Taking
+back what other processes changed"). Notifications go out from a thread of their own
+(``Notifier``): sent from the request worker, they could wait forever on its own reply.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """The kernel's requests, answered through the core (pyfuse3 ``Operations``).
 
 Every request is one core call, so a write through the mount gets the same transaction,
-versions, read-before-write rules and search queueing as one through the API. Requests name
-inodes; reads are answered by inode (``ByInode``) and changes through the path-based
-``FileSystem`` methods, with the path that names the inode now. The kernel's inode 1 is the
-mounted directory (the workspace root, or ``--root``'s directory).
-
-Handlers run one at a time on pyfuse3's trio thread and never await inside a transaction, so
-writers are serialised for free (fuse-perf.md, 13). Requests share one open transaction, a
-read or a write one (``agentfs.mount.group``): ``_reads`` and ``_changes`` put each request
-in it.
+versions, read-before-write rules and search queueing as one through the API: reads by inode
+(``ByInode``), changes through the path-based ``FileSystem`` methods. Handlers run one at a time
+and never await inside a transaction, so writers are serialised for free; ``_reads`` and
+``_changes`` put each request in the group's open transaction (``agentfs.mount.group``).
 """
 
 from __future__ import annotations

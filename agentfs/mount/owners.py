@@ -1,13 +1,9 @@
 """Whose files a mount says they are: the workspace's owner presented as another user.
 
-A sandboxed command runs as an unprivileged user of the host (``agentfs.mount.sandbox``),
-which is not always the user who owns the workspace: root's workspaces are root's, and a
-command never runs as root. So that it can read and write the workspace exactly as its owner
-can, the mount made for it swaps the two identities: the owner's files are shown as the
-command's user's, and what that user makes or chowns to itself is stored as the owner's.
-The swap is its own inverse, so a file that happens to belong to the command's user is
-shown as the owner's and nothing can be confused with anything else; every other id passes
-through unchanged.
+A sandboxed command never runs as root, so that it can read and write the workspace as its
+owner can, its mount swaps the two identities: the owner's files show as the command's user's,
+and what that user makes is stored as the owner's. The swap is its own inverse, so nothing is
+confused, and every other id passes through unchanged.
 """
 
 from __future__ import annotations

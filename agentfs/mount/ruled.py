@@ -1,14 +1,10 @@
 """A mount that applies a policy (``agentfs.mount.rules``): what a command sees and may change
 through it is what the tools may (docs/policies.md, "Through the mount").
 
-Every request that names a file is judged on all of that file's names, as the tools judge
-theirs: a denied file is absent (``lookup`` answers ENOENT and ``readdir`` leaves it out, so
-no path reaches it, nor its name), and a change to a denied file or outside the allow list is
-refused with EACCES, a new name for a file included (``link``, ``rename``). The kernel finds
-files only through ``lookup`` and ``readdir``, so a command cannot hold an inode of a hidden
-file unless another process made a new name for it while the mount ran; ``open`` and every
-change judge the file again. Each refusal is kept (``Refusals``) for the command's result
-and its audit row.
+Every request that names a file is judged on all of that file's names: a denied file is absent
+(``lookup`` and ``readdir`` never show it), and a change to it or outside the allow list is
+EACCES. ``open`` and every change judge the file again, and each refusal is kept
+(``Refusals``) for the command's result and its audit row.
 """
 
 from __future__ import annotations

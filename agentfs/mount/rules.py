@@ -1,11 +1,8 @@
-"""What a policy lets a command do through its mount: the same path rules the tools obey
-(``agentfs.core.rules``), and the policy's read-only flag and size limits.
+"""What a policy lets a command do through its mount: the tools' path rules, read-only, sizes.
 
-``agentfs.tools.policy.Policy.mount_rules`` makes them from a policy (``execute_command``'s
-settings over ``[defaults]``); they travel to the mount's process as JSON
-(``agentfs mount --rules``), and ``agentfs.mount.ruled`` applies them to every request.
-Where a command runs in a copy, ``agentfs.mount.copyrules`` applies them to what is copied
-out and what is carried back. Both keep what they refused in ``Refusals``.
+``Policy.mount_rules`` makes them; they travel to the mount's process as JSON (``agentfs mount
+--rules``) and ``agentfs.mount.ruled`` applies them to every request, or, in a copy,
+``agentfs.mount.copyrules`` to what is copied out and carried back.
 """
 
 from __future__ import annotations

@@ -1,26 +1,10 @@
-"""The sandbox a command runs in: bubblewrap, a seccomp filter and resource limits
-(docs/security.md has what it promises and how each promise is tested).
+"""The sandbox a command runs in: bubblewrap, a seccomp filter and resource limits.
 
-The command sees the workspace at ``/workspace`` (its home and working directory), the
-host's ``/usr`` and ``/opt`` read-only, a few files of ``/etc`` (no ``shadow``, no user
-list: its own ``passwd`` and ``group``), a fresh ``/proc`` of its own PID namespace, a
-minimal ``/dev`` and a small private ``/tmp``; nothing else of the host, no network unless
-asked. Everything else is read-only.
-
-Who it runs as: an unprivileged user of the host (``agentfs.mount.identity``: the caller, or
-for root a uid of its own), inside a user namespace where it is uid 1000 (``agent``) with no
-capabilities. The mount made for it shows the workspace owner's files as this user's
-(``agentfs.mount.owners``).
-
-bubblewrap starts with an empty environment (its own process is PID 1 inside, where
-``/proc/1/environ`` is readable); the command gets ``PATH``, ``HOME``, ``USER``, ``LOGNAME``,
-``LANG`` and what the caller passes. The limits are set by ``prlimit`` inside the namespace,
-before anything of the caller's runs: the caller's variables are applied after it, by
-``env``, so none of them (``LD_PRELOAD``, ``LD_AUDIT``) reaches the program that sets the
-limits. ``--die-with-parent``: the sandbox ends with agentfs. When the command ends,
-bubblewrap's PID 1 exits and the kernel kills whatever the command left running in the
-namespace (``setsid``, ``nohup`` and daemons included) before bubblewrap returns; ``stop``
-ends it early the same way.
+The command sees the workspace at ``/workspace``, the host's system read-only, a minimal
+``/etc``, ``/dev`` and ``/tmp``, no network unless asked, and runs as an unprivileged user with
+no capabilities (``agentfs.mount.identity``, ``agentfs.mount.owners``). The limits are set
+before anything of the caller's runs, and the namespace ends everything left when the command
+ends. docs/security.md, "The sandbox", has what it promises and how each promise is tested.
 """
 
 from __future__ import annotations

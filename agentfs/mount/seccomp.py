@@ -1,33 +1,10 @@
 """The system calls a sandboxed command may not make: a seccomp-BPF program for bubblewrap.
 
-bubblewrap loads the program (``--seccomp FD``) just before it starts the command, so it holds
-for the command and everything the command starts. It is built with libseccomp (Debian's
-``libseccomp2``, through PyPI's ``pyseccomp``), which writes the architecture check and the
-syscall numbers for this machine: a call made through another ABI (32-bit ``int 0x80`` on
-x86-64, x32) kills the process instead of slipping past the numbers.
-
-What it refuses, and why (the rest of the sandbox already makes most of these fail; the
-filter is the second wall, as in Flatpak's and Chrome's sandboxes):
-
-- mounting and the new mount API, ``pivot_root``: the command's view of the filesystem
-  stays what bubblewrap built;
-- ``unshare``, ``setns``, a ``clone`` with ``CLONE_NEWUSER``: no new namespaces, whose
-  capabilities are the first step of most kernel exploits; ``clone3`` is answered ENOSYS,
-  so the C library falls back to ``clone``, whose flags the filter can read;
-- the kernel keyrings, ``bpf``, ``perf_event_open``, ``userfaultfd``, ``io_uring``: large
-  kernel surfaces that a build or a test never needs;
-- ``ptrace``, ``process_vm_readv``/``writev``, ``pidfd_getfd``, ``process_madvise``,
-  ``kcmp``: no reading or steering another process;
-- sockets of any family but Unix, IPv4, IPv6 and netlink (EAFNOSUPPORT): ``AF_VSOCK``
-  reaches the hypervisor whatever the network namespace, ``AF_ALG`` the kernel's crypto;
-- ``TIOCSTI`` and ``TIOCLINUX`` ioctls: no typing into a terminal;
-- loading kernel modules, ``kexec``, ``reboot``, swap, ``acct``, quotas, ``syslog``,
-  ``open_by_handle_at``, ``name_to_handle_at``, ``iopl``/``ioperm``/``modify_ldt``.
-
-A call this libseccomp does not know is fatal for those every architecture has (an old
-libseccomp would otherwise leave ``clone3`` or the new mount API open, silently); the
-architecture-specific ones (``iopl``, ``ioperm``, ``modify_ldt``) are refused where they
-exist.
+The filter is the second wall (as in Flatpak's and Chrome's sandboxes): mounting, new
+namespaces, large kernel surfaces, reading or steering other processes, unusual socket
+families and terminal injection (docs/security.md lists them). It is built with libseccomp for
+this machine, so a call through another ABI kills the process, and a call this libseccomp does
+not know is fatal unless it is architecture-specific.
 """
 
 from __future__ import annotations
