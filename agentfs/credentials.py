@@ -1,20 +1,10 @@
 """Sync tokens saved for a workspace, kept outside the workspace file (docs/sync.md, "Where a
 saved token lives").
 
-A workspace file travels: it is copied, mailed, attached to a bug report, exported. A token
-inside it would go along, so a saved token lives in the user's configuration directory
-instead (``$XDG_CONFIG_HOME/agentfs/sync-tokens/``, by default ``~/.config/agentfs/...``),
-one file per workspace, mode 0600 in a directory of mode 0700, written whole and renamed
-into place so a reader never sees half a token.
-
-A token file is keyed by the remote URL and the workspace's sync origin (the random id each
-copy draws at ``sync setup`` or ``clone``), both read from the workspace: moving or renaming
-the workspace file keeps its token, a token is only ever sent to the server it was saved
-for, and another workspace later made at the same path does not inherit it. The file's name
-is a digest of that pair, so a URL carrying a user name does not show in a directory listing.
-
-The lowest layer: ``agentfs.db``'s migration 14 moves a token an earlier release stored in the
-workspace file here, and ``agentfs.sync`` saves and reads tokens.
+A workspace file travels, and a token inside it would go along, so a saved token lives in the
+user's configuration directory, one 0600 file per workspace, keyed by a digest of the remote
+URL and the workspace's sync origin: it is only ever sent to the server it was saved for, and
+another workspace later made at the same path does not inherit it.
 """
 
 from __future__ import annotations

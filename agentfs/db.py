@@ -1,9 +1,8 @@
 """Opening a workspace file: pragmas, extensions, migrations and the write-transaction helper.
 
-Everything that talks to SQLite goes through a connection made here, so the settings that make
-one-transaction-per-operation both safe and fast are applied in exactly one place, and each is
-read back: a pragma that silently did not take (a multi-statement string apsw only half ran, a
-page size set after the first table) would cost durability or a 3x slowdown without a sound.
+Every connection is made here, so the settings that make one-transaction-per-operation both safe
+and fast are applied in exactly one place, and each is read back: a pragma that silently did not
+take would cost durability or speed without a sound.
 """
 
 from __future__ import annotations
@@ -22,13 +21,12 @@ import apsw
 
 from agentfs import credentials
 
-#: Bytes per fs_data chunk for new workspaces. 64 KiB chunks measured about 2x the write speed
-#: of the spec's default 4 KiB chunks, with 1-3 % space overhead instead of 13-34 %.
+#: Bytes per fs_data chunk for new workspaces: larger than the spec's 4 KiB, for write speed and
+#: less space overhead (docs/schema.md).
 DEFAULT_CHUNK_SIZE = 65536
 #: Set before the first table exists; it cannot change afterwards in WAL mode. A small-file
-#: commit dirties about six b-tree pages and the WAL stores whole pages, so 16 KiB pages wrote
-#: 4x the WAL bytes of 4 KiB pages and measured 35 % fewer 1 KiB writes/s here, while 100 MiB
-#: streamed through 64 KiB chunks ran at the same speed with either (2026-11-22, ddf35e5).
+#: commit dirties several b-tree pages and the WAL stores whole pages, so small pages write
+#: less WAL (docs/schema.md).
 PAGE_SIZE = 4096
 #: WAL bytes between automatic checkpoints (see _checkpoint_interval).
 WAL_CHECKPOINT_BYTES = 40 * 1024 * 1024
@@ -70,7 +68,7 @@ def _wal(conn: apsw.Connection) -> None:
 
 def _synchronous_normal(conn: apsw.Connection) -> None:
     """NORMAL in WAL: no fsync per commit, still never corrupt; a power cut loses only the last
-    commits. FULL measured 10-25x slower per small transaction."""
+    commits. FULL costs an fsync per commit (docs/concurrency.md)."""
     _set(conn, "synchronous", "normal", expect=1)
 
 
@@ -78,15 +76,9 @@ class _BusyWait:
     """The busy handler: the write lock is tried again every ``BUSY_STEP`` until
     ``BUSY_TIMEOUT_MS`` have passed since the first try failed.
 
-    SQLite's own handler (``sqlite3_busy_timeout``) sleeps in growing steps (1, 2, 5, 10 ...
-    then 100 ms a try), and its lock is no queue: whoever tries while it is free gets it. A
-    process that writes again at once (the mount under ``tar`` or an editor, a script's
-    loop) takes the lock back microseconds after each commit, so a waiter that looks once
-    every 100 ms finds it free only by luck: with the mount, the API and the MCP server
-    writing at once, single writes waited up to 3.5 s. Tried every millisecond, the lock is
-    found free in one of the gaps between the other's transactions within tens of
-    milliseconds (docs/concurrency.md, "Writers side by side"). A try is a lock attempt on
-    the ``-shm`` file, a few microseconds, paid only while waiting.
+    SQLite's own handler sleeps in growing steps and its lock is no queue, so a waiter beside a
+    process that writes again at once finds the lock free only by luck; tried often, it finds one
+    of the gaps between the other's transactions (docs/concurrency.md, "Writers side by side").
     """
 
     __slots__ = ("_since",)
@@ -136,15 +128,10 @@ def database_bytes(conn: apsw.Connection) -> int:
 def sync_wal(conn: apsw.Connection) -> None:
     """Make every transaction ``conn`` committed survive a power cut: fsync the WAL file.
 
-    With ``synchronous=NORMAL`` a commit writes its frames to the WAL without an fsync. Every
-    committed frame is still in the WAL file: SQLite starts the WAL over only after a
-    checkpoint copied all of it into the main file and fsynced that file. So the WAL file is
-    all that is left to sync (and its directory, in case the WAL is new). A checkpoint is not
-    the way to get this: it fsyncs the WAL only when it has frames to copy (a reader's
-    snapshot can leave it none), copies the whole WAL in the caller's thread, and fails while
-    the background checkpointer runs. SQLite never locks the WAL file (its locks live in the
-    ``-shm`` file and the main file), so the descriptor opened and closed here takes none of
-    the connection's locks with it.
+    With ``synchronous=NORMAL`` every committed frame is still in the WAL file (SQLite starts it
+    over only after a checkpoint fsynced the main file), so the WAL and its directory are all that
+    is left to sync; a checkpoint would not do (it may have nothing to copy, and fails beside the
+    background checkpointer). SQLite never locks the WAL file, so this descriptor takes no lock.
     """
     wal = conn.filename_wal
     for path, flags in ((wal, os.O_RDONLY), (os.path.dirname(wal) or ".", os.O_DIRECTORY)):
@@ -185,7 +172,7 @@ def _stable_plans(conn: apsw.Connection) -> None:
 def _vec_extension() -> str:
     """Where sqlite-vec's loadable extension is: ``sqlite_vec.loadable_path()``'s answer (the
     package directory's ``vec0``), found without importing the package, whose other helpers
-    import numpy (150 ms, half of every command's start); the import is the fallback."""
+    import numpy (a large part of every command's start); the import is the fallback."""
     spec = importlib.util.find_spec("sqlite_vec")
     if spec is not None and spec.submodule_search_locations:
         found = Path(next(iter(spec.submodule_search_locations))) / "vec0"
@@ -423,13 +410,10 @@ class Block(Transaction):
     """An all-or-nothing write transaction, outermost: the operations inside it take no
     savepoints of their own (``BlockLevel``s instead of nested levels).
 
-    A savepoint makes SQLite copy every page the operation changes into a statement journal
-    before changing it: on a 1 KiB write through the agent tools, 8 µs of the call
-    (docs/concurrency.md). Inside a block nothing needs that copy, except an operation that
-    fails after changing something while its caller catches the error and goes on: the block
-    is then ``doomed``, and rolls back whole when it ends (``DoomedBlockError``) instead of
-    committing what the failed operation left half done. ``open`` while it runs. A handle
-    keeps one and reuses it (making one took a tenth of a changing tool call's overhead).
+    A savepoint makes SQLite copy every page an operation changes into a statement journal, which
+    a block needs only when an operation fails after changing something and its caller goes on:
+    the block is then ``doomed`` and rolls back whole (``DoomedBlockError``). A handle keeps one
+    and reuses it (docs/concurrency.md).
     """
 
     __slots__ = ("doomed", "open")

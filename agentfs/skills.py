@@ -1,20 +1,10 @@
 """Agent Skills kept in the workspace: ``/skills/<id>/SKILL.md`` and the files a skill exposes.
 
-The convention (Anthropic's Agent Skills): a skill is a directory holding ``SKILL.md``, whose
-YAML front matter gives ``name`` and ``description`` (and optionally ``license``,
-``allowed-tools``, ``metadata``), whose Markdown body is the instructions, and whose
-``references/``, ``scripts/`` and ``assets/`` directories hold the files it may hand out. An
-agent sees the names and descriptions of every skill, reads one when it is relevant, and
-activates it for its thread; the active set is kept in the workspace (``ws_skill_active``) so a
-resumed thread, another process or the MCP server sees the same.
-
-A skill's exposed files are exactly the regular files found under those three directories
-(symlinks are not followed: a link to ``/secrets`` exposes nothing). Any other name, however it
-is spelt (``../SKILL.md``, ``references/../../x``), is refused.
-
-A ``SKILL.md`` that cannot be read (no front matter, bad YAML, a missing ``name`` or
-``description``) is reported as a ``SkillProblem`` with its path and the reason, and never hides
-the other skills.
+The convention is Anthropic's: ``SKILL.md``'s front matter gives ``name`` and ``description``,
+its body the instructions, and ``references/``, ``scripts/`` and ``assets/`` hold the only files
+it hands out (any other name is refused). The active set is kept in ``ws_skill_active``, so a
+resumed thread or another process sees the same, and a ``SKILL.md`` that cannot be read is a
+``SkillProblem`` that never hides the other skills (docs/skills.md).
 """
 
 from __future__ import annotations

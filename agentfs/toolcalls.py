@@ -163,12 +163,12 @@ class ToolCallLog:
         completed_at: float,
         writes: Sequence[tuple[str, int]],
     ) -> None:
-        """Log a finished call that changed the workspace (its values as ``StoredCall``
-        holds them, passed one by one: this runs on every changing tool call), inside the
-        caller's transaction so the change and its row commit together, as a staged row
-        (one B-tree append instead of five, schema/migrations/0011-staged-calls.sql) that
-        ``publish`` later moves into ``tool_calls`` with its ``writes`` links: the first in
-        two columns (most calls make one version, migration 12), any others as a JSON list."""
+        """Log a finished call that changed the workspace as a staged row, inside the caller's
+        transaction, so the change and its row commit together; ``publish`` moves it later.
+
+        A staged row is one B-tree append instead of five (migrations 11 and 12); its values
+        come one by one, as this runs on every changing tool call.
+        """
         if not writes:
             path = n = None
             rest = "[]"
@@ -180,14 +180,12 @@ class ToolCallLog:
         )
 
     def publish(self, waiting: Iterable[StoredCall] = ()) -> None:
-        """Move every staged row (this process's or any other's) and ``waiting`` (finished
-        calls that wrote nothing) into ``tool_calls``, in the order the calls started, with
-        the staged rows' links; one transaction. Nothing to move costs one read, no lock; on
-        a read-only handle staged rows stay where they are (it can move nothing). A staged
-        row whose links are malformed (a hand edit; fsck reports it) goes in without them
-        rather than stopping the others. The rows move in two INSERT ... SELECT statements,
-        not through Python: a row's move costs SQLite's B-tree work only (about 10 µs less
-        per changing tool call than a Python loop, docs/mcp.md)."""
+        """Move every staged row (any process's) and ``waiting`` (calls that wrote nothing) into
+        ``tool_calls``, in the order the calls started, with their links; one transaction.
+
+        Nothing to move costs one read and no lock; a staged row with malformed links goes in
+        without them. Two ``INSERT ... SELECT`` statements move the rows, not a Python loop.
+        """
         waiting = builtins.list(waiting)
         if not waiting and (self._readonly or not self._any_staged()):
             return

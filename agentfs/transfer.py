@@ -1,23 +1,10 @@
 """Moving trees between the host and a workspace, and exporting a plain AgentFS file.
 
-``import_tree`` copies a host directory in, ``export_tree`` copies a workspace subtree out, and
-``export_agentfs`` writes a new database holding only the AgentFS v0.4 spec tables, which
-Turso's engine (and so ``agentfs-sdk``) opens; a workspace file with FTS5 or vec0 tables it
-does not. docs/interop.md describes the rules; in short:
-
-* Modes (permission bits), mtimes and atimes in nanoseconds and symlinks travel both ways.
-  Symlinks are copied verbatim and never followed, whatever they point at.
-* Import is one transaction: it lands whole or not at all (a cancelled progress callback or an
-  error rolls everything back). Special files, unreadable entries and names that are not
-  UTF-8 are skipped and reported in ``TransferStats.skipped`` as ``"rel/path: reason"``.
-* Export never creates, changes or follows anything outside the target directory: every
-  directory is opened with ``O_NOFOLLOW`` relative to its parent's descriptor, and every name
-  is checked with ``lstat`` first. An existing host entry of the same type is replaced (files,
-  symlinks) or merged into (directories); one of another type is left alone and reported.
-
-Caveats: ownership is not copied; hard links become separate files on export (import keeps
-them); setuid/setgid bits are dropped on export (an agent's workspace should not be able to
-plant a setuid binary on the host); ``export_agentfs`` sees the last committed state.
+``import_tree`` copies a host directory in (one transaction), ``export_tree`` copies a workspace
+subtree out without ever creating, changing or following anything outside the target, and
+``export_agentfs`` writes a database of the AgentFS v0.4 spec tables alone, which Turso's engine
+opens. docs/interop.md has the rules: what travels, what is skipped, and why setuid bits and
+owners do not.
 """
 
 from __future__ import annotations
@@ -528,7 +515,7 @@ def export_tree(
 
     A directory ``src`` becomes ``host_dir`` (created with its parents, taking ``src``'s mode
     and times); a file or symlink ``src`` is written as ``host_dir/<its name>``. An existing
-    ``host_dir`` is merged into (see the module docstring for the rules), but a host file or
+    ``host_dir`` is merged into (the rules are in docs/interop.md), but a host file or
     symlink the export would replace with other content (one a user edited there since the
     last export, say) is refused first, all of them listed, and nothing is written
     (``ExportConflictError``), unless ``overwrite``. Nothing outside ``host_dir`` is ever
