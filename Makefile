@@ -57,7 +57,7 @@ test: system-deps $(VENV)/.installed $(PEER)/.installed $(NPM)/.installed
 	$(VENV)/bin/ruff check agentfs tests benchmarks examples
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
-	$(VENV)/bin/python -m pytest --numprocesses auto --dist worksteal
+	$(VENV)/bin/python -m pytest --numprocesses auto --dist worksteal --durations=25
 
 lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check agentfs tests benchmarks examples
