@@ -1,11 +1,8 @@
-"""``edit_file`` and ``multi_edit``: exact string replacement, the edit every agent framework
-teaches its models.
+"""``edit_file`` and ``multi_edit``: exact string replacement, the edit agent frameworks teach.
 
-``old_string`` must occur exactly once (or ``replace_all``). When it does not, the error
-helps the model fix its next call: ``no_match`` shows the closest lines of the file,
-``not_unique`` lists where every occurrence is. A file with CRLF line endings accepts
-``\\n`` in both strings (models write ``\\n``) and keeps its CRLFs. The result is a unified
-diff of what changed; with ``dry_run`` nothing is written.
+``old_string`` must occur exactly once (or ``replace_all``); otherwise the error shows the
+closest lines (``no_match``) or every occurrence (``not_unique``), so the model can fix its next
+call. A CRLF file accepts ``\\n`` in both strings and keeps its CRLFs; the result is a diff.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""The tools that find things: ``glob`` (names), ``grep`` (contents, ripgrep's options as
-Claude Code names them), ``search_files`` (the MCP filesystem server's one tool for both),
-and ranked search over the workspace's index (``workspace_search``, ``workspace_index``,
-``workspace_index_content``).
+"""The tools that find things: ``glob``, ``grep`` (ripgrep's options as Claude Code names them),
+``search_files`` (the MCP filesystem server's), and ranked search over the index.
 
-Everything runs inside the workspace (the trigram index narrows grep, FTS5 and vectors rank
-search), so a search is one call, not a walk of the tree from outside. Results are paged
-(``offset``, ``head_limit``/``limit``) and say how to get the next page; paths the policy
-denies never appear.
+Everything runs inside the workspace, so a search is one call, not a walk from outside; results
+are paged and say how to get the next page, and paths the policy denies never appear.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""Pushing after snapshots, in the background: what ``agentfs serve mcp --sync-on-snapshot``
-does, so a thread resumed on another machine finds every turn the agent snapshotted.
+"""Pushing after snapshots, in the background (``agentfs serve mcp --sync-on-snapshot``).
 
-A push runs in a worker process (``agentfs.sync``), waited for by a thread of this one, so a
-tool call never waits for the network. One push at a time: snapshots taken while one runs
-are covered by one more push after it. A failed push is logged and retried at the next
-snapshot (a push sends everything not yet sent).
+A push runs in a worker process, waited for by a thread, so a tool call never waits for the
+network; snapshots taken during a push are covered by one more push after it, and a failed push
+is retried at the next snapshot.
 """
 
 from __future__ import annotations

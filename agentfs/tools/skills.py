@@ -1,11 +1,8 @@
-"""The skill tools: list, search, read, activate and deactivate skills, and read the files a
-skill exposes (``agentfs.skills`` holds the convention).
+"""The skill tools: list, search, read, activate and deactivate skills, and read their files.
 
-An agent is shown every skill's name and description (``workspace_list_skills``, or the
-``<workspace_skills>`` block of ``Toolset.skills_prompt``), reads the one that fits the task
-(``workspace_read_skill``) and activates it for its thread, so a resumed conversation knows
-which instructions it was following. A skill's own files are handed out only by name from what
-the skill exposes: any other name is ``denied``.
+An agent sees every skill's name and description, reads the one that fits and activates it for
+its thread, so a resumed conversation knows which instructions it followed; a skill's own files
+are handed out only by the names it exposes (``agentfs.skills`` holds the convention).
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""The history tools: every version of a file (``file_history``, ``file_diff``,
-``restore_version``) and snapshots of the whole tree per conversation thread
-(``snapshot_create``, ``snapshot_list``, ``snapshot_diff``, ``snapshot_restore``).
+"""The history tools: every version of a file, and snapshots of the whole tree per thread.
 
-They let an agent undo its own mistakes without a human: restoring a version or a snapshot
-is itself recorded (a restore version, an automatic ``before-restore`` snapshot), so every
-step back can be stepped forward again.
+They let an agent undo its own mistakes without a human: a restore is itself recorded (a
+restore version, a ``before-restore`` snapshot), so every step back can be stepped forward.
 """
 
 from __future__ import annotations

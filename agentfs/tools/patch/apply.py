@@ -1,21 +1,11 @@
 """Applying a file's hunks to its text, in memory: locate each hunk, splice, report where.
 
-A hunk is located by its old lines (context and removed), searching forward from the end of
-the previous hunk, so hunks apply in order and never overlap. Each search runs in passes, from
-strict to forgiving, and the first pass that finds the lines wins:
-
-1. exact;
-2. ignoring trailing whitespace (editors and models drop it);
-3. ignoring leading and trailing whitespace (re-indented code);
-4. also equating typographic punctuation with ASCII (curly quotes, dashes, non-breaking
-   spaces: what a model's tokenizer or a rich-text copy turns them into).
-
-Within the pass that finds it, a unified diff's hunk goes to the occurrence nearest the line
-its header names (the file may have moved on: the distance is reported as the offset); a
-``*** Begin Patch`` hunk goes to the first occurrence after its ``@@`` anchors. Context lines
-keep the file's own text (only removed and added lines change), line endings stay the file's
-(CRLF files stay CRLF), and the final newline stays as it was unless a hunk at the end of the
-file says otherwise (``\\ No newline at end of file``).
+A hunk is located by its old lines, searching forward from the previous hunk, in passes from
+strict to forgiving (exact; trailing whitespace ignored; all surrounding whitespace ignored;
+typographic punctuation taken as ASCII), the first pass that finds it winning; a unified diff's
+hunk goes to the occurrence nearest its header's line (the distance reported as the offset), a
+``*** Begin Patch`` hunk to the first after its anchors. Context lines, line endings and the
+final newline stay the file's unless a hunk says otherwise.
 """
 
 from __future__ import annotations
