@@ -20,7 +20,8 @@ from pydantic_core import from_json
 
 log = logging.getLogger(__name__)
 
-#: Protocol versions whose tools/call result is written here (see the module docstring).
+#: Protocol versions whose tools/call result is written here: older ones have no structured
+#: content, and the 2026 envelope stamps results.
 DIRECT_VERSIONS = frozenset({"2025-06-18", "2025-11-25"})
 
 Answer = Callable[[types.CallToolRequestParams], "types.CallToolResult | None"]
