@@ -27,6 +27,11 @@ if TYPE_CHECKING:
     from agentfs.core.inodes import Stat
 
 
+#: Where an entry is: its directory's inode and its name there. The hooks are told places, not
+#: paths: whoever needs a path makes it from the inode numbers (``FileSystem.path_in``).
+Place = tuple[int, str]
+
+
 class Change(NamedTuple):
     """One change of a file's content, as ``changing`` and ``changed`` are told of it."""
 
@@ -92,18 +97,21 @@ class Changes:
         """Must a subtree's removal report every directory it empties (``dir_changed``)?"""
         return False
 
-    def linked(self, path: str, ino: int) -> None:
-        """The regular file ``ino`` got another name, ``path`` (a hard link)."""
+    def linked(self, parent_ino: int, name: str, ino: int) -> None:
+        """The regular file ``ino`` got another name, ``name`` in directory ``parent_ino``
+        (a hard link)."""
 
-    def deleting(self, path: str, mode: int) -> None:
-        """``path`` (a file, or a directory with everything below it) is about to go."""
+    def deleting(self, parent_ino: int, name: str, mode: int) -> None:
+        """The entry ``name`` of directory ``parent_ino`` (a file, or a directory with
+        everything below it) is about to go."""
 
-    def moving(self, src: str, dst: str, ino: int, mode: int) -> None:
-        """``src`` (inode ``ino``, a file or a directory tree) is about to become ``dst``."""
+    def moving(self, src: Place, dst: Place, ino: int, mode: int) -> None:
+        """The entry at ``src`` (inode ``ino``, a file or a directory tree) is about to move
+        to ``dst``."""
 
-    def exchanging(self, a: str, b: str, at_a: tuple[int, int], at_b: tuple[int, int]) -> None:
-        """``a`` and ``b`` are about to swap: what is at each, ``(ino, mode)`` (a file or a
-        directory tree), moves to the other name."""
+    def exchanging(self, a: Place, b: Place, at_a: tuple[int, int], at_b: tuple[int, int]) -> None:
+        """The entries at ``a`` and ``b`` are about to swap: what is at each, ``(ino, mode)``
+        (a file or a directory tree), moves to the other place."""
 
     # --- reads ---------------------------------------------------------------------------
 

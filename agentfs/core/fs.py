@@ -92,13 +92,14 @@ _ADD_DENTRY = "INSERT INTO fs_dentry(name, parent_ino, ino) VALUES (?, ?, ?)"
 
 
 class WriteTarget(NamedTuple):
-    """The regular file a write goes to, after following symlinks."""
+    """The regular file a write goes to, after following symlinks: its inode and its name
+    (``name`` in directory ``parent_ino``; ``FileSystem.path_in`` makes it a path)."""
 
     ino: int
     created: bool
     dentry_id: int  # 0 when created (not needed then)
     parent_ino: int
-    path: str  # the path with symlinks in its last component followed
+    name: str
     size: int  # the file's size when it was looked up (a new one: the size it was created with)
 
 
@@ -161,11 +162,11 @@ class FileSystem:
         #: The hooks of each change, for the layer above (``Changes``: a plain filesystem).
         self.hooks = Changes()
         self._dirs: dict[str, int] = {"/": ROOT_INO}
-        #: Symlink-free path of each directory path seen (``real_dir``: history keys by it).
-        self._real_dirs: dict[str, str] = {"/": "/"}
-        #: The path of each directory inode looked up by number (``ByInode.path_of``), dropped
-        #: with the other caches.
+        #: The path of each directory inode looked up by number (``dir_path``), dropped with
+        #: the other caches.
         self.dir_paths: dict[int, str] = {ROOT_INO: "/"}
+        #: Reads addressed by inode number, and the paths of inodes.
+        self.by_inode = ByInode(self)
         #: Did a path in ``_dirs`` resolve through a symlink? (Then a directory may be cached
         #: under more than one path: ``_forget_removed``.)
         self._links_cached = False
@@ -276,7 +277,6 @@ class FileSystem:
         """Forget every cached directory path, and have the hooks forget what they cached
         (after a rollback, or after changing the tables by hand: fsck repair)."""
         self._dirs = {"/": ROOT_INO}
-        self._real_dirs = {"/": "/"}
         self.dir_paths = {ROOT_INO: "/"}
         self._links_cached = False
         self._limits = None
@@ -712,12 +712,12 @@ class FileSystem:
                     raise not_found(start)
                 perm = S_IFREG | (mode & 0o7777)
                 ino = self._create(parent_ino, name, perm, size, now)
-                return WriteTarget(ino, True, 0, parent_ino, path, size)
+                return WriteTarget(ino, True, 0, parent_ino, name, size)
             if is_symlink(found[2]):
                 path = self._follow(paths.parent_and_name(path)[0], found[1], hops, start)
                 continue
             self._require_file(start, found[2])
-            return WriteTarget(found[1], False, found[0], parent_ino, path, found[3])
+            return WriteTarget(found[1], False, found[0], parent_ino, name, found[3])
 
     def _require_file(self, path: str, mode: int) -> None:
         if is_dir(mode):
@@ -807,7 +807,7 @@ class FileSystem:
                 raise fs_error(errno.EPERM, src, "hard links to directories are not allowed")
             self._link_existing(parent_ino, name, ino)
             if mode & S_IFMT == S_IFREG:
-                self.hooks.linked(dst, ino)
+                self.hooks.linked(parent_ino, name, ino)
             return self._stat_ino(ino)
 
     def relink(self, path: str, ino: int) -> None:
@@ -848,7 +848,8 @@ class FileSystem:
             dentry_id, ino, mode = self._resolve(path, False)
             if directory is not None and directory != is_dir(mode):
                 raise fs_error(errno.ENOTDIR if directory else errno.EISDIR, path)
-            parent_ino = self._resolve_dir(paths.parent_and_name(path)[0], [0])
+            parent, name = paths.parent_and_name(path)
+            parent_ino = self._resolve_dir(parent, [0])
             tree = (
                 is_dir(mode)
                 and self.conn.execute(
@@ -858,10 +859,10 @@ class FileSystem:
             if tree:
                 if not recursive:
                     raise fs_error(errno.ENOTEMPTY, path)
-                self.hooks.deleting(path, mode)
+                self.hooks.deleting(parent_ino, name, mode)
                 self.orphans.unlink_subtree(ino, track_dirty=self.hooks.tracks_dirs())
             else:
-                self.hooks.deleting(path, mode)
+                self.hooks.deleting(parent_ino, name, mode)
             self._unlink_dentry(dentry_id, parent_ino, ino, mode)
             self._forget_removed(path, ino, mode, tree=bool(tree))
         self.orphans.purge_due()
@@ -878,7 +879,6 @@ class FileSystem:
             return
         self._dirs.pop(path, None)
         self.dir_paths.pop(ino, None)
-        self._real_dirs = {"/": "/"}
 
     def rename(self, src: str, dst: str) -> None:
         """Atomic ``rename(2)``: replaces a file or an empty directory at ``dst``."""
@@ -887,10 +887,11 @@ class FileSystem:
             raise fs_error(errno.EBUSY, "/", "cannot rename the workspace root")
         with self._write():
             # rename(2)'s order: both parent directories, then the source name.
-            src_parent = self._resolve_dir(paths.parent_and_name(src)[0], [0])
+            src_dir, src_name = paths.parent_and_name(src)
+            src_parent = self._resolve_dir(src_dir, [0])
             dst_parent, name = self._parent(dst)
             dentry_id, ino, mode = self._resolve(src, False)
-            if is_dir(mode) and self._inside(dst, self._realpath_nofollow(src)):
+            if is_dir(mode) and self._inside(dst_parent, ino):
                 raise fs_error(errno.EINVAL, dst, f"cannot move {src} into itself")
             existing = self._lookup(dst_parent, name)
             if existing is not None:
@@ -898,7 +899,7 @@ class FileSystem:
                     return  # same inode (itself or a hard link): POSIX says do nothing
                 self._check_replace(dst, mode, existing)
                 self._unlink_dentry(existing[0], dst_parent, existing[1], existing[2])
-            self.hooks.moving(src, dst, ino, mode)
+            self.hooks.moving((src_parent, src_name), (dst_parent, name), ino, mode)
             sec, nsec = split_ns(now_ns())
             self.conn.execute(
                 "UPDATE fs_dentry SET parent_ino = ?, name = ? WHERE id = ?",
@@ -925,17 +926,21 @@ class FileSystem:
         if a == "/" or b == "/":
             raise fs_error(errno.EBUSY, "/", "cannot exchange the workspace root")
         with self._write():
-            parent_a = self._resolve_dir(paths.parent_and_name(a)[0], [0])
-            parent_b = self._resolve_dir(paths.parent_and_name(b)[0], [0])
+            dir_a, name_a = paths.parent_and_name(a)
+            dir_b, name_b = paths.parent_and_name(b)
+            parent_a = self._resolve_dir(dir_a, [0])
+            parent_b = self._resolve_dir(dir_b, [0])
             dentry_a, ino_a, mode_a = self._resolve(a, False)
             dentry_b, ino_b, mode_b = self._resolve(b, False)
-            if is_dir(mode_a) and self._inside(b, self._realpath_nofollow(a)):
+            if is_dir(mode_a) and self._inside(parent_b, ino_a):
                 raise fs_error(errno.EINVAL, b, f"cannot move {a} into itself")
-            if is_dir(mode_b) and self._inside(a, self._realpath_nofollow(b)):
+            if is_dir(mode_b) and self._inside(parent_a, ino_b):
                 raise fs_error(errno.EINVAL, a, f"cannot move {b} into itself")
             if ino_a == ino_b:
                 return  # one inode under both names (itself or a hard link): nothing to do
-            self.hooks.exchanging(a, b, (ino_a, mode_a), (ino_b, mode_b))
+            self.hooks.exchanging(
+                (parent_a, name_a), (parent_b, name_b), (ino_a, mode_a), (ino_b, mode_b)
+            )
             # each name keeps its dentry (and its readdir place) and takes the other's inode
             self.conn.execute(
                 "UPDATE fs_dentry SET ino = CASE id WHEN ? THEN ? ELSE ? END WHERE id IN (?, ?)",
@@ -954,19 +959,6 @@ class FileSystem:
             )
             if _may_be_cached(mode_a) or _may_be_cached(mode_b):
                 self.drop_caches()
-
-    def _realpath(self, path: str, hops: list[int]) -> str:
-        """The symlink-free path of existing ``path`` (every component followed)."""
-        real = "/"
-        for name in paths.split(path):
-            found = self._lookup(self._resolve_dir(real, hops), name)
-            if found is None:
-                raise not_found(path)
-            real = paths.join(real, name)
-            if is_symlink(found[2]):
-                target = self._follow(paths.parent_and_name(real)[0], found[1], hops, path)
-                real = self._realpath(target, hops)
-        return real
 
     def realpath(self, path: str) -> str:
         """``path`` with every symlink on it resolved, like ``os.path.realpath``: what does
@@ -988,16 +980,22 @@ class FileSystem:
                 st = self._stat(real, False)
             except (FileNotFoundError, NotADirectoryError):
                 return [real]
-            return ByInode(self).names(real, st)
+            return self.by_inode.names(real, st)
 
-    def real_dir(self, path: str) -> str:
-        """The symlink-free path of the existing directory ``path`` (normalised), inside a
-        transaction the caller holds; cached like resolved directories (history keys each
-        file by it, on every write)."""
-        real = self._real_dirs.get(path)
-        if real is None:
-            real = self._real_dirs[path] = self._realpath(path, [0])
-        return real
+    def dir_path(self, ino: int) -> str:
+        """The path of directory ``ino`` (symlink-free: a directory has one name), inside a
+        transaction the caller holds; ENOENT when it has none (``ByInode.path_of``)."""
+        path = self.dir_paths.get(ino)
+        if path is None:
+            path = self.by_inode.path_of(ino)
+            if path is None:
+                raise fs_error(errno.ENOENT, f"inode {ino}", "the directory has no path")
+        return path
+
+    def path_in(self, parent_ino: int, name: str) -> str:
+        """The symlink-free path of the entry ``name`` of directory ``parent_ino``: what
+        history keys a file by, made from inode numbers (no path is resolved)."""
+        return paths.join(self.dir_path(parent_ino), name)
 
     def _realpath_lenient(self, path: str, hops: list[int]) -> str:
         real = "/"
@@ -1015,16 +1013,10 @@ class FileSystem:
                 real = self._realpath_lenient(target, hops)
         return real
 
-    def _realpath_nofollow(self, path: str) -> str:
-        """Symlink-free path of ``path`` itself (its last component is not followed)."""
-        parent, name = paths.parent_and_name(path)
-        return paths.join(self._realpath(parent, [0]), name)
-
-    def _inside(self, path: str, real_dir: str) -> bool:
-        """Would a new entry at ``path`` lie inside the directory whose symlink-free path is
-        ``real_dir``? Compared on symlink-free paths, so a route through a symlink is caught."""
-        real_parent = self._realpath(paths.parent_and_name(path)[0], [0])
-        return paths.is_within(real_parent, real_dir)
+    def _inside(self, parent_ino: int, directory: int) -> bool:
+        """Would a new entry of directory ``parent_ino`` lie inside directory ``directory``
+        (or be it)? Decided on their paths, which name no symlink."""
+        return paths.is_within(self.dir_path(parent_ino), self.dir_path(directory))
 
     def _check_replace(self, dst: str, mode: int, existing: tuple[int, int, int]) -> None:
         if is_dir(mode) and not is_dir(existing[2]):

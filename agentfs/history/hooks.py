@@ -15,7 +15,7 @@ from types import EllipsisType
 from typing import TYPE_CHECKING, NamedTuple
 
 from agentfs.core import paths
-from agentfs.core.changes import Change, Changes, Rewrite
+from agentfs.core.changes import Change, Changes, Place, Rewrite
 from agentfs.core.digests import digest
 from agentfs.core.inodes import Stat, is_dir, is_file, is_symlink, now_ns
 from agentfs.history.cow import CopyOnWrite
@@ -112,37 +112,37 @@ class HistoryHooks(Changes):
         else:
             self.cow.mark_dirty(parent)
 
-    def linked(self, path: str, ino: int) -> None:
-        self.arrived(self.history_path(path), ino, "link")
+    def linked(self, parent_ino: int, name: str, ino: int) -> None:
+        self.arrived(self.fs.path_in(parent_ino, name), ino, "link")
 
-    def deleting(self, path: str, mode: int) -> None:
-        """A file, or every file with history below a directory, stops existing at ``path``."""
+    def deleting(self, parent_ino: int, name: str, mode: int) -> None:
+        """A file, or every file with history below a directory, stops existing there."""
         if not self.cow.settings.versioning or not (is_file(mode) or is_dir(mode)):
             return
-        real = self.history_path(path)
+        real = self.fs.path_in(parent_ino, name)
         versions = self.versions
         for latest in versions.holding_under(real) if is_dir(mode) else [versions.latest(real)]:
             if latest is not None and latest.has_content:
                 versions.record(latest.path, "delete", latest=latest)
 
-    def moving(self, src: str, dst: str, ino: int, mode: int) -> None:
+    def moving(self, src: Place, dst: Place, ino: int, mode: int) -> None:
         """Each file with history (the file itself, or every one below a directory) gets a
         'move' event and its new path a 'rename' event."""
         self._record_moves(self._moves(src, dst, ino, mode))
 
-    def exchanging(self, a: str, b: str, at_a: tuple[int, int], at_b: tuple[int, int]) -> None:
+    def exchanging(self, a: Place, b: Place, at_a: tuple[int, int], at_b: tuple[int, int]) -> None:
         """Both sides move at once: every 'move' is recorded before any 'rename', so a path
         that is both left and arrived at (``a`` itself, or a name below both directories)
         ends with the file that arrived."""
         self._record_moves(self._moves(a, b, *at_a) + self._moves(b, a, *at_b))
 
-    def _moves(self, src: str, dst: str, ino: int, mode: int) -> list[_Move]:
+    def _moves(self, src: Place, dst: Place, ino: int, mode: int) -> list[_Move]:
         """What moving ``src`` (inode ``ino``) to ``dst`` moves in history, read before the
         names change."""
         if not self.cow.settings.versioning or not (is_file(mode) or is_dir(mode)):
             return []  # only regular files have versions (a directory: those below it)
         versions = self.versions
-        real_src, real_dst = self.history_path(src), self.history_path(dst)
+        real_src, real_dst = self.fs.path_in(*src), self.fs.path_in(*dst)
         if not is_dir(mode):
             return [_Move(real_src, real_dst, ino, versions.latest(real_src))]
         moves = []
@@ -179,7 +179,7 @@ class HistoryHooks(Changes):
         if is_symlink(self.fs.lstat(path).st_mode):
             key = self.fs.realpath(path)  # the file it leads to, every symlink followed
         else:
-            key = self.history_path(path)  # the parent's real path is cached
+            key = self.history_path(path)
         state = self.file_state(key, st.st_ino)
         if state.hash is None and whole is not None:
             state = state._replace(hash=digest(whole))
@@ -219,7 +219,7 @@ class HistoryHooks(Changes):
         who = self.acting.now
         if not who.read_before_write or target.created:
             return
-        key = self.history_path(target.path)
+        key = self.fs.path_in(target.parent_ino, target.name)
         self.check_read(key, target.ino, self.reads, who.thread)
 
     def touched(self, target: WriteTarget) -> None:
@@ -250,7 +250,7 @@ class HistoryHooks(Changes):
                     memo.key, "write", target.ino, size, memo.hash, latest=memo.latest
                 )
             elif target.created and self.cow.settings.versions(size):
-                key = self.history_path(target.path)
+                key = self.fs.path_in(target.parent_ino, target.name)
                 self.versions.record(key, "write", target.ino, size, digest(change.data))
         elif not change.by_handle:
             self._changed_in_place(target, size, change.appended)
@@ -263,7 +263,7 @@ class HistoryHooks(Changes):
         if not self.cow.settings.versions(len(data)):
             return Rewrite(self._keep(target, whole=True, first=False))
         hash_ = digest(data)
-        key = self.history_path(target.path)
+        key = self.fs.path_in(target.parent_ino, target.name)
         latest = self.keep_untracked(target, key, self.versions.latest(key))
         if (
             latest is not None
@@ -294,7 +294,7 @@ class HistoryHooks(Changes):
             self.keep_untracked(target)
         if target.created:
             return target.size
-        key = self.history_path(target.path) if self.versions.pending else None
+        key = self.fs.path_in(target.parent_ino, target.name) if self.versions.pending else None
         if not self.cow.snapshotted(ino) and (
             unchanged_below >= target.size or self.versions.keep(ino, target.size, key)
         ):
@@ -309,7 +309,7 @@ class HistoryHooks(Changes):
         settings = self.cow.settings
         ino = target.ino
         if settings.versions(size):
-            key = self.history_path(target.path)
+            key = self.fs.path_in(target.parent_ino, target.name)
             latest: Version | EllipsisType | None = ...
             hash_ = None
             if appended is not None and target.size >= MIN_BYTES:
@@ -320,7 +320,7 @@ class HistoryHooks(Changes):
                 hash_ = self.hashes.whole(ino, self.fs.chunks.read(ino, size))
             self.versions.record(key, "write", ino, size, hash_, latest=latest)
         elif settings.versioning:
-            key = self.history_path(target.path)
+            key = self.fs.path_in(target.parent_ino, target.name)
             latest = self.versions.latest(key)
             if latest and latest.ino == ino and (key, latest.n) in self.versions.pending:
                 self.versions.forget(latest)
@@ -333,7 +333,7 @@ class HistoryHooks(Changes):
         ino = target.ino
         if hash_ is None:
             hash_ = digest(self.fs.chunks.read(ino, size))
-        key = self.history_path(target.path)
+        key = self.fs.path_in(target.parent_ino, target.name)
         latest = self.versions.latest(key)
         if latest is None or latest.ino != ino or latest.hash != hash_:
             self.versions.record(key, "write", ino, size, hash_, latest=latest)
@@ -345,7 +345,7 @@ class HistoryHooks(Changes):
         thread, _, read_before_write = self.acting.now
         if thread is None or not read_before_write:
             return
-        key = self.history_path(target.path)
+        key = self.fs.path_in(target.parent_ino, target.name)
         if self.reads.guards(key):
             self.reads.record(thread, key, self.file_state(key, target.ino), False, now_ns())
 
@@ -360,7 +360,7 @@ class HistoryHooks(Changes):
         if not self.cow.settings.versioning:
             return latest
         if key is None:
-            key = self.history_path(target.path)
+            key = self.fs.path_in(target.parent_ino, target.name)
             latest = self.versions.latest(key)
         ino, size = target.ino, target.size
         if target.created or ino in self.cow.fresh or (latest and latest.describes(ino, size)):
@@ -421,6 +421,6 @@ class HistoryHooks(Changes):
 
     def history_path(self, path: str) -> str:
         """The symlink-free path history is kept under (a file reached through a symlinked
-        directory has one history, whichever way it was written)."""
+        directory has one history, whichever way it was written), inside a transaction."""
         parent, name = paths.parent_and_name(path)
-        return paths.join(self.fs.real_dir(parent), name)
+        return self.fs.path_in(self.fs.directory_ino(parent), name)

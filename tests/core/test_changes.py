@@ -15,7 +15,7 @@ import pytest
 
 import agentfs
 from agentfs import db
-from agentfs.core.changes import Change, Changes, Rewrite
+from agentfs.core.changes import Change, Changes, Place, Rewrite
 from agentfs.core.fs import FileSystem, WriteTarget
 from agentfs.core.inodes import Stat
 
@@ -65,36 +65,42 @@ def _told(change: Change) -> tuple[object, ...]:
 class Recorder(Changes):
     """Records the hooks called on it, with what identifies each call."""
 
-    def __init__(self) -> None:
+    def __init__(self, fs: FileSystem) -> None:
+        self.fs = fs
         self.calls: list[tuple[object, ...]] = []
         self.refuse = False
 
     def guard(self, target: WriteTarget) -> None:
-        self.calls.append(("guard", target.path))
+        self.calls.append(("guard", self._path(target)))
         if self.refuse:
             raise PermissionError("refused by the hook")
 
     def changing(self, target: WriteTarget, change: Change) -> Rewrite:
-        self.calls.append(("changing", target.path, *_told(change)))
+        self.calls.append(("changing", self._path(target), *_told(change)))
         return Rewrite(target.size, "memo")
 
     def changed(self, target: WriteTarget, change: Change, size: int, memo: object = None) -> None:
-        self.calls.append(("changed", target.path, size, memo, *_told(change)))
+        self.calls.append(("changed", self._path(target), size, memo, *_told(change)))
 
     def closed(self, target: WriteTarget, size: int, hash_: bytes | None) -> None:
-        self.calls.append(("closed", target.path, size, hash_ is not None))
+        self.calls.append(("closed", self._path(target), size, hash_ is not None))
 
     def touched(self, target: WriteTarget) -> None:
-        self.calls.append(("touched", target.path))
+        self.calls.append(("touched", self._path(target)))
 
-    def linked(self, path: str, ino: int) -> None:
+    def _path(self, target: WriteTarget) -> str:
+        return self.fs.path_in(target.parent_ino, target.name)
+
+    def linked(self, parent_ino: int, name: str, ino: int) -> None:
+        path = self.fs.path_in(parent_ino, name)
         self.calls.append(("linked", path))
 
-    def deleting(self, path: str, mode: int) -> None:
+    def deleting(self, parent_ino: int, name: str, mode: int) -> None:
+        path = self.fs.path_in(parent_ino, name)
         self.calls.append(("deleting", path))
 
-    def moving(self, src: str, dst: str, ino: int, mode: int) -> None:
-        self.calls.append(("moving", src, dst))
+    def moving(self, src: Place, dst: Place, ino: int, mode: int) -> None:
+        self.calls.append(("moving", self.fs.path_in(*src), self.fs.path_in(*dst)))
 
     def reader(self) -> str | None:
         return "t1"
@@ -105,7 +111,7 @@ class Recorder(Changes):
 
 @pytest.fixture
 def recorded(bare: FileSystem) -> Recorder:
-    bare.hooks = Recorder()
+    bare.hooks = Recorder(bare)
     return bare.hooks
 
 
