@@ -1,9 +1,10 @@
-"""Reads addressed by inode number instead of path: what a FUSE request carries.
+"""The file system addressed by inode number instead of path: what a FUSE request carries.
 
-Every method is one or two indexed queries inside a read transaction of the ``FileSystem``;
-writes still go through its path-based methods (history keys versions by path), with the path
-found by ``path_of``. Inode numbers of live files never change, so a number the kernel holds
-keeps naming the same file (docs/history.md).
+Reads are one or two indexed queries inside a read transaction of the ``FileSystem``. Changes
+name their entry as a directory's inode and a name and go straight to the core's operation,
+no path resolved: the history hooks are told the same places and make their path keys from
+inode numbers (``FileSystem.path_in``). Inode numbers of live files never change, so a number
+the kernel holds keeps naming the same file (docs/history.md).
 """
 
 from __future__ import annotations
@@ -13,7 +14,16 @@ from typing import TYPE_CHECKING
 
 from agentfs.core import paths
 from agentfs.core.errors import fs_error
-from agentfs.core.inodes import ROOT_INO, STAT_COLUMNS, Stat, exact, is_dir, is_symlink
+from agentfs.core.inodes import (
+    ROOT_INO,
+    S_IFDIR,
+    STAT_COLUMNS,
+    Stat,
+    exact,
+    is_dir,
+    is_symlink,
+    now_ns,
+)
 
 if TYPE_CHECKING:
     from agentfs.core.fs import FileSystem
@@ -154,3 +164,71 @@ class ByInode:
                 if not is_symlink(mode):  # type: ignore[arg-type]
                     raise fs_error(errno.EINVAL, f"inode {ino}", "not a symbolic link")
         return target  # type: ignore[return-value]
+
+    # --- changes -------------------------------------------------------------------------
+
+    def mkdir(self, parent: int, name: str, mode: int) -> Stat:
+        """A new directory ``name`` in ``parent``; EEXIST when the name is taken."""
+        with self.fs._write():
+            return self.fs._stat_ino(self.fs._make_in(parent, name, S_IFDIR | mode & 0o7777, name))
+
+    def create(self, parent: int, name: str, mode: int) -> Stat:
+        """A new empty regular file (``FileSystem.create``)."""
+        with self.fs._write():
+            return self.fs._create_file_in(parent, name, mode, name)
+
+    def mknod(self, parent: int, name: str, mode: int, rdev: int = 0) -> Stat:
+        """A FIFO, socket or device node (``FileSystem.mknod``)."""
+        with self.fs._write():
+            return self.fs._mknod_in(parent, name, mode, rdev, name)
+
+    def symlink(self, parent: int, name: str, target: str) -> Stat:
+        """A symlink to ``target`` (``FileSystem.symlink``)."""
+        with self.fs._write():
+            return self.fs._symlink_in(parent, name, target, name)
+
+    def link(self, ino: int, parent: int, name: str) -> Stat:
+        """Another name for ``ino`` (``FileSystem.link``)."""
+        with self.fs._write():
+            mode = self.conn.execute("SELECT mode FROM fs_inode WHERE ino = ?", (ino,)).get
+            if mode is None:
+                raise fs_error(errno.ENOENT, f"inode {ino}")
+            return self.fs._link_in(ino, mode, parent, name, f"inode {ino}", name)  # type: ignore[arg-type]
+
+    def remove(self, parent: int, name: str, *, directory: bool) -> None:
+        """``rmdir(2)`` (``directory``) or ``unlink(2)`` of ``name`` in ``parent``."""
+        with self.fs._write():
+            found = self._entry(parent, name)
+            self.fs._remove(parent, name, found, False, directory, name)
+        self.fs.orphans.purge_due()
+
+    def rename(self, parent: int, name: str, new_parent: int, new_name: str) -> None:
+        """``rename(2)`` (``FileSystem.rename``)."""
+        with self.fs._write():
+            found = self._entry(parent, name)
+            self.fs._rename((parent, name), found, (new_parent, new_name), name, new_name)
+        self.fs.orphans.purge_due()
+
+    def exchange(self, parent: int, name: str, other_parent: int, other_name: str) -> None:
+        """Swap two names (``FileSystem.exchange``)."""
+        with self.fs._write():
+            a, b = self._entry(parent, name), self._entry(other_parent, other_name)
+            self.fs._exchange((parent, name), a, (other_parent, other_name), b, name, other_name)
+
+    def truncate(self, ino: int, size: int) -> None:
+        """Set the size of the regular file ``ino`` (``FileSystem.truncate``); ENOENT when it
+        has no name."""
+        if size < 0:
+            raise fs_error(errno.EINVAL, f"inode {ino}", "size must be >= 0")
+        with self.fs._write():
+            target = self.fs._target_of(ino)
+            if target is None:
+                raise fs_error(errno.ENOENT, f"inode {ino}")
+            self.fs._truncate(target, size, now_ns(), target.name)
+
+    def _entry(self, parent: int, name: str) -> tuple[int, int, int]:
+        """(dentry id, inode, mode) of ``name`` in ``parent``; ENOENT when there is none."""
+        found = self.fs._lookup(parent, name)
+        if found is None:
+            raise fs_error(errno.ENOENT, name)
+        return found

@@ -21,7 +21,7 @@ import apsw
 
 from agentfs.core import handle, limits, paths, treeops, xattrs
 from agentfs.core.by_inode import ByInode
-from agentfs.core.changes import Change, Changes
+from agentfs.core.changes import Change, Changes, Place
 from agentfs.core.chunks import Chunks
 from agentfs.core.errors import fs_error, not_found
 from agentfs.core.inodes import (
@@ -89,6 +89,12 @@ _CREATE_INODE = (
     " atime_nsec, mtime_nsec, ctime_nsec) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ino"
 )
 _ADD_DENTRY = "INSERT INTO fs_dentry(name, parent_ino, ino) VALUES (?, ?, ?)"
+_HAS_ENTRIES = "SELECT 1 FROM fs_dentry WHERE parent_ino = ? LIMIT 1"
+#: An inode's oldest name and its size: where a write addressed by inode goes.
+_FIRST_NAME = (
+    "SELECT d.id, d.parent_ino, d.name, i.size FROM fs_dentry d JOIN fs_inode i ON i.ino = d.ino"
+    " WHERE d.ino = ? ORDER BY d.id LIMIT 1"
+)
 
 
 class WriteTarget(NamedTuple):
@@ -421,6 +427,21 @@ class FileSystem:
         self.hooks.dir_changed(parent_ino)
         return ino
 
+    def _make_in(
+        self,
+        parent_ino: int,
+        name: str,
+        mode: int,
+        shown: str,
+        size: int = 0,
+        now: int | None = None,
+    ) -> int:
+        """A new inode named ``name`` in directory ``parent_ino``; EEXIST (naming ``shown``)
+        when the name is taken."""
+        if self._lookup(parent_ino, name) is not None:
+            raise fs_error(errno.EEXIST, shown)
+        return self._create(parent_ino, name, mode, size, now)
+
     def nameless_file(self, mode: int, data: bytes) -> int:
         """A new regular file with no name yet holding ``data`` (history restoring a version
         whose bytes were kept aside links it next)."""
@@ -610,13 +631,14 @@ class FileSystem:
         It gets no version yet: its first content does, when a handle that writes it closes
         (so a program's open-write-close of a new file is one version, as for any file)."""
         path = paths.normalize(path)
-        now = now_ns()
         with self._write():
-            parent_ino, name = self._parent(path)
-            if self._lookup(parent_ino, name) is not None:
-                raise fs_error(errno.EEXIST, path)
-            ino = self._create(parent_ino, name, S_IFREG | (mode & 0o7777), 0, now)
-            return Stat(ino, S_IFREG | (mode & 0o7777), 1, 0, 0, 0, now, now, now)
+            return self._create_file_in(*self._parent(path), mode, path)
+
+    def _create_file_in(self, parent_ino: int, name: str, mode: int, shown: str) -> Stat:
+        now = now_ns()
+        perm = S_IFREG | (mode & 0o7777)
+        ino = self._make_in(parent_ino, name, perm, shown, 0, now)
+        return Stat(ino, perm, 1, 0, 0, 0, now, now, now)
 
     def pwrite(self, path: str, data: bytes | str, offset: int) -> int:
         """Write at ``offset`` (a gap after the end reads as zeros); returns bytes written."""
@@ -657,17 +679,29 @@ class FileSystem:
         now = now_ns()
         with self._write():
             target = self._open_for_write(path, False, 0o644, 0, now, create=False)
-            old_size = target.size
-            self._check_growth(path, old_size, size)
-            self.hooks.guard(target)
-            if old_size == size:
-                self._touch(target, now)
-                return
-            change = Change(unchanged_below=min(size, old_size))
-            self.hooks.changing(target, change)
-            self.chunks.truncate(target.ino, old_size, size)
-            self._set_content(target.ino, size)
-            self.hooks.changed(target, change, size)
+            self._truncate(target, size, now, path)
+
+    def _truncate(self, target: WriteTarget, size: int, now: int, shown: str) -> None:
+        old_size = target.size
+        self._check_growth(shown, old_size, size)
+        self.hooks.guard(target)
+        if old_size == size:
+            self._touch(target, now)
+            return
+        change = Change(unchanged_below=min(size, old_size))
+        self.hooks.changing(target, change)
+        self.chunks.truncate(target.ino, old_size, size)
+        self._set_content(target.ino, size)
+        self.hooks.changed(target, change, size)
+
+    def _target_of(self, ino: int) -> WriteTarget | None:
+        """The regular file ``ino`` as a write's target, named by its oldest name; None when
+        it has no name (unlinked)."""
+        row = self.conn.execute(_FIRST_NAME, (ino,)).get
+        if row is None:
+            return None
+        dentry_id, parent_ino, name, size = row  # type: ignore[misc]
+        return WriteTarget(ino, False, dentry_id, parent_ino, name, size)
 
     def _unchanged_by(self, ino: int, size: int, at: int, data: bytes) -> bool:
         """Would writing ``data`` at ``at`` leave the file's bytes as they are?"""
@@ -754,10 +788,7 @@ class FileSystem:
             if path == "/":
                 raise fs_error(errno.EEXIST, path)
             parent_ino, name = self._parent(path, create=parents)
-            if self._lookup(parent_ino, name) is not None:
-                raise fs_error(errno.EEXIST, path)
-            ino = self._create(parent_ino, name, S_IFDIR | (mode & 0o7777))
-            return self._stat_ino(ino)
+            return self._stat_ino(self._make_in(parent_ino, name, S_IFDIR | (mode & 0o7777), path))
 
     def _is_dir(self, path: str) -> bool:
         try:
@@ -767,48 +798,51 @@ class FileSystem:
 
     def symlink(self, target: str, path: str) -> Stat:
         """Create ``path`` pointing at ``target`` (stored verbatim; need not exist)."""
-        if not target or "\0" in target or len(target.encode("utf-8")) >= paths.PATH_MAX:
-            raise fs_error(errno.EINVAL, str(path), "symlink target must be 1..4095 bytes, no NUL")
+        _check_link_target(target, str(path))
         path = paths.normalize(path)
         with self._write():
-            parent_ino, name = self._parent(path)
-            if self._lookup(parent_ino, name) is not None:
-                raise fs_error(errno.EEXIST, path)
-            ino = self._create(parent_ino, name, S_IFLNK | 0o777, len(target.encode("utf-8")))
-            self.conn.execute("INSERT INTO fs_symlink(ino, target) VALUES (?, ?)", (ino, target))
-            return self._stat_ino(ino)
+            return self._symlink_in(*self._parent(path), target, path)
+
+    def _symlink_in(self, parent_ino: int, name: str, target: str, shown: str) -> Stat:
+        _check_link_target(target, shown)
+        ino = self._make_in(parent_ino, name, S_IFLNK | 0o777, shown, len(target.encode("utf-8")))
+        self.conn.execute("INSERT INTO fs_symlink(ino, target) VALUES (?, ?)", (ino, target))
+        return self._stat_ino(ino)
 
     def mknod(self, path: str, mode: int, rdev: int = 0) -> Stat:
         """Create a FIFO, a socket or a device node (``mknod(2)``, ``mkfifo``): a name and
         an inode with no content; ``rdev`` is a device's number. EEXIST if ``path`` is taken;
         regular files, directories and symlinks have their own calls (EINVAL here)."""
-        kind = mode & S_IFMT
-        if kind not in (S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK):
-            raise fs_error(errno.EINVAL, str(path), "mknod makes FIFOs, sockets and devices")
+        _check_node_kind(mode, str(path))
         path = paths.normalize(path)
         with self._write():
-            parent_ino, name = self._parent(path)
-            if self._lookup(parent_ino, name) is not None:
-                raise fs_error(errno.EEXIST, path)
-            ino = self._create(parent_ino, name, kind | (mode & 0o7777))
-            if rdev:
-                self.conn.execute("UPDATE fs_inode SET rdev = ? WHERE ino = ?", (rdev, ino))
-            return self._stat_ino(ino)
+            return self._mknod_in(*self._parent(path), mode, rdev, path)
+
+    def _mknod_in(self, parent_ino: int, name: str, mode: int, rdev: int, shown: str) -> Stat:
+        _check_node_kind(mode, shown)
+        ino = self._make_in(parent_ino, name, mode & (S_IFMT | 0o7777), shown)
+        if rdev:
+            self.conn.execute("UPDATE fs_inode SET rdev = ? WHERE ino = ?", (rdev, ino))
+        return self._stat_ino(ino)
 
     def link(self, src: str, dst: str) -> Stat:
         """Hard link: ``dst`` becomes another name of ``src``'s inode (not for directories)."""
         src, dst = paths.normalize(src), paths.normalize(dst)
         with self._write():
             _, ino, mode = self._resolve(src, False)
-            parent_ino, name = self._parent(dst)
-            if self._lookup(parent_ino, name) is not None:
-                raise fs_error(errno.EEXIST, dst)
-            if is_dir(mode):
-                raise fs_error(errno.EPERM, src, "hard links to directories are not allowed")
-            self._link_existing(parent_ino, name, ino)
-            if mode & S_IFMT == S_IFREG:
-                self.hooks.linked(parent_ino, name, ino)
-            return self._stat_ino(ino)
+            return self._link_in(ino, mode, *self._parent(dst), src, dst)
+
+    def _link_in(
+        self, ino: int, mode: int, parent_ino: int, name: str, shown_src: str, shown_dst: str
+    ) -> Stat:
+        if self._lookup(parent_ino, name) is not None:
+            raise fs_error(errno.EEXIST, shown_dst)
+        if is_dir(mode):
+            raise fs_error(errno.EPERM, shown_src, "hard links to directories are not allowed")
+        self._link_existing(parent_ino, name, ino)
+        if mode & S_IFMT == S_IFREG:
+            self.hooks.linked(parent_ino, name, ino)
+        return self._stat_ino(ino)
 
     def relink(self, path: str, ino: int) -> None:
         """Name the nameless inode ``ino`` ``path`` (parents made), in place of the file or
@@ -845,39 +879,49 @@ class FileSystem:
         if path == "/":
             raise fs_error(errno.EBUSY, path, "cannot remove the workspace root")
         with self._write():
-            dentry_id, ino, mode = self._resolve(path, False)
-            if directory is not None and directory != is_dir(mode):
-                raise fs_error(errno.ENOTDIR if directory else errno.EISDIR, path)
+            found = self._resolve(path, False)
             parent, name = paths.parent_and_name(path)
-            parent_ino = self._resolve_dir(parent, [0])
-            tree = (
-                is_dir(mode)
-                and self.conn.execute(
-                    "SELECT 1 FROM fs_dentry WHERE parent_ino = ? LIMIT 1", (ino,)
-                ).get
-            )
-            if tree:
-                if not recursive:
-                    raise fs_error(errno.ENOTEMPTY, path)
-                self.hooks.deleting(parent_ino, name, mode)
-                self.orphans.unlink_subtree(ino, track_dirty=self.hooks.tracks_dirs())
-            else:
-                self.hooks.deleting(parent_ino, name, mode)
-            self._unlink_dentry(dentry_id, parent_ino, ino, mode)
-            self._forget_removed(path, ino, mode, tree=bool(tree))
+            self._remove(self._resolve_dir(parent, [0]), name, found, recursive, directory, path)
         self.orphans.purge_due()
 
-    def _forget_removed(self, path: str, ino: int, mode: int, *, tree: bool) -> None:
+    def _remove(
+        self,
+        parent_ino: int,
+        name: str,
+        found: tuple[int, int, int],
+        recursive: bool,
+        directory: bool | None,
+        shown: str,
+    ) -> None:
+        """Remove the entry ``name`` of ``parent_ino``, ``found`` (its dentry id, inode and
+        mode)."""
+        dentry_id, ino, mode = found
+        if directory is not None and directory != is_dir(mode):
+            raise fs_error(errno.ENOTDIR if directory else errno.EISDIR, shown)
+        tree = is_dir(mode) and self.conn.execute(_HAS_ENTRIES, (ino,)).get
+        if tree:
+            if not recursive:
+                raise fs_error(errno.ENOTEMPTY, shown)
+            self.hooks.deleting(parent_ino, name, mode)
+            self.orphans.unlink_subtree(ino, track_dirty=self.hooks.tracks_dirs())
+        else:
+            self.hooks.deleting(parent_ino, name, mode)
+        self._unlink_dentry(dentry_id, parent_ino, ino, mode)
+        self._forget_removed(parent_ino, name, ino, mode, tree=bool(tree))
+
+    def _forget_removed(
+        self, parent_ino: int, name: str, ino: int, mode: int, *, tree: bool
+    ) -> None:
         """Drop what the path caches know of a removed directory or symlink. When no cached
         path went through a symlink and the directory was empty, only its own entry can
-        name it (the path just removed, link-free): ``rm -rf`` then keeps every other
-        directory cached, where dropping them all made each next unlink walk up again."""
+        name it (its path, link-free): ``rm -rf`` then keeps every other directory cached,
+        where dropping them all made each next unlink walk up again."""
         if not _may_be_cached(mode):
             return
         if tree or self._links_cached:
             self.drop_caches()
             return
-        self._dirs.pop(path, None)
+        self._dirs.pop(self.path_in(parent_ino, name), None)
         self.dir_paths.pop(ino, None)
 
     def rename(self, src: str, dst: str) -> None:
@@ -890,32 +934,40 @@ class FileSystem:
             src_dir, src_name = paths.parent_and_name(src)
             src_parent = self._resolve_dir(src_dir, [0])
             dst_parent, name = self._parent(dst)
-            dentry_id, ino, mode = self._resolve(src, False)
-            if is_dir(mode) and self._inside(dst_parent, ino):
-                raise fs_error(errno.EINVAL, dst, f"cannot move {src} into itself")
-            existing = self._lookup(dst_parent, name)
-            if existing is not None:
-                if existing[1] == ino:
-                    return  # same inode (itself or a hard link): POSIX says do nothing
-                self._check_replace(dst, mode, existing)
-                self._unlink_dentry(existing[0], dst_parent, existing[1], existing[2])
-            self.hooks.moving((src_parent, src_name), (dst_parent, name), ino, mode)
-            sec, nsec = split_ns(now_ns())
-            self.conn.execute(
-                "UPDATE fs_dentry SET parent_ino = ?, name = ? WHERE id = ?",
-                (dst_parent, name, dentry_id),
-            )
-            moved_dir = 1 if is_dir(mode) and src_parent != dst_parent else 0
-            self.conn.execute(_TOUCH_DIR, (-moved_dir, sec, nsec, sec, nsec, src_parent))
-            self.conn.execute(_TOUCH_DIR, (moved_dir, sec, nsec, sec, nsec, dst_parent))
-            self.hooks.dir_changed(src_parent)
-            self.hooks.dir_changed(dst_parent)
-            self.conn.execute(
-                "UPDATE fs_inode SET ctime = ?, ctime_nsec = ? WHERE ino = ?", (sec, nsec, ino)
-            )
-            if _may_be_cached(mode) or (existing is not None and _may_be_cached(existing[2])):
-                self.drop_caches()
+            found = self._resolve(src, False)
+            self._rename((src_parent, src_name), found, (dst_parent, name), src, dst)
         self.orphans.purge_due()
+
+    def _rename(
+        self, src: Place, found: tuple[int, int, int], dst: Place, shown_src: str, shown_dst: str
+    ) -> None:
+        """Move the entry at ``src``, ``found`` (its dentry id, inode and mode), to ``dst``."""
+        src_parent, dst_parent, name = src[0], dst[0], dst[1]
+        dentry_id, ino, mode = found
+        if is_dir(mode) and self._inside(dst_parent, ino):
+            raise fs_error(errno.EINVAL, shown_dst, f"cannot move {shown_src} into itself")
+        existing = self._lookup(dst_parent, name)
+        if existing is not None:
+            if existing[1] == ino:
+                return  # same inode (itself or a hard link): POSIX says do nothing
+            self._check_replace(shown_dst, mode, existing)
+            self._unlink_dentry(existing[0], dst_parent, existing[1], existing[2])
+        self.hooks.moving(src, dst, ino, mode)
+        sec, nsec = split_ns(now_ns())
+        self.conn.execute(
+            "UPDATE fs_dentry SET parent_ino = ?, name = ? WHERE id = ?",
+            (dst_parent, name, dentry_id),
+        )
+        moved_dir = 1 if is_dir(mode) and src_parent != dst_parent else 0
+        self.conn.execute(_TOUCH_DIR, (-moved_dir, sec, nsec, sec, nsec, src_parent))
+        self.conn.execute(_TOUCH_DIR, (moved_dir, sec, nsec, sec, nsec, dst_parent))
+        self.hooks.dir_changed(src_parent)
+        self.hooks.dir_changed(dst_parent)
+        self.conn.execute(
+            "UPDATE fs_inode SET ctime = ?, ctime_nsec = ? WHERE ino = ?", (sec, nsec, ino)
+        )
+        if _may_be_cached(mode) or (existing is not None and _may_be_cached(existing[2])):
+            self.drop_caches()
 
     def exchange(self, a: str, b: str) -> None:
         """Atomically swap the names ``a`` and ``b`` (``renameat2(..., RENAME_EXCHANGE)``):
@@ -928,37 +980,49 @@ class FileSystem:
         with self._write():
             dir_a, name_a = paths.parent_and_name(a)
             dir_b, name_b = paths.parent_and_name(b)
-            parent_a = self._resolve_dir(dir_a, [0])
-            parent_b = self._resolve_dir(dir_b, [0])
-            dentry_a, ino_a, mode_a = self._resolve(a, False)
-            dentry_b, ino_b, mode_b = self._resolve(b, False)
-            if is_dir(mode_a) and self._inside(parent_b, ino_a):
-                raise fs_error(errno.EINVAL, b, f"cannot move {a} into itself")
-            if is_dir(mode_b) and self._inside(parent_a, ino_b):
-                raise fs_error(errno.EINVAL, a, f"cannot move {b} into itself")
-            if ino_a == ino_b:
-                return  # one inode under both names (itself or a hard link): nothing to do
-            self.hooks.exchanging(
-                (parent_a, name_a), (parent_b, name_b), (ino_a, mode_a), (ino_b, mode_b)
-            )
-            # each name keeps its dentry (and its readdir place) and takes the other's inode
-            self.conn.execute(
-                "UPDATE fs_dentry SET ino = CASE id WHEN ? THEN ? ELSE ? END WHERE id IN (?, ?)",
-                (dentry_a, ino_b, ino_a, dentry_a, dentry_b),
-            )
-            sec, nsec = split_ns(now_ns())
-            # a directory that changes parent moves one link count with it
-            shift = is_dir(mode_b) - is_dir(mode_a) if parent_a != parent_b else 0
-            self.conn.execute(_TOUCH_DIR, (shift, sec, nsec, sec, nsec, parent_a))
-            self.conn.execute(_TOUCH_DIR, (-shift, sec, nsec, sec, nsec, parent_b))
-            self.hooks.dir_changed(parent_a)
-            self.hooks.dir_changed(parent_b)
-            self.conn.execute(
-                "UPDATE fs_inode SET ctime = ?, ctime_nsec = ? WHERE ino IN (?, ?)",
-                (sec, nsec, ino_a, ino_b),
-            )
-            if _may_be_cached(mode_a) or _may_be_cached(mode_b):
-                self.drop_caches()
+            place_a = (self._resolve_dir(dir_a, [0]), name_a)
+            place_b = (self._resolve_dir(dir_b, [0]), name_b)
+            found_a, found_b = self._resolve(a, False), self._resolve(b, False)
+            self._exchange(place_a, found_a, place_b, found_b, a, b)
+
+    def _exchange(
+        self,
+        a: Place,
+        found_a: tuple[int, int, int],
+        b: Place,
+        found_b: tuple[int, int, int],
+        shown_a: str,
+        shown_b: str,
+    ) -> None:
+        """Swap what is at ``a`` and ``b`` (``found_a``, ``found_b``: each one's dentry id,
+        inode and mode)."""
+        (parent_a, _), (parent_b, _) = a, b
+        (dentry_a, ino_a, mode_a), (dentry_b, ino_b, mode_b) = found_a, found_b
+        if is_dir(mode_a) and self._inside(parent_b, ino_a):
+            raise fs_error(errno.EINVAL, shown_b, f"cannot move {shown_a} into itself")
+        if is_dir(mode_b) and self._inside(parent_a, ino_b):
+            raise fs_error(errno.EINVAL, shown_a, f"cannot move {shown_b} into itself")
+        if ino_a == ino_b:
+            return  # one inode under both names (itself or a hard link): nothing to do
+        self.hooks.exchanging(a, b, (ino_a, mode_a), (ino_b, mode_b))
+        # each name keeps its dentry (and its readdir place) and takes the other's inode
+        self.conn.execute(
+            "UPDATE fs_dentry SET ino = CASE id WHEN ? THEN ? ELSE ? END WHERE id IN (?, ?)",
+            (dentry_a, ino_b, ino_a, dentry_a, dentry_b),
+        )
+        sec, nsec = split_ns(now_ns())
+        # a directory that changes parent moves one link count with it
+        shift = is_dir(mode_b) - is_dir(mode_a) if parent_a != parent_b else 0
+        self.conn.execute(_TOUCH_DIR, (shift, sec, nsec, sec, nsec, parent_a))
+        self.conn.execute(_TOUCH_DIR, (-shift, sec, nsec, sec, nsec, parent_b))
+        self.hooks.dir_changed(parent_a)
+        self.hooks.dir_changed(parent_b)
+        self.conn.execute(
+            "UPDATE fs_inode SET ctime = ?, ctime_nsec = ? WHERE ino IN (?, ?)",
+            (sec, nsec, ino_a, ino_b),
+        )
+        if _may_be_cached(mode_a) or _may_be_cached(mode_b):
+            self.drop_caches()
 
     def realpath(self, path: str) -> str:
         """``path`` with every symlink on it resolved, like ``os.path.realpath``: what does
@@ -1138,3 +1202,13 @@ class FileSystem:
         path = paths.normalize(path)
         with self._write():
             self.xattrs.remove(self._resolve(path, follow_symlinks)[1], key, path)
+
+
+def _check_link_target(target: str, shown: str) -> None:
+    if not target or "\0" in target or len(target.encode("utf-8")) >= paths.PATH_MAX:
+        raise fs_error(errno.EINVAL, shown, "symlink target must be 1..4095 bytes, no NUL")
+
+
+def _check_node_kind(mode: int, shown: str) -> None:
+    if mode & S_IFMT not in (S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK):
+        raise fs_error(errno.EINVAL, shown, "mknod makes FIFOs, sockets and devices")

@@ -40,11 +40,10 @@ from typing import TYPE_CHECKING
 
 from agentfs.core import paths
 from agentfs.core.budget import DirtyBudget
-from agentfs.core.by_inode import ByInode
 from agentfs.core.changes import Change
 from agentfs.core.digests import hasher
 from agentfs.core.errors import fs_error
-from agentfs.core.inodes import Stat, is_dir, now_ns
+from agentfs.core.inodes import Stat, is_dir
 
 if TYPE_CHECKING:
     from typing_extensions import Buffer
@@ -82,7 +81,7 @@ class WorkspaceFile(io.RawIOBase):
         super().__init__()
         kind, plus, _binary = parse_mode(mode)
         self._fs = fs
-        self.name = paths.normalize(path)
+        self.name = path  # what errors name: the normalised path (an inode's handle: its number)
         self.mode = mode
         self._readable = kind == "r" or plus
         self._writable = kind != "r" or plus
@@ -334,16 +333,19 @@ class WorkspaceFile(io.RawIOBase):
     # --- committing ------------------------------------------------------------------------
 
     def _commit(self, *, version: bool) -> None:
-        fs = self._fs
-        now = now_ns()
-        with fs._write():
-            if self._pending:
-                target = self._apply(now)
-            else:  # only the version is left to record: the file as the last flush left it
-                target = fs._open_for_write(self.name, False, 0o644, 0, now, create=False)
-            if version and self._wrote:
-                self._record(target)
+        # a file deleted since is made again only when there is something to write
+        with self._fs._write():
+            target = self._fs._open_for_write(self.name, False, 0o644, 0, create=self._pending)
+            self._commit_to(target, version=version)
         self._committed_all()
+
+    def _commit_to(self, target: WriteTarget, *, version: bool) -> None:
+        """Commit what the handle holds to ``target``, inside the caller's transaction; with
+        ``version``, the handle's version too (once it wrote)."""
+        if self._pending:  # else only the version is left: the file as the last flush left it
+            self._apply(target)
+        if version and self._wrote:
+            self._record(target)
 
     def _committed_all(self) -> None:
         """What the handle held is committed: its image is empty, the file is its size."""
@@ -353,12 +355,10 @@ class WorkspaceFile(io.RawIOBase):
         self._pending = False
         self._low = None
 
-    def _apply(self, now: int) -> WriteTarget:
-        """Make the committed file what the handle holds: keep the committed bytes below
-        ``_base``, write the dirty chunks, zero-fill any gap, set the size. Returns the file
-        written."""
+    def _apply(self, target: WriteTarget) -> None:
+        """Make the committed file ``target`` what the handle holds: keep the committed bytes
+        below ``_base``, write the dirty chunks, zero-fill any gap, set the size."""
         fs = self._fs
-        target = fs._open_for_write(self.name, False, 0o644, 0, now)
         committed = target.size
         fs.hooks.guard(target)
         keep = min(committed, self._base)  # committed bytes that stay the file's
@@ -383,7 +383,6 @@ class WorkspaceFile(io.RawIOBase):
         self._write_chunks(ino, fs.hooks.changing(target, change).in_place, keep)
         self._flushed = ino
         fs.hooks.changed(target, change, self._size)
-        return target
 
     def _write_chunks(self, ino: int, committed: int, keep: int) -> None:
         """Make inode ``ino`` (``committed`` bytes long) the handle's file: its first ``keep``
@@ -434,8 +433,8 @@ class InodeFile(WorkspaceFile):
     """A handle bound to an inode instead of a path: what the FUSE mount opens, since an
     open file descriptor follows its file, not its name.
 
-    Each commit writes under whichever path names the inode at that moment (so a version of
-    a file renamed while open is recorded under its new name); committed bytes are read by
+    Each commit goes to the inode, under the oldest name it has at that moment (so a version
+    of a file renamed while open is recorded under its new name); committed bytes are read by
     inode. A file unlinked while open stays readable and writable through the handle: the
     inode keeps its committed bytes (nothing purges a queued orphan this process holds open,
     ``Orphans.pinned``), and what the handle writes then is committed to that inode alone
@@ -447,18 +446,15 @@ class InodeFile(WorkspaceFile):
         fs: FileSystem,
         ino: int,
         writable: bool,
-        made: tuple[str, Stat] | None = None,
+        made: Stat | None = None,
         budget: DirtyBudget | None = None,
     ) -> None:
-        """``made``: the path and stat of a file the caller has just created, so neither is
-        looked up again; ``budget``: shared with the other handles (a mount's)."""
+        """``made``: the stat of a file the caller has just created, so it is not looked up
+        again; ``budget``: shared with the other handles (a mount's)."""
         self.ino = ino
-        self._by = ByInode(fs)
-        self._made = None if made is None else made[1]
-        path = self._by.path_of(ino) if made is None else made[0]
-        if path is None:
-            raise fs_error(errno.ENOENT, f"inode {ino}")
-        super().__init__(fs, path, "r+b" if writable else "rb", budget=budget)
+        self._by = fs.by_inode
+        self._made = made
+        super().__init__(fs, f"inode {ino}", "r+b" if writable else "rb", budget=budget)
 
     def _committed_size(self) -> int | None:
         st, self._made = self._made or self._by.stat(self.ino), None
@@ -484,14 +480,14 @@ class InodeFile(WorkspaceFile):
         return self._pending
 
     def _commit(self, *, version: bool) -> None:
-        with self._fs._write():  # the path and the write in one transaction
-            path = self._by.path_of(self.ino)
-            if path is None:  # unlinked (see the class docstring)
+        with self._fs._write():
+            target = self._fs._target_of(self.ino)  # where its oldest name is now
+            if target is None:  # unlinked (see the class docstring)
                 if self._pending:
                     self._spill()
                 return
-            self.name = path
-            super()._commit(version=version)
+            self._commit_to(target, version=version)
+        self._committed_all()
 
     def _spill(self) -> None:
         """Commit an unlinked file's bytes to its inode, which only this process's handles
@@ -525,7 +521,7 @@ def open_file(
     fs: FileSystem, path: str, mode: str, encoding: str, buffer_limit: int
 ) -> WorkspaceFile | io.TextIOWrapper:
     """``ws.open``: the raw handle for a binary mode, a text wrapper over it otherwise."""
-    raw = WorkspaceFile(fs, path, mode, buffer_limit)
+    raw = WorkspaceFile(fs, paths.normalize(path), mode, buffer_limit)
     kind, plus, binary = parse_mode(mode)
     if binary:
         return raw

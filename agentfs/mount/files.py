@@ -60,12 +60,10 @@ class OpenFiles:
         self.budget = DirtyBudget(BUFFER_BUDGET)
         fs.orphans.enable_pins()
 
-    def open(
-        self, ino: int, writable: bool, append: bool = False, made: tuple[str, Stat] | None = None
-    ) -> int:
+    def open(self, ino: int, writable: bool, append: bool = False, made: Stat | None = None) -> int:
         """A new handle on ``ino``. The inode's buffer is made by the first writable handle
         (a read-only one made before it, if any, is dropped: it held nothing to commit);
-        readers alone get none. ``made``: the path and stat of a file just created."""
+        readers alone get none. ``made``: the stat of a file just created."""
         entry = self._inodes.get(ino)
         if entry is None:
             if not writable:

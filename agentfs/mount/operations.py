@@ -1,8 +1,9 @@
 """The kernel's requests, answered through the core (pyfuse3 ``Operations``).
 
 Every request is one core call, so a write through the mount gets the same transaction,
-versions, read-before-write rules and search queueing as one through the API: reads by inode
-(``ByInode``), changes through the path-based ``FileSystem`` methods. Handlers run one at a time
+versions, read-before-write rules and search queueing as one through the API. Requests name
+files by inode, and so does the core's port they go through (``ByInode``): no path is made
+or resolved on the way, so a tree is as deep as the kernel lets it be. Handlers run one at a time
 and never await inside a transaction, so writers are serialised for free; ``_reads`` and
 ``_changes`` put each request in the group's open transaction (``agentfs.mount.group``).
 """
@@ -113,12 +114,11 @@ _reads = _in_group(changes=False)
 _changes = _in_group(changes=True)
 
 
-class _Child(NamedTuple):
+class Child(NamedTuple):
     """A name in a directory, as a request gives it."""
 
     parent: int  # the directory's workspace inode
     name: str
-    path: str  # where it is in the workspace now
 
 
 def _name(raw: bytes) -> str:
@@ -201,10 +201,9 @@ class WorkspaceOperations(pyfuse3.Operations):
             raise OSError(errno.ENOENT, "no such file", f"inode {kernel_ino}")
         return path
 
-    def _child(self, parent_inode: int, raw: bytes) -> _Child:
+    def _child(self, parent_inode: int, raw: bytes) -> Child:
         """The name ``raw`` in the kernel's directory ``parent_inode``, decoded once."""
-        name = _name(raw)
-        return _Child(self._ino(parent_inode), name, paths.join(self._path(parent_inode), name))
+        return Child(self._ino(parent_inode), _name(raw))
 
     def _attrs(self, st: Stat) -> pyfuse3.EntryAttributes:
         self.cache.told_attrs(st)
@@ -236,9 +235,8 @@ class WorkspaceOperations(pyfuse3.Operations):
         entry.st_ctime_ns = ctime
         return entry
 
-    def _entry(self, child: _Child, st: Stat | None = None) -> pyfuse3.EntryAttributes:
-        """The entry of a name just made; ``st`` when the caller has it."""
-        st = self.fs.lstat(child.path) if st is None else st
+    def _entry(self, child: Child, st: Stat) -> pyfuse3.EntryAttributes:
+        """The entry of a name just made, ``st``."""
         self.cache.told_entry(child.parent, child.name, st)
         return self._attrs(st)
 
@@ -370,16 +368,16 @@ class WorkspaceOperations(pyfuse3.Operations):
     async def mkdir(
         self, parent_inode: int, name: bytes, mode: int, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
-        return self._make(parent_inode, name, ctx, lambda path: self.fs.mkdir(path, mode & 0o7777))
+        return self._make(parent_inode, name, ctx, lambda at: self.by.mkdir(*at, mode))
 
     @_changes
     async def mknod(
         self, parent_inode: int, name: bytes, mode: int, rdev: int, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
-        def make(path: str) -> Stat:
+        def make(at: Child) -> Stat:
             if stat.S_ISREG(mode):
-                return self.fs.create(path, self._file_bits(mode))
-            return self.fs.mknod(path, mode, rdev)
+                return self.by.create(*at, self._file_bits(mode))
+            return self.by.mknod(*at, mode, rdev)
 
         return self._make(parent_inode, name, ctx, make)
 
@@ -388,41 +386,40 @@ class WorkspaceOperations(pyfuse3.Operations):
         self, parent_inode: int, name: bytes, target: bytes, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
         link_to = target.decode("utf-8")
-        return self._make(parent_inode, name, ctx, lambda path: self.fs.symlink(link_to, path))
+        return self._make(parent_inode, name, ctx, lambda at: self.by.symlink(*at, link_to))
 
     def _make(
         self,
         parent_inode: int,
         name: bytes,
         ctx: pyfuse3.RequestContext,
-        make: Callable[[str], Stat],
+        make: Callable[[Child], Stat],
     ) -> pyfuse3.EntryAttributes:
-        """A new entry made by ``make(path)``, owned by the caller, in one transaction."""
+        """A new entry made by ``make(child)``, owned by the caller, in one transaction."""
         child = self._child(parent_inode, name)
         with self.fs.transaction():
-            return self._entry(child, self._own(make(child.path), ctx, child.parent))
+            return self._entry(child, self._own(make(child), ctx, child.parent))
 
     @_changes
     async def link(
         self, inode: int, new_parent_inode: int, new_name: bytes, ctx: pyfuse3.RequestContext
     ) -> pyfuse3.EntryAttributes:
-        self.files.commit(self._ino(inode))  # the new name must see what was written
+        ino = self._ino(inode)
+        self.files.commit(ino)  # the new name must see what was written
         child = self._child(new_parent_inode, new_name)
-        with self.fs.transaction():
-            self.fs.link(self._path(inode), child.path)
-            return self._entry(child)
+        return self._entry(child, self.by.link(ino, *child))
 
     @_changes
     async def unlink(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
         child = self._child(parent_inode, name)
-        self.fs.remove(child.path, directory=False)
-        self.cache.name_gone(child.parent, child.name)
+        self.by.remove(*child, directory=False)
+        self.cache.name_gone(*child)
 
     @_changes
     async def rmdir(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
         child = self._child(parent_inode, name)
-        self.fs.remove(child.path, directory=True)
-        self.cache.name_gone(child.parent, child.name)
+        self.by.remove(*child, directory=True)
+        self.cache.name_gone(*child)
 
     @_changes
     async def rename(
@@ -437,16 +434,16 @@ class WorkspaceOperations(pyfuse3.Operations):
         old = self._child(parent_inode_old, name_old)
         new = self._child(parent_inode_new, name_new)
         if flags & pyfuse3.RENAME_EXCHANGE:
-            self.fs.exchange(old.path, new.path)
-            self.cache.exchanged(old[:2], new[:2])
+            self.by.exchange(*old, *new)
+            self.cache.exchanged(old, new)
             return
         with self.fs.transaction():
-            if flags & pyfuse3.RENAME_NOREPLACE and self.fs.exists(new.path):
-                raise OSError(errno.EEXIST, "exists", new.path)
-            self.fs.rename(old.path, new.path)
+            if flags & pyfuse3.RENAME_NOREPLACE and self.by.lookup(*new) is not None:
+                raise OSError(errno.EEXIST, "exists", new.name)
+            self.by.rename(*old, *new)
             if flags & RENAME_WHITEOUT:  # overlayfs's mark of a name deleted from a lower layer
-                self._own(self.fs.mknod(old.path, stat.S_IFCHR), ctx, old.parent)
-        self.cache.moved(old[:2], new[:2])
+                self._own(self.by.mknod(*old, stat.S_IFCHR), ctx, old.parent)
+        self.cache.moved(old, new)
 
     @_changes
     async def setattr(
@@ -463,7 +460,7 @@ class WorkspaceOperations(pyfuse3.Operations):
             # times they would move the mtime again (tar, cp -p and rsync set times last)
             self.files.settle(ino)
         if fields.update_size and not self.files.cut(ino, attr.st_size):
-            self.fs.truncate(self._path(inode), attr.st_size)
+            self.by.truncate(ino, attr.st_size)
         # the rest by number: fchmod, fchown and futimens work on an unlinked open file too
         attrs = Attrs(
             mode=self._file_bits(attr.st_mode) if fields.update_mode else None,
@@ -543,7 +540,7 @@ class WorkspaceOperations(pyfuse3.Operations):
         """A read-only handle on a file truncated first, as ``truncate(2)`` is (``setattr``)."""
         ino = self._ino(inode)
         if not self.files.cut(ino, 0):
-            self.fs.truncate(self._path(inode), 0)
+            self.by.truncate(ino, 0)
         return pyfuse3.FileInfo(fh=self.files.open(ino, False), keep_cache=False)
 
     @_reads
@@ -564,8 +561,8 @@ class WorkspaceOperations(pyfuse3.Operations):
     ) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
         child = self._child(parent_inode, name)
         with self.fs.transaction():
-            st = self._own(self.fs.create(child.path, self._file_bits(mode)), ctx, child.parent)
-        fh = self.files.open(st.st_ino, True, bool(flags & os.O_APPEND), made=(child.path, st))
+            st = self._own(self.by.create(*child, self._file_bits(mode)), ctx, child.parent)
+        fh = self.files.open(st.st_ino, True, bool(flags & os.O_APPEND), made=st)
         return pyfuse3.FileInfo(fh=fh, keep_cache=True), self._entry(child, st)
 
     @_reads

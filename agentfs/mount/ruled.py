@@ -19,7 +19,7 @@ from agentfs.core import paths, treeops
 from agentfs.core.fs import FileSystem
 from agentfs.core.inodes import Stat, is_dir
 from agentfs.db import database_bytes
-from agentfs.mount.operations import WorkspaceOperations, fuse_errors
+from agentfs.mount.operations import Child, WorkspaceOperations, fuse_errors
 from agentfs.mount.rules import MountRules, Refusals
 
 
@@ -56,7 +56,12 @@ class RuledOperations(WorkspaceOperations):
     def _change_child(self, op: str, parent_inode: int, name: bytes) -> None:
         if self.rules.judges_paths:
             child = self._child(parent_inode, name)
-            self._change(op, child.path, self.by.lookup(child.parent, child.name))
+            self._change(op, self._where(child), self.by.lookup(*child))
+
+    def _where(self, child: Child) -> str:
+        """The path of the name ``child``, which the rules judge."""
+        with self.fs.read_transaction():
+            return self.fs.path_in(*child)
 
     def _listed(self, parent: int, name: str, st: Stat) -> bool:
         if not self.rules.deny:
@@ -123,10 +128,10 @@ class RuledOperations(WorkspaceOperations):
     ) -> pyfuse3.EntryAttributes:
         """A new name for a file: the file and the new name both judged."""
         if self.rules.judges_paths:
-            new = self._child(new_parent_inode, new_name)
+            new = self._where(self._child(new_parent_inode, new_name))
             path, st = self._path(inode), self.by.stat(self._ino(inode))
-            if not self.rules.writable([*self.by.names(path, st), new.path]):
-                self._refuse("link", new.path)
+            if not self.rules.writable([*self.by.names(path, st), new]):
+                self._refuse("link", new)
         return await super().link(inode, new_parent_inode, new_name, ctx)
 
     @fuse_errors
@@ -154,15 +159,16 @@ class RuledOperations(WorkspaceOperations):
         if self.rules.judges_paths:
             old = self._child(parent_inode_old, name_old)
             new = self._child(parent_inode_new, name_new)
-            st = self.by.lookup(old.parent, old.name)
-            self._change("rename", old.path, st)
-            self._change("rename", new.path, self.by.lookup(new.parent, new.name))
+            old_path, new_path = self._where(old), self._where(new)
+            st = self.by.lookup(*old)
+            self._change("rename", old_path, st)
+            self._change("rename", new_path, self.by.lookup(*new))
             if st is not None and is_dir(st.st_mode):
-                self._change_tree(old.path, new.path)
+                self._change_tree(old_path, new_path)
             if flags & pyfuse3.RENAME_EXCHANGE:
-                moved = self.by.lookup(new.parent, new.name)
+                moved = self.by.lookup(*new)
                 if moved is not None and is_dir(moved.st_mode):
-                    self._change_tree(new.path, old.path)
+                    self._change_tree(new_path, old_path)
         await super().rename(parent_inode_old, name_old, parent_inode_new, name_new, flags, ctx)
 
     def _change_tree(self, old: str, new: str) -> None:
