@@ -146,14 +146,26 @@ class HistoryHooks(Changes):
         if not is_dir(mode):
             return [_Move(real_src, real_dst, ino, versions.latest(real_src))]
         moves = []
+        dirs = {"": ino}  # the moved directory's subdirectories met so far, by relative path
         for latest in versions.holding_under(real_src):
             old = latest.path
-            try:
-                found = self.fs.lstat(old)  # the file as it is now, under the old name
-            except (FileNotFoundError, NotADirectoryError):
-                continue  # gone while versioning was off: nothing moves
-            moves.append(_Move(old, real_dst + old[len(real_src) :], found.st_ino, latest))
+            found = self._below(dirs, old[len(real_src) + 1 :])  # the file there now
+            if found is not None:  # else gone while versioning was off: nothing moves
+                moves.append(_Move(old, real_dst + old[len(real_src) :], found, latest))
         return moves
+
+    def _below(self, dirs: dict[str, int], relative: str) -> int | None:
+        """The inode at ``relative`` below the directory ``dirs[""]``, found name by name (no
+        symlink followed, no whole path resolved), or None; ``dirs`` caches directories."""
+        parent_path, _, name = relative.rpartition("/")
+        parent = dirs.get(parent_path)
+        if parent is None:
+            parent = self._below(dirs, parent_path)
+            if parent is None:
+                return None
+            dirs[parent_path] = parent
+        st = self.fs.by_inode.lookup(parent, name)
+        return None if st is None else st.st_ino
 
     def _record_moves(self, moves: list[_Move]) -> None:
         for move in moves:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import stat
 import subprocess
 import threading
@@ -15,6 +16,7 @@ import pytest
 
 import agentfs
 from agentfs import fsck
+from agentfs.core.paths import TREE_PATH_MAX
 from tests.mount.conftest import Mounted, start_mount
 
 
@@ -285,3 +287,42 @@ def test_killed_mount_leaves_a_consistent_workspace(tmp_path: Path) -> None:
         assert (again.dir / "synced").read_bytes() == b"s" * 10_000
     finally:
         again.unmount()
+
+
+def test_a_tree_deeper_than_any_path_the_api_takes(mounted: Mounted) -> None:
+    """Through the mount a tree goes as deep as on tmpfs: directories made one name at a time
+    (``mkdirat``, ``openat``) past the longest path the API takes (``TREE_PATH_MAX``), and at
+    the bottom a file written, renamed, linked, truncated, read back; then the top renamed,
+    with every path below it; history keeps the file's versions under its deep path."""
+    step = "d" * 200
+    fd = os.open(mounted.dir, os.O_RDONLY)
+    depth = 0
+    try:
+        while depth <= TREE_PATH_MAX:
+            os.mkdir(step, dir_fd=fd)
+            inner = os.open(step, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd, depth = inner, depth + len(step) + 1
+        f = os.open("f", os.O_CREAT | os.O_WRONLY, 0o644, dir_fd=fd)
+        os.write(f, b"deep down")
+        os.close(f)
+        os.rename("f", "g", src_dir_fd=fd, dst_dir_fd=fd)
+        os.link("g", "h", src_dir_fd=fd, dst_dir_fd=fd)
+        f = os.open("h", os.O_RDWR, dir_fd=fd)
+        os.ftruncate(f, 4)
+        os.close(f)
+        os.rename(mounted.dir / step, mounted.dir / "top")
+        f = os.open("g", os.O_RDONLY, dir_fd=fd)
+        assert os.read(f, 100) == b"deep"
+        os.close(f)
+        assert sorted(os.listdir(fd)) == ["g", "h"]
+    finally:
+        os.close(fd)
+    with _api(mounted) as ws:
+        longest, kinds = ws.conn.execute(
+            "SELECT max(length(path)), group_concat(DISTINCT op) FROM ws_version"
+        ).get
+    assert longest > TREE_PATH_MAX
+    assert set(kinds.split(",")) >= {"write", "move", "rename", "link"}
+    shutil.rmtree(mounted.dir / "top")
+    assert os.listdir(mounted.dir) == []
