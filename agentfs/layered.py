@@ -1,35 +1,11 @@
-"""Scopes: several workspace files seen as one tree (``LayeredWorkspace``).
+"""Scopes: several workspace files seen as one tree (``LayeredWorkspace``; docs/layers.md).
 
-An agent usually works with more than one scope of files: this conversation's scratch files,
-what the agent keeps between conversations, what a whole team shares. Each scope is its own
-workspace file; ``LayeredWorkspace([thread_ws, agent_ws, global_ws])`` shows them as one tree:
-
-- **Reads see the union, the most specific layer winning.** A path is resolved one component at
-  a time over all layers: the first layer holding a name decides what it is. A directory merges
-  with the directories of the same path in the layers below it, down to the first layer where
-  that name is not a directory; a file or symlink hides everything at and under its path in the
-  layers below. A symlink is followed through the union, so it may point into another layer.
-- **Writes go to the first layer.** Writing a file that lives below copies it up: the first
-  layer gets the new content with the old file's mode, and the lower file stays as it was (it is
-  still what the lower layer's own users see). Directories a write needs are made in the first
-  layer. Removing or renaming something that exists in a lower layer is refused (``EROFS``):
-  the lower layers are never changed through a ``LayeredWorkspace``, and deleting the first
-  layer's copy would silently bring the lower one back.
-- **Everything that is not a path** (transactions, the key-value store, the tool-call log,
-  snapshots, the search index and vectors, read tracking of the first layer, the active skills
-  of each thread) is the first layer's. Snapshots and restores therefore cover the first layer
-  only; index each lower layer through its own handle (``agentfs index global.db``).
-- History (``history``, ``version``, ``diff``, ``read_version``) is the owning layer's: the
-  versions of a file that lives in the global layer are the global layer's versions.
-
-Read-before-write across layers: every tracked read is recorded in the first layer's read log,
-including a read served by a lower layer (with that file's inode, ctime and digest), and copying
-a lower file up checks that record by the core's own rule, so an agent cannot overwrite a shared
-file it never read, or one that changed after it read it.
-
-glob, grep and search run in every layer and merge: a lower layer's result is kept only if the
-union resolves its path to that layer. Search scores are normalised per layer (each layer's best
-BM25 hit scores 1), so scores from different layers compare only roughly.
+Reads see the union, the most specific layer winning name by name: a directory merges with the
+same directory below, a file or symlink hides what is below it. Writes go to the first layer,
+a lower file copied up before it changes (read-before-write checked against the first layer's
+read log); removing or renaming what lives below is refused (``EROFS``), as the lower layers
+are never changed through the union. What is not a path (the key-value store, snapshots, the
+search index, read tracking) is the first layer's; history is the owning layer's.
 """
 
 from __future__ import annotations

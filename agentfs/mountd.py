@@ -1,11 +1,7 @@
 """The mount daemon: ``python -m agentfs.mountd WS DIR [options]`` opens the workspace and
 serves one mount in the foreground until it is unmounted or signalled (docs/mount.md).
-
-``agentfs mount`` runs it (in a child process unless ``--foreground``), and so does a command
-run in a mount (``ws.run``, ``agentfs exec``), with the options only such a mount takes: a
-policy's rules and where their refusals go, the ids a sandbox swaps, the source its mount
-table shows and a bound on what it may write. Writes through the mount are recorded as actor
-``mount`` (``AGENTFS_ACTOR`` overrides it) and thread ``AGENTFS_THREAD``.
+``agentfs mount`` and every command run in a mount start it. Writes through it are recorded as
+actor ``mount`` (``AGENTFS_ACTOR`` overrides it) and thread ``AGENTFS_THREAD``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""``Workspace``: one SQLite file opened as a file system with its parts: history, the search
-index, the key-value store, the tool-call log and the skills.
-
-This is the public Python API (``agentfs.open``). The workspace is its file system (a
-``FileSystem``: the file operations are its own, with no extra call on the path of every
-write and stat) and holds the other parts, whose methods it offers (``History``, ``Index``,
-``KVStore``, ``ToolCallLog``, ``Snapshots``); it adds the lifecycle (create, migrate, finish
-interrupted deletes, close), who acts through the handle, commands run in a mount, and the
-summary shown by ``agentfs info``.
+"""``Workspace``, the public Python API (``agentfs.open``): one SQLite file opened as a file
+system with its parts, history, the search index, the key-value store, the tool-call log and
+the skills. It is its ``FileSystem`` (no extra call on the path of every write and stat) and
+offers its parts' methods; it adds the lifecycle, who acts through the handle, commands run in
+a mount, and ``agentfs info``'s summary.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """The file system addressed by inode number instead of path: what a FUSE request carries.
 
-Reads are one or two indexed queries inside a read transaction of the ``FileSystem``. Changes
-name their entry as a directory's inode and a name and go straight to the core's operation,
-no path resolved: the history hooks are told the same places and make their path keys from
-inode numbers (``FileSystem.path_in``). Inode numbers of live files never change, so a number
-the kernel holds keeps naming the same file (docs/history.md).
+Reads are one or two indexed queries; changes name an entry as a directory's inode and a name
+and run the core's operation with no path resolved (history makes its keys from the inode
+numbers: ``FileSystem.path_in``). A live file's inode number never changes.
 """
 
 from __future__ import annotations
@@ -14,16 +12,7 @@ from typing import TYPE_CHECKING
 
 from agentfs.core import paths
 from agentfs.core.errors import fs_error
-from agentfs.core.inodes import (
-    ROOT_INO,
-    S_IFDIR,
-    STAT_COLUMNS,
-    Stat,
-    exact,
-    is_dir,
-    is_symlink,
-    now_ns,
-)
+from agentfs.core.inodes import ROOT_INO, S_IFDIR, STAT_COLUMNS, Stat, exact, is_dir, is_symlink
 
 if TYPE_CHECKING:
     from agentfs.core.fs import FileSystem
@@ -190,10 +179,8 @@ class ByInode:
     def link(self, ino: int, parent: int, name: str) -> Stat:
         """Another name for ``ino`` (``FileSystem.link``)."""
         with self.fs._write():
-            mode = self.conn.execute("SELECT mode FROM fs_inode WHERE ino = ?", (ino,)).get
-            if mode is None:
-                raise fs_error(errno.ENOENT, f"inode {ino}")
-            return self.fs._link_in(ino, mode, parent, name, f"inode {ino}", name)  # type: ignore[arg-type]
+            mode = self.stat(ino).st_mode
+            return self.fs._link_in(ino, mode, parent, name, f"inode {ino}", name)
 
     def remove(self, parent: int, name: str, *, directory: bool) -> None:
         """``rmdir(2)`` (``directory``) or ``unlink(2)`` of ``name`` in ``parent``."""
@@ -224,7 +211,7 @@ class ByInode:
             target = self.fs._target_of(ino)
             if target is None:
                 raise fs_error(errno.ENOENT, f"inode {ino}")
-            self.fs._truncate(target, size, now_ns(), target.name)
+            self.fs._truncate(target, size, target.name)
 
     def _entry(self, parent: int, name: str) -> tuple[int, int, int]:
         """(dentry id, inode, mode) of ``name`` in ``parent``; ENOENT when there is none."""

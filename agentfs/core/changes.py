@@ -1,21 +1,12 @@
 """What the core tells the layer above it at each change, and the answer it needs back.
 
-``FileSystem`` calls these methods on its ``changes`` object at fixed points of every
-operation, inside the operation's own transaction, so whatever the layer above records
-(versions, snapshots' dirty marks, read records) commits with the change or not at all. The
-core knows nothing of what they do: this base class does nothing and holds nothing, which is
-a plain filesystem. ``agentfs.history.hooks.HistoryHooks`` is the real one; the workspace
-installs it. Targets are ``WriteTarget``s: the regular file a write goes to.
-
-Every change of a file's content, whoever makes it (``put``, ``pwrite``, ``append``,
-``truncate``, an open handle's commit), is told the same way: ``guard`` (may it change?),
-``changing`` with a ``Change`` saying what is about to happen, the bytes written, then
-``changed``; a handle's version comes at ``closed``. A write always changes the target's own
-inode, so a file keeps its inode number for life: when the layer above must keep the bytes
-about to be replaced, it takes them at ``changing`` (into an inode of its own) and answers how
-many committed bytes the file still holds in place: all of them, or none, when a whole
-rewrite let it move the chunks away; the core then writes the whole new content as fresh
-chunks.
+``FileSystem`` calls these hooks inside each operation's own transaction, so what the layer
+above records commits with the change or not at all; this base class does nothing (a plain
+filesystem), and the workspace installs ``agentfs.history.hooks.HistoryHooks``. Every change
+of a file's content, whoever makes it, is told the same way: ``guard``, ``changing`` with a
+``Change``, the bytes written, ``changed``, and ``closed`` for a handle. A file keeps its inode
+for life: what the layer above must keep it takes at ``changing``, answering how many committed
+bytes are still in place (all, or none when it moved the chunks away).
 """
 
 from __future__ import annotations

@@ -676,12 +676,11 @@ class FileSystem:
         if size < 0:
             raise fs_error(errno.EINVAL, str(path), "size must be >= 0")
         path = paths.normalize(path)
-        now = now_ns()
         with self._write():
-            target = self._open_for_write(path, False, 0o644, 0, now, create=False)
-            self._truncate(target, size, now, path)
+            self._truncate(self._open_for_write(path, False, 0o644, 0, create=False), size, path)
 
-    def _truncate(self, target: WriteTarget, size: int, now: int, shown: str) -> None:
+    def _truncate(self, target: WriteTarget, size: int, shown: str) -> None:
+        now = now_ns()
         old_size = target.size
         self._check_growth(shown, old_size, size)
         self.hooks.guard(target)
@@ -798,13 +797,13 @@ class FileSystem:
 
     def symlink(self, target: str, path: str) -> Stat:
         """Create ``path`` pointing at ``target`` (stored verbatim; need not exist)."""
-        _check_link_target(target, str(path))
         path = paths.normalize(path)
         with self._write():
             return self._symlink_in(*self._parent(path), target, path)
 
     def _symlink_in(self, parent_ino: int, name: str, target: str, shown: str) -> Stat:
-        _check_link_target(target, shown)
+        if not target or "\0" in target or len(target.encode("utf-8")) >= paths.PATH_MAX:
+            raise fs_error(errno.EINVAL, shown, "symlink target must be 1..4095 bytes, no NUL")
         ino = self._make_in(parent_ino, name, S_IFLNK | 0o777, shown, len(target.encode("utf-8")))
         self.conn.execute("INSERT INTO fs_symlink(ino, target) VALUES (?, ?)", (ino, target))
         return self._stat_ino(ino)
@@ -813,13 +812,13 @@ class FileSystem:
         """Create a FIFO, a socket or a device node (``mknod(2)``, ``mkfifo``): a name and
         an inode with no content; ``rdev`` is a device's number. EEXIST if ``path`` is taken;
         regular files, directories and symlinks have their own calls (EINVAL here)."""
-        _check_node_kind(mode, str(path))
         path = paths.normalize(path)
         with self._write():
             return self._mknod_in(*self._parent(path), mode, rdev, path)
 
     def _mknod_in(self, parent_ino: int, name: str, mode: int, rdev: int, shown: str) -> Stat:
-        _check_node_kind(mode, shown)
+        if mode & S_IFMT not in (S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK):
+            raise fs_error(errno.EINVAL, shown, "mknod makes FIFOs, sockets and devices")
         ino = self._make_in(parent_ino, name, mode & (S_IFMT | 0o7777), shown)
         if rdev:
             self.conn.execute("UPDATE fs_inode SET rdev = ? WHERE ino = ?", (rdev, ino))
@@ -1202,13 +1201,3 @@ class FileSystem:
         path = paths.normalize(path)
         with self._write():
             self.xattrs.remove(self._resolve(path, follow_symlinks)[1], key, path)
-
-
-def _check_link_target(target: str, shown: str) -> None:
-    if not target or "\0" in target or len(target.encode("utf-8")) >= paths.PATH_MAX:
-        raise fs_error(errno.EINVAL, shown, "symlink target must be 1..4095 bytes, no NUL")
-
-
-def _check_node_kind(mode: int, shown: str) -> None:
-    if mode & S_IFMT not in (S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK):
-        raise fs_error(errno.EINVAL, shown, "mknod makes FIFOs, sockets and devices")

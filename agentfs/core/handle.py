@@ -1,32 +1,12 @@
 """``ws.open(path, mode)``: a file object whose writes commit atomically at ``flush``/``close``,
-with one version per handle, not one per write call.
+with one version per handle, not one per write call (docs/handle.md).
 
-Writes and truncations go to an in-memory image of the chunks they touch; reads through the
-handle see them at once (read-your-writes) and take everything else from the committed file.
-``flush`` applies the image in one write transaction, so another handle or process sees the
-file as it was or as it is after the flush, never a mix. ``close`` flushes and records one
-version of what the handle wrote (none if it wrote nothing). A file opened for writing is
-created by its first flush, so an ``open("w")`` that writes nothing and closes leaves an
-empty file, while a reader in between sees the old content.
-
-Large sequential writes stay linear: each byte is copied once into the image and once into
-SQLite, and the version's hash is computed as the bytes arrive while every write continues
-where the last one ended from offset 0 (``open("w")`` then ``write`` calls, what ``cp``,
-``tar`` and editors do); what history needs before the file changes (a small file's older
-versions kept aside, or its content copied down to a frozen inode) happens at the first flush
-only, a copy-down moves the chunks instead of copying them when the handle rewrites the file
-whole, and a handle that only appends changes nothing that is already committed (no copy at
-all). The file keeps its inode number through all of it.
-
-Caveats:
-    The handle is bound to its path: a flush writes to whatever file the path names then
-    (like an editor's save), and ranges it did not write are read from that file.
-    The image is held in memory, within a budget (``agentfs.core.budget``): past
-    ``buffer_limit`` bytes of dirty chunks the handle flushes by itself (a mount's handles
-    share one budget, and the one holding the most flushes), so a file written in one go
-    larger than that is seen by other readers in steps (each step whole). A hole (a write
-    past the end, a growing truncate) is committed one chunk of zeros at a time. Reads
-    through the handle are not tracked reads.
+Writes go to an in-memory image of the chunks they touch, which reads through the handle see
+at once; ``flush`` applies it in one write transaction (others see the file before or after,
+never a mix) and ``close`` records the handle's one version. The image stays within a budget
+(``agentfs.core.budget``): past it the handle flushes by itself. A path's handle
+(``WorkspaceFile``) writes to whatever file its path names then, as an editor's save does; an
+inode's (``InodeFile``, the mount's) follows its file.
 """
 
 from __future__ import annotations
@@ -430,16 +410,10 @@ class WorkspaceFile(io.RawIOBase):
 
 
 class InodeFile(WorkspaceFile):
-    """A handle bound to an inode instead of a path: what the FUSE mount opens, since an
-    open file descriptor follows its file, not its name.
-
-    Each commit goes to the inode, under the oldest name it has at that moment (so a version
-    of a file renamed while open is recorded under its new name); committed bytes are read by
-    inode. A file unlinked while open stays readable and writable through the handle: the
-    inode keeps its committed bytes (nothing purges a queued orphan this process holds open,
-    ``Orphans.pinned``), and what the handle writes then is committed to that inode alone
-    (``_spill``), seen by nobody else, and goes with the last close, as the file itself does.
-    """
+    """A handle bound to an inode instead of a path, as an open file descriptor is: what the
+    FUSE mount opens. Each commit goes to the inode, its version under the inode's oldest name
+    then; a file unlinked while open stays readable and writable through it, its writes
+    committed to the inode alone (``_spill``) and gone with the last close."""
 
     def __init__(
         self,

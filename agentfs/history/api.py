@@ -1,9 +1,6 @@
 """The history part of a workspace: per-path versions (list, read, diff, restore), the read
-log and garbage collection.
-
-``Workspace`` holds one ``History`` and offers its methods. It reads and writes only through
-the core's public port (``FileSystem.transaction``, ``lstat``, ``relink``, ...) and history's
-own recorders, so the rules live in one place: ``history.cow`` (freeze, copy-up),
+log and garbage collection. ``Workspace`` holds one ``History`` and offers its methods; it
+works through the core's public port only, and the rules live in ``history.cow``,
 ``history.versions`` and ``history.snapshots``.
 """
 

@@ -1,24 +1,11 @@
 """Copy-on-write under every write: which inodes a snapshot holds, copying a file's content
-down to history, marking changed directories.
+down to history, marking changed directories (docs/history.md, "Freezing and copy-down").
 
-An inode's content is FROZEN while a snapshot entry or a version names it: those bytes never
-change in place. Before the core changes a file's content it asks its hooks where it stands
-(``HistoryHooks.changing``, which applies these rules): when a snapshot holds the inode, or
-versions hold it and it is too large to keep their bytes aside (``Versions.keep``), its
-current content is **copied down** (``copy_down``): a new nameless inode takes the bytes and
-every history reference, and the live inode, whose number, names and metadata stay, is then
-changed in place. So a live file keeps its inode number for life, which a FUSE mount needs
-(the kernel, and programs such as git, cache inode numbers). The core calls that hook on
-every way of writing (API, tools, handles, the FUSE mount), so no writer can reach around it.
-
-A snapshot holds an inode exactly when a ``ws_entry`` row names it (one probe of the index
-``ws_entry_ino``). Only inodes at or below the snapshot watermark (the fs_inode counter when
-the newest snapshot was taken, raised by a copy-down to the inode it made) can be named, so
-a file created since the newest snapshot is never probed. A file this transaction created
-(since its last snapshot) is never held.
-
-``ws_dirty`` lists the directories whose entries changed since the newest snapshot, so the next
-snapshot reads only those; ``mark_dirty`` is one probe when the directory is already listed.
+An inode's content is frozen while a snapshot entry or a version names it. Before it changes in
+place, its bytes are copied down (``copy_down``) to a new nameless inode that takes every
+history reference, so the live file keeps its inode number for life, which a FUSE mount and
+programs such as git rely on. ``ws_dirty`` lists the directories changed since the newest
+snapshot, so the next one reads only those.
 """
 
 from __future__ import annotations

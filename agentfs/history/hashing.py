@@ -1,12 +1,6 @@
-"""Hash states of large files' newest contents, so an append hashes only what it adds.
-
-A version's digest is BLAKE2b over its whole content. Recomputing it after each append to a
-growing file hashes the file again every time: a 16 MiB file built from 1 MiB ``pwrite``
-calls hashed 136 MiB. A BLAKE2b state can be copied and continued, so this keeps, per
-handle, the state at the end of a few large contents, keyed by (inode, size, digest). A
-version naming that inode with that size and digest has exactly those bytes (the digest is of
-the content), so the state continued with the appended bytes gives the new content's digest.
-A state no version matches any more is never used; the oldest go first.
+"""Hash states of large files' newest contents, so an append hashes only what it adds
+(docs/history.md): a BLAKE2b state kept per (inode, size, digest) is continued with the
+appended bytes, which a version naming that inode, size and digest proves are all that changed.
 """
 
 from __future__ import annotations

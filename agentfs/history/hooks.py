@@ -1,12 +1,7 @@
-"""What history does at each change of the core: record version events, copy the content of
-held inodes down to history or keep their bytes aside, keep untracked content, mark what
-snapshots must re-read, and track reads.
-
-``HistoryHooks`` is the ``agentfs.core.changes.Changes`` a workspace installs on its
-``FileSystem``: the core calls it inside each operation's own transaction (so history commits
-with the change or not at all) and knows nothing of what it does. The rules themselves live in
-``history.cow``, ``history.versions`` and ``history.reads``; this class holds one of each and
-applies them at the points the core names.
+"""What history does at each change of the core (``HistoryHooks``, the ``Changes`` a workspace
+installs): record version events, copy held content down or keep its bytes aside, mark what
+snapshots must re-read, and track reads, by the rules of ``history.cow``, ``history.versions``
+and ``history.reads``.
 """
 
 from __future__ import annotations

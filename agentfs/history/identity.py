@@ -1,9 +1,7 @@
 """Who acts through a workspace handle: the thread and actor recorded with each version and
-snapshot, and the read-before-write globs its writes are held to.
-
-A handle has an identity of its own (``ws.thread = ...``); ``ws.acting(...)`` gives another to
-the code run inside the block, in this thread or asyncio task only (a context variable), so
-calls made through one handle for several agents at once never record each other's names.
+snapshot, and the read-before-write globs its writes are held to. ``ws.acting(...)`` sets them
+for one block, in this thread or asyncio task only (a context variable), so calls made through
+one handle for several agents at once never record each other's names.
 """
 
 from __future__ import annotations

@@ -1,23 +1,9 @@
 """Snapshots another copy of the workspace took (sync brings them): a generation whose tree is
-not, and never was, the live one here.
+not, and never was, the live one here (docs/sync.md, "Snapshots from another machine").
 
-A snapshot is a generation ``g`` of ``ws_entry`` intervals, and the rows alive at the newest
-generation (``died IS NULL``) are also the baseline the next snapshot is diffed against
-(``agentfs.history.cow``). An imported tree ``T`` gets generation ``g`` and keeps that
-baseline intact:
-
-* a baseline row that ``T`` holds exactly (same directory, name, inode, mode and time) stays
-  open: it is alive at ``g`` and after, and costs nothing;
-* every other baseline row is closed at ``g`` and reopened at ``g + 1`` (a generation number
-  reserved for this, like a deleted snapshot's: the next snapshot is ``g + 2``);
-* ``T``'s other entries get rows alive at ``g`` only.
-
-Directories that are live at the same path keep their inode numbers; others get a number
-issued now with no inode row, as a deleted directory has (restore makes the row). A file
-whose live inode at the same path holds exactly its bytes (the caller knows: ``live_ino``)
-is shared with it, as a local snapshot shares, and copy-on-write freezes it from now on;
-any other file or symlink gets a nameless inode of its own. The watermark is raised to the
-inode counter, so every inode the new rows name is frozen.
+The baseline rows the received tree holds exactly stay shared; the others are closed at the
+new generation and reopened at the next, reserved number; the tree's other entries live in the
+new generation only, its files sharing a live inode only where it holds exactly their bytes.
 """
 
 from __future__ import annotations

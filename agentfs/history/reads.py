@@ -1,14 +1,10 @@
-"""Read tracking and the read-before-write policy.
+"""Read tracking and the read-before-write policy (docs/history.md, "Read tracking").
 
-A handle with a ``thread`` records each file it reads (``ws_read``: the last read per thread
-and path): the inode and ctime seen, the version number and content digest when known, and
-whether only a range was read. A write through a handle whose ``read_before_write`` globs match
-the path then checks that record against the file as it is now. Any write, chmod or utime sets
-ctime (a file keeps its inode number through a copy-down; the change in place sets ctime), and
-a file replaced under its name has another inode, so an unchanged (inode, ctime) proves nothing
-changed, whoever wrote (another handle, another process, the FUSE mount); when they differ,
-equal digests still prove the content is the same (a chmod, say). A successful write refreshes the
-writer's own record, so an agent can edit the same file twice in a row.
+A handle with a ``thread`` records each file it reads (``ws_read``): the inode and ctime seen
+and the digest when known. A write whose path matches the handle's ``read_before_write`` globs
+checks that record: any change sets ctime and a replaced file has another inode, so an equal
+(inode, ctime) proves nothing changed, whoever wrote, and equal digests prove the content is
+the same. A write refreshes the writer's own record.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Copy-on-write snapshots of the whole tree, per conversation thread: create, list, show, diff,
-restore (all or a subtree), delete.
+restore (all or a subtree), delete (docs/history.md, "Snapshots").
 
-A snapshot is a generation number. ``ws_entry`` holds each directory entry with the generations
-it lived through, so taking a snapshot only closes and opens the rows of the directories marked
-dirty since the previous one (``agentfs.history.cow``), and never touches file bytes: the inodes its
-entries name are frozen, and a later write first copies the content down to a new inode that
-the entries then name (the live file keeps its number). Restore compares the two trees only in
-the directories that differ between them (``agentfs.history.trees``) and relinks the frozen inodes.
-
-Every operation is one transaction. Restore first takes a snapshot of the current state (so it
-can be undone by restoring that one), and a failure part-way rolls everything back.
+A snapshot is a generation of ``ws_entry`` rows, so taking one reads only the directories
+changed since the last and never copies file bytes (the inodes it names are frozen:
+``agentfs.history.cow``). Each operation is one transaction; a restore first snapshots the
+current state, so it can be undone.
 """
 
 from __future__ import annotations

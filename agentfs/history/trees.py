@@ -1,10 +1,7 @@
-"""Reading a tree as it is now or as a snapshot holds it, and diffing two such trees.
-
-A tree is seen one directory at a time: ``children(dir_ino)`` maps each name to what it points
-at. The live tree reads ``fs_dentry``; a snapshot reads the ``ws_entry`` rows alive at its
-generation. A diff never walks whole trees: it asks which directories can differ (parents of
-``ws_entry`` rows born or closed between the two generations, plus ``ws_dirty`` for the live
-tree) and compares only those, walking into a subtree only when it appeared or vanished.
+"""Reading a tree as it is now or as a snapshot holds it, and diffing two such trees, one
+directory at a time (``children(dir_ino)``). A diff compares only the directories that can
+differ (parents of ``ws_entry`` rows born or closed between the two generations, and
+``ws_dirty`` for the live tree), walking into a subtree only when it appeared or vanished.
 """
 
 from __future__ import annotations

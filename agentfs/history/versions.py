@@ -1,17 +1,11 @@
 """Version history of each path (``ws_version``), written by the core in the operation's own
-transaction, and read back by ``history``, ``cat --version`` and ``diff``.
+transaction, and read back by ``history``, ``cat --version`` and ``diff`` (docs/history.md).
 
-Numbers run from 1 per path in the order events happened. A version's bytes are in one of two
-places: an inode it names (``ino``), or a ``ws_kept`` row (``kept``). The newest ``write`` of a
-live file names the file's own inode; before that inode's bytes change in place, ``keep``
-copies them into ``ws_kept`` for every older row still naming it (a small file), or tells the
-caller to copy the content down instead (a large one: a new nameless inode takes the bytes
-and ``repoint`` moves the rows to it; the file keeps its inode). A whole overwrite of a small
-versioned file thus costs one appended row, not a new inode. Unchanged bytes make no version
-(``write`` compares digests first), and a transaction that writes one path several times
-leaves one version: its row is updated, not repeated.
-Retention (``history.keep``) prunes a path's oldest rows as new ones arrive, with their kept
-bytes; the inodes only they held go to the orphan queue and are freed with it.
+A version's bytes are in an inode it names or in a ``ws_kept`` row: before a live file's bytes
+change in place, ``keep`` copies them aside for a small file, or has the caller copy the content
+down for a large one (``repoint`` then moves the rows). Unchanged bytes make no version, one
+transaction writing a path several times leaves one, and retention (``history.keep``) prunes
+the oldest rows as new ones arrive.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """The mount daemon's command line: the options one mount serves with (``MountOptions``), the
-flags that carry them to the daemon's process, and starting it.
-
-The daemon itself is ``agentfs.mountd``, a module above the workspace (it opens a whole
-``Workspace``, history and index included, which this package may not import): a command run
-in a mount (``agentfs.mount.exec``) and ``agentfs mount`` both start it through ``start``.
+flags that carry them to the daemon's process (``agentfs.mountd``, a module above the
+workspace, which this package may not import), and starting it.
 """
 
 from __future__ import annotations

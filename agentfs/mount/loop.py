@@ -1,26 +1,13 @@
-"""A cheaper wait between requests for pyfuse3's loop: no trip through trio when one is queued.
+"""A cheaper wait between requests for pyfuse3's loop: no trip through trio when one is queued
+(docs/mount.md, "The request loop").
 
-pyfuse3's request loop (one trio task per worker) takes a ``trio.Lock`` and then awaits
-``trio.lowlevel.wait_readable`` on the FUSE device before reading each request. Both always
-yield to trio's scheduler: a lock's ``acquire`` is a checkpoint, and ``wait_readable``
-registers with epoll and parks the task until the next scheduler pass reports the device
-readable. That is two scheduler passes and an ``epoll_wait`` per request, even when the
-kernel already has the next request queued, which under load (``tar``, ``grep -r``, a build:
-many processes asking at once) is most of the time. Measured on ``cat`` of 10,000 files
-through the mount, it was about a fifth of the daemon's CPU time.
-
-``install`` gives pyfuse3 a ``trio`` namespace that differs in two names, through the same
-extension point ``pyfuse3.asyncio.enable`` uses (pyfuse3 looks trio up as its module
-attribute ``pyfuse3.trio``):
-
-* ``lowlevel.wait_readable`` first asks the kernel with a zero-timeout ``poll(2)`` and
-  returns at once when a request is waiting; when none is, or on every ``YIELD_EVERY``-th
-  call, it waits through trio as pyfuse3's does, so the mount's timers and signal handlers run;
-* ``Lock`` takes a free lock without yielding (``acquire_nowait``); a contended one waits
-  as trio's does. The mount runs one worker task (its handlers never await, so more would
-  only take turns), so it is never contended.
-
-Everything else is trio's own.
+pyfuse3 takes a ``trio.Lock`` and awaits the device's readability before each request, two
+scheduler passes and an ``epoll_wait`` even when the kernel has the next request queued, as it
+has under load. ``install`` gives pyfuse3 a ``trio`` namespace (its module attribute
+``pyfuse3.trio``, the extension point ``pyfuse3.asyncio.enable`` uses) whose ``wait_readable``
+first polls with a zero timeout (waiting through trio when nothing is queued, and every
+``YIELD_EVERY``-th call so timers and signals run) and whose ``Lock`` takes a free lock without
+yielding (the mount's one worker never contends for it). Everything else is trio's own.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """The kernel's requests, answered through the core (pyfuse3 ``Operations``).
 
-Every request is one core call, so a write through the mount gets the same transaction,
-versions, read-before-write rules and search queueing as one through the API. Requests name
-files by inode, and so does the core's port they go through (``ByInode``): no path is made
-or resolved on the way, so a tree is as deep as the kernel lets it be. Handlers run one at a time
-and never await inside a transaction, so writers are serialised for free; ``_reads`` and
-``_changes`` put each request in the group's open transaction (``agentfs.mount.group``).
+Every request is one core call, as through the API (the same transaction, versions, rules and
+search queueing), made by inode through ``ByInode``: no path is made or resolved on the way,
+so a tree is as deep as the kernel lets it be. Handlers run one at a time and never await
+inside a transaction; ``_reads`` and ``_changes`` put each request in the group's open
+transaction (``agentfs.mount.group``).
 """
 
 from __future__ import annotations
