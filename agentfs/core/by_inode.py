@@ -38,13 +38,14 @@ _PARENT = "SELECT parent_ino FROM fs_dentry WHERE ino = ? ORDER BY id LIMIT 1"
 #: Every name of ``ino``: its parent and the name, oldest first.
 _NAMES = "SELECT parent_ino, name FROM fs_dentry WHERE ino = ? ORDER BY id"
 #: The names from ``ino`` up to the root, deepest first (one name per level: a directory has
-#: one name; a hard-linked file's lowest dentry id is taken).
+#: one name; a hard-linked file's lowest dentry id is taken). The depth bound only stops a
+#: cycle a damaged file could hold: a tree made through the mount may be as deep as it likes.
 _PATH = (
     "WITH RECURSIVE up(ino, name, depth) AS ("
     " SELECT * FROM (SELECT parent_ino, name, 0 FROM fs_dentry WHERE ino = ?1 ORDER BY id LIMIT 1)"
     " UNION ALL"
     " SELECT d.parent_ino, d.name, up.depth + 1 FROM up JOIN fs_dentry d ON d.ino = up.ino"
-    " WHERE up.ino <> ?2 AND up.depth < 4096"
+    " WHERE up.ino <> ?2 AND up.depth < 1048576"
     ") SELECT ino, name FROM up ORDER BY depth DESC"
 )
 
