@@ -1,5 +1,5 @@
-"""Every tool, found by name or alias: importing this module imports the modules that declare
-them (each registers its tools in ``agentfs.tools.spec.REGISTRY`` as it is imported)."""
+"""agentfs's own tools, found by name or alias: importing this module imports the modules that
+declare them (each registers its tools in ``agentfs.tools.spec.TOOLS`` as it is imported)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from agentfs.tools import (
     syncing,
     timeline,
 )
-from agentfs.tools.spec import REGISTRY, Tool
+from agentfs.tools.spec import TOOLS, Surface, Tool
 
 #: The order clients list the tools in: look, read, write, edit, find, run, history, memory,
 #: skills, sync.
@@ -34,14 +34,15 @@ _MODULES = (
     syncing,
 )
 _RANK = {module.__name__: rank for rank, module in enumerate(_MODULES)}
-_ORDERED = sorted(REGISTRY.values(), key=lambda spec: _RANK[spec.run.__module__])
-_ALIASES = {alias: spec.name for spec in REGISTRY.values() for alias in spec.aliases}
+TOOLS.sort(key=lambda spec: _RANK[spec.run.__module__])
+#: The surface a ``Toolset`` offers unless given another.
+AGENTFS: Surface = TOOLS
 
 
 def find(name: str) -> Tool | None:
     """The tool called ``name`` (or aliased so), or None."""
-    return REGISTRY.get(_ALIASES.get(name, name))
+    return AGENTFS.find(name)
 
 
 def all_tools() -> list[Tool]:
-    return list(_ORDERED)
+    return AGENTFS.all_tools()

@@ -87,6 +87,11 @@ class Tool:
     idempotent: bool
     aliases: tuple[str, ...] = ()
     elsewhere: bool = False
+    #: The agentfs tool whose policy rules this one (None: itself): a framework's ``read``
+    #: governed as ``read_file`` keeps an operator's rules on every surface (``Surface``).
+    governed_by: str | None = None
+    #: ``governed_by`` or the tool's own name: the policy entry that rules it.
+    policy_name: str = field(init=False)
     #: runs in one transaction (a change with its audit row, or a tracked read); a field, not
     #: a property, as the dispatcher asks on every call.
     writes_in_transaction: bool = field(init=False)
@@ -97,48 +102,78 @@ class Tool:
     def __post_init__(self) -> None:
         in_transaction = (self.mutates or self.tracks_reads) and not self.elsewhere
         object.__setattr__(self, "writes_in_transaction", in_transaction)
+        object.__setattr__(self, "policy_name", self.governed_by or self.name)
         object.__setattr__(self, "validate", self.input.__pydantic_validator__.validate_python)
 
-
-#: Every tool, by name, in declaration order (the order clients list them in).
-REGISTRY: dict[str, Tool] = {}
 
 F = TypeVar("F", bound=Callable[..., ToolOutput])
 
 
-def tool(
-    name: str,
-    *,
-    title: str,
-    description: str,
-    mutates: bool = False,
-    tracks_reads: bool = False,
-    destructive: bool = False,
-    idempotent: bool = False,
-    aliases: tuple[str, ...] = (),
-    elsewhere: bool = False,
-) -> Callable[[F], F]:
-    """Register ``run`` as the tool ``name``; its annotations give the models."""
+class Surface:
+    """A set of tools under one naming, which a ``Toolset`` runs under one policy, audit and
+    transaction discipline: agentfs's own (``TOOLS``), or a framework's or an ecosystem's
+    names and result shapes over the same workspace, each tool ``governed_by`` the agentfs
+    tool whose policy entry rules it."""
 
-    def register(run: F) -> F:
-        hints = get_type_hints(run)
-        spec = Tool(
-            name=name,
-            title=title,
-            description=" ".join(description.split()),
-            input=hints["args"],
-            output=hints["return"],
-            run=run,
-            mutates=mutates,
-            tracks_reads=tracks_reads,
-            destructive=destructive,
-            idempotent=idempotent,
-            aliases=aliases,
-            elsewhere=elsewhere,
-        )
-        if name in REGISTRY or any(a in REGISTRY for a in aliases):
-            raise ValueError(f"tool {name!r} is declared twice")
-        REGISTRY[name] = spec
-        return run
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._tools: dict[str, Tool] = {}
+        self._aliases: dict[str, str] = {}
 
-    return register
+    def find(self, name: str) -> Tool | None:
+        """The tool called ``name`` (or aliased so), or None."""
+        return self._tools.get(self._aliases.get(name, name))
+
+    def all_tools(self) -> list[Tool]:
+        return list(self._tools.values())
+
+    def sort(self, key: Callable[[Tool], Any]) -> None:
+        """List the tools in ``key``'s order (the order clients show them in)."""
+        self._tools = dict(sorted(self._tools.items(), key=lambda item: key(item[1])))
+
+    def tool(
+        self,
+        name: str,
+        *,
+        title: str,
+        description: str,
+        mutates: bool = False,
+        tracks_reads: bool = False,
+        destructive: bool = False,
+        idempotent: bool = False,
+        aliases: tuple[str, ...] = (),
+        elsewhere: bool = False,
+        governed_by: str | None = None,
+    ) -> Callable[[F], F]:
+        """Register ``run`` as the tool ``name``; its annotations give the models."""
+
+        def register(run: F) -> F:
+            hints = get_type_hints(run)
+            spec = Tool(
+                name=name,
+                title=title,
+                description=" ".join(description.split()),
+                input=hints["args"],
+                output=hints["return"],
+                run=run,
+                mutates=mutates,
+                tracks_reads=tracks_reads,
+                destructive=destructive,
+                idempotent=idempotent,
+                aliases=aliases,
+                elsewhere=elsewhere,
+                governed_by=governed_by,
+            )
+            if self.find(name) is not None or any(self.find(a) for a in aliases):
+                raise ValueError(f"tool {name!r} is declared twice in {self.name}")
+            self._tools[name] = spec
+            self._aliases.update(dict.fromkeys(aliases, name))
+            return run
+
+        return register
+
+
+#: agentfs's own tools (``agentfs.tools.catalog`` imports the modules that declare them).
+TOOLS = Surface("agentfs")
+#: Declares one of agentfs's own tools.
+tool = TOOLS.tool

@@ -30,7 +30,7 @@ from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError, from_exception
 from agentfs.tools.export import anthropic_tool, openai_tool
 from agentfs.tools.policy import Policy, ResolvedToolPolicy
-from agentfs.tools.spec import Tool, ToolOutput
+from agentfs.tools.spec import Surface, Tool, ToolOutput
 
 if TYPE_CHECKING:
     from agentfs.protocol import WorkspaceAPI
@@ -85,6 +85,9 @@ class Toolset:
         approve: asked before a tool whose policy says ``needs_approval``; without it such
             tools are denied.
         tools: names of the tools to offer (default: all the policy enables).
+        surface: the tools by their names (default: agentfs's own, ``catalog.AGENTFS``); a
+            surface's tool is ruled by the policy entry of the agentfs tool it is
+            ``governed_by``.
     """
 
     def __init__(
@@ -96,8 +99,10 @@ class Toolset:
         policy: Policy | None = None,
         approve: Approve | None = None,
         tools: Sequence[str] | None = None,
+        surface: Surface | None = None,
     ) -> None:
         self.ws = ws
+        self.surface = catalog.AGENTFS if surface is None else surface
         self.thread = thread
         self.actor = actor
         self.policy = policy if policy is not None else Policy()
@@ -106,23 +111,23 @@ class Toolset:
         self._resolved: dict[str, ResolvedToolPolicy] = {}  # the policy is read once per tool
         self._identities: dict[str, Identity] = {}
         if tools is not None:
-            unknown = [name for name in tools if catalog.find(name) is None]
+            unknown = [name for name in tools if self.surface.find(name) is None]
             if unknown:
                 raise ValueError(f"unknown tools: {', '.join(unknown)}")
-        self._only = None if tools is None else {catalog.find(n).name for n in tools}  # type: ignore[union-attr]
+        self._only = None if tools is None else {self.surface.find(n).name for n in tools}  # type: ignore[union-attr]
 
     # --- what is offered ---------------------------------------------------------------------
 
     def tools(self) -> list[Tool]:
         """The tools this toolset offers, in catalog order."""
-        return [t for t in catalog.all_tools() if self._offered(t)]
+        return [t for t in self.surface.all_tools() if self._offered(t)]
 
     def _offered(self, spec: Tool) -> bool:
         if self._only is not None and spec.name not in self._only:
             return False
         if spec.mutates and self.read_only:
             return False
-        return self._policy(spec.name).enabled
+        return self._policy(spec.policy_name).enabled
 
     @property
     def read_only(self) -> bool:
@@ -183,7 +188,7 @@ class Toolset:
         written. ``approve`` replaces the toolset's callback for this call (the
         MCP server asks its user before calling)."""
         started = time.time()
-        spec = catalog.find(name)
+        spec = self.surface.find(name)
         raw = _arguments(arguments)
         if spec is None:
             error = ToolError(
@@ -244,8 +249,8 @@ class Toolset:
     def needs_approval(self, name: str) -> bool:
         """Whether a call of tool ``name`` must be approved first (the MCP server asks the
         user before calling ``invoke``)."""
-        spec = catalog.find(name)
-        return spec is not None and self._policy(spec.name).needs_approval
+        spec = self.surface.find(name)
+        return spec is not None and self._policy(spec.policy_name).needs_approval
 
     def _identity(self, name: str, policy: ResolvedToolPolicy) -> Identity:
         """Who a call of tool ``name`` acts as: this toolset's thread and actor under the
@@ -269,7 +274,7 @@ class Toolset:
         """The validated arguments and the tool's policy, once the policy lets the call run."""
         if self._only is not None and spec.name not in self._only:
             raise ToolError("denied", f"{spec.name} is not one of this toolset's tools")
-        policy = self._policy(spec.name)
+        policy = self._policy(spec.policy_name)
         if not policy.enabled:
             raise ToolError("denied", f"{spec.name} is disabled by the policy; do not call it")
         if spec.mutates and self.read_only:
