@@ -3,7 +3,8 @@
 The loop is model-agnostic: ``complete(messages, tools)`` is any callable that returns the next
 assistant message as a Chat Completions message dict (``content`` and ``tool_calls``). With the
 ``openai`` package installed and ``OPENAI_API_KEY`` set, ``python examples/agent_loop.py WS
-"task"`` runs it against a real model; the test suite drives it with a scripted model instead.
+"task"`` runs it against a real model; ``--scripted`` runs it offline with a stand-in model
+that surveys the workspace and writes down what it found (``scripted_complete``).
 
 What the workspace adds to an ordinary loop:
 
@@ -17,6 +18,9 @@ What the workspace adds to an ordinary loop:
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -100,18 +104,56 @@ def openai_complete(model: str = "gpt-4.1-mini") -> Complete:
     return complete
 
 
+def scripted_complete() -> Complete:
+    """A stand-in model for running offline: it lists the workspace, writes the listing to
+    ``/NOTES.md``, reads it back and answers, whatever it was asked. Each step is a real tool
+    call through the same loop, snapshot and audit as a model's."""
+    plan = [
+        ("list_tree", lambda seen: {"path": "/"}),
+        ("write_file", lambda seen: {"path": "/NOTES.md", "content": f"# Files\n\n{seen}\n"}),
+        ("read_file", lambda seen: {"path": "/NOTES.md"}),
+    ]
+
+    def complete(messages: list[Message], tools: list[dict[str, Any]]) -> Message:
+        turn = messages[max(i for i, m in enumerate(messages) if m["role"] == "user") :]
+        step = sum(1 for m in turn if m["role"] == "assistant")
+        if step == len(plan):
+            return {"role": "assistant", "content": "I listed the workspace in /NOTES.md."}
+        seen = next((m["content"] for m in reversed(turn) if m["role"] == "tool"), "")
+        name, arguments = plan[step]
+        call = {"name": name, "arguments": json.dumps(arguments(seen))}
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": f"call_{step}", "type": "function", "function": call}],
+        }
+
+    return complete
+
+
 def main(argv: list[str]) -> int:
-    if len(argv) != 3:
-        print("usage: python examples/agent_loop.py WS.db 'what to do'", file=sys.stderr)
+    parser = argparse.ArgumentParser(description="One agent turn over a workspace.")
+    parser.add_argument("workspace", help="the workspace file (made if missing)")
+    parser.add_argument("task", help="what the agent is asked to do")
+    parser.add_argument("--scripted", action="store_true", help="a stand-in model, offline")
+    args = parser.parse_args(argv[1:])
+    if args.scripted:
+        complete = scripted_complete()
+    elif importlib.util.find_spec("openai") is None:
+        print(
+            "the openai package is missing: pip install openai, or run --scripted", file=sys.stderr
+        )
         return 2
-    if not os.environ.get("OPENAI_API_KEY"):
-        print("set OPENAI_API_KEY (and pip install openai) to run against a model", file=sys.stderr)
+    elif not os.environ.get("OPENAI_API_KEY"):
+        print("set OPENAI_API_KEY to run against a model, or run --scripted", file=sys.stderr)
         return 2
-    with agentfs.open(argv[1]) as ws:
+    else:
+        complete = openai_complete()
+    with agentfs.open(args.workspace) as ws:
         toolset = Toolset(ws, thread="example", actor="agent", policy=Policy())
-        turn = run_turn(toolset, openai_complete(), argv[2])
+        turn = run_turn(toolset, complete, args.task)
     print(turn.answer)
-    undo = f"agentfs snapshot restore {argv[1]} {turn.snapshot}"
+    undo = f"agentfs snapshot restore {args.workspace} {turn.snapshot}"
     print(f"\n{turn.tool_calls} tool calls; to undo them all: {undo}")
     return 0
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -107,3 +109,29 @@ def test_the_loop_stops_after_max_steps(ws: agentfs.Workspace) -> None:
 
     turn = example.run_turn(Toolset(ws), looping, "list forever", max_steps=3)
     assert turn.tool_calls == 3 and turn.answer == "(stopped after 3 model calls)"
+
+
+def _example(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    command = [sys.executable, str(ROOT / "examples" / "agent_loop.py"), *args]
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_the_example_runs_offline_with_its_scripted_model(tmp_path: Path) -> None:
+    db = tmp_path / "ws.db"
+    with agentfs.open(db) as ws:
+        ws.write("/src/app.py", "print(1)\n", parents=True)
+    done = _example(str(db), "survey the workspace", "--scripted")
+    assert done.returncode == 0, done.stderr
+    assert "3 tool calls; to undo them all: agentfs snapshot restore" in done.stdout
+    with agentfs.open(db) as ws:
+        assert "app.py" in ws.read_text("/NOTES.md")
+        assert [c.name for c in ws.tool_calls.list()] == ["read_file", "write_file", "list_tree"]
+        ws.snapshots.restore(ws.snapshots.list()[-1].name)
+        assert not ws.exists("/NOTES.md")
+
+
+def test_the_example_without_a_model_says_how_to_get_one(tmp_path: Path) -> None:
+    done = _example(str(tmp_path / "ws.db"), "anything")
+    assert done.returncode == 2 and "--scripted" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "ws.db").exists()
