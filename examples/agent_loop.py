@@ -93,13 +93,18 @@ def run_turn(
 
 def openai_complete(model: str = "gpt-4.1-mini") -> Complete:
     """A ``Complete`` backed by the OpenAI API (needs the ``openai`` package and a key)."""
-    from openai import OpenAI  # type: ignore[import-not-found]  # optional, not a dependency
+    from openai import OpenAI  # optional: not a dependency of agentfs
 
     client = OpenAI()
 
     def complete(messages: list[Message], tools: list[dict[str, Any]]) -> Message:
-        response = client.chat.completions.create(model=model, messages=messages, tools=tools)
-        return response.choices[0].message.model_dump(exclude_none=True)  # type: ignore[no-any-return]
+        # the messages and tools are plain dicts in the shapes the API's typed params describe
+        response = client.chat.completions.create(
+            model=model,
+            messages=messages,  # type: ignore[arg-type]
+            tools=tools,  # type: ignore[arg-type]
+        )
+        return response.choices[0].message.model_dump(exclude_none=True)
 
     return complete
 
