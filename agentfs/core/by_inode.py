@@ -178,10 +178,13 @@ class ByInode:
             return self.fs._symlink_in(parent, name, target, name)
 
     def link(self, ino: int, parent: int, name: str) -> Stat:
-        """Another name for ``ino`` (``FileSystem.link``)."""
+        """Another name for ``ino`` (``FileSystem.link``); ENOENT when it has none left: an
+        unlinked inode waits in the orphan queue, and a name would not take it out."""
         with self.fs._write():
-            mode = self.stat(ino).st_mode
-            return self.fs._link_in(ino, mode, parent, name, f"inode {ino}", name)
+            st = self.stat(ino)
+            if st.st_nlink == 0:
+                raise fs_error(errno.ENOENT, f"inode {ino}", "it has no name left")
+            return self.fs._link_in(ino, st.st_mode, parent, name, f"inode {ino}", name)
 
     def remove(self, parent: int, name: str, *, directory: bool) -> None:
         """``rmdir(2)`` (``directory``) or ``unlink(2)`` of ``name`` in ``parent``."""

@@ -194,3 +194,19 @@ def test_a_schema_7_workspace_gains_the_pin_table(ws_path: Path) -> None:
     after = all_rows(ws_path)
     assert after.pop("ws_pin") == []
     assert after["fs_inode"] == before["fs_inode"]
+
+
+def test_an_unlinked_inode_gets_no_new_name(plain_ws: agentfs.Workspace) -> None:
+    """An inode held open after its last name went waits in the orphan queue: a link by its
+    number (what the mount would be asked) must not give it a name the purge then frees."""
+    ws = plain_ws
+    ino = ws.write("/open", b"bytes").st_ino
+    ws.orphans.enable_pins()
+    ws.orphans.pin(ino)
+    ws.remove("/open")
+    by = ByInode(ws)
+    with pytest.raises(FileNotFoundError):
+        by.link(ino, ws.stat("/").st_ino, "again")
+    assert not ws.exists("/again") and by.read(ino, 0, 10) == b"bytes"
+    ws.orphans.unpin(ino)
+    assert ws.orphans.purge() == 1 and not _exists(ws, ino)
