@@ -34,6 +34,11 @@ _NAME = (
     "SELECT parent_ino, name, (SELECT mode FROM fs_inode WHERE ino = ?1) FROM fs_dentry"
     " WHERE ino = ?1 ORDER BY id LIMIT 1"
 )
+#: The mode of an inode the tree still holds: the root, or one with a name.
+_LIVE = (
+    "SELECT mode FROM fs_inode WHERE ino = ?1"
+    " AND (ino = ?2 OR EXISTS (SELECT 1 FROM fs_dentry WHERE ino = ?1))"
+)
 _PARENT = "SELECT parent_ino FROM fs_dentry WHERE ino = ? ORDER BY id LIMIT 1"
 #: Every name of ``ino``: its parent and the name, oldest first.
 _NAMES = "SELECT parent_ino, name FROM fs_dentry WHERE ino = ? ORDER BY id"
@@ -160,22 +165,23 @@ class ByInode:
     def mkdir(self, parent: int, name: str, mode: int) -> Stat:
         """A new directory ``name`` in ``parent``; EEXIST when the name is taken."""
         with self.fs._write():
-            return self.fs._stat_ino(self.fs._make_in(parent, name, S_IFDIR | mode & 0o7777, name))
+            made = self.fs._make_in(self._directory(parent), name, S_IFDIR | mode & 0o7777, name)
+            return self.fs._stat_ino(made)
 
     def create(self, parent: int, name: str, mode: int) -> Stat:
         """A new empty regular file (``FileSystem.create``)."""
         with self.fs._write():
-            return self.fs._create_file_in(parent, name, mode, name)
+            return self.fs._create_file_in(self._directory(parent), name, mode, name)
 
     def mknod(self, parent: int, name: str, mode: int, rdev: int = 0) -> Stat:
         """A FIFO, socket or device node (``FileSystem.mknod``)."""
         with self.fs._write():
-            return self.fs._mknod_in(parent, name, mode, rdev, name)
+            return self.fs._mknod_in(self._directory(parent), name, mode, rdev, name)
 
     def symlink(self, parent: int, name: str, target: str) -> Stat:
         """A symlink to ``target`` (``FileSystem.symlink``)."""
         with self.fs._write():
-            return self.fs._symlink_in(parent, name, target, name)
+            return self.fs._symlink_in(self._directory(parent), name, target, name)
 
     def link(self, ino: int, parent: int, name: str) -> Stat:
         """Another name for ``ino`` (``FileSystem.link``); ENOENT when it has none left: an
@@ -184,7 +190,8 @@ class ByInode:
             st = self.stat(ino)
             if st.st_nlink == 0:
                 raise fs_error(errno.ENOENT, f"inode {ino}", "it has no name left")
-            return self.fs._link_in(ino, st.st_mode, parent, name, f"inode {ino}", name)
+            directory = self._directory(parent)
+            return self.fs._link_in(ino, st.st_mode, directory, name, f"inode {ino}", name)
 
     def remove(self, parent: int, name: str, *, directory: bool) -> None:
         """``rmdir(2)`` (``directory``) or ``unlink(2)`` of ``name`` in ``parent``."""
@@ -197,7 +204,8 @@ class ByInode:
         """``rename(2)`` (``FileSystem.rename``)."""
         with self.fs._write():
             found = self._entry(parent, name)
-            self.fs._rename((parent, name), found, (new_parent, new_name), name, new_name)
+            target = (self._directory(new_parent), new_name)
+            self.fs._rename((parent, name), found, target, name, new_name)
         self.fs.orphans.purge_due()
 
     def exchange(self, parent: int, name: str, other_parent: int, other_name: str) -> None:
@@ -216,6 +224,16 @@ class ByInode:
             if target is None:
                 raise fs_error(errno.ENOENT, f"inode {ino}")
             self.fs._truncate(target, size, target.name)
+
+    def _directory(self, ino: int) -> int:
+        """``ino``, a directory still in the tree: a name made in one another process removed
+        (the kernel may still hold its number) would hang below nothing. ENOENT, ENOTDIR."""
+        mode = self.conn.execute(_LIVE, (ino, ROOT_INO)).get
+        if mode is None:
+            raise fs_error(errno.ENOENT, f"inode {ino}", "the directory was removed")
+        if not is_dir(mode):  # type: ignore[arg-type]
+            raise fs_error(errno.ENOTDIR, f"inode {ino}")
+        return ino
 
     def _entry(self, parent: int, name: str) -> tuple[int, int, int]:
         """(dentry id, inode, mode) of ``name`` in ``parent``; ENOENT when there is none."""
