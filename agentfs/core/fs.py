@@ -90,10 +90,10 @@ _CREATE_INODE = (
 )
 _ADD_DENTRY = "INSERT INTO fs_dentry(name, parent_ino, ino) VALUES (?, ?, ?)"
 _HAS_ENTRIES = "SELECT 1 FROM fs_dentry WHERE parent_ino = ? LIMIT 1"
-#: An inode's oldest name and its size: where a write addressed by inode goes.
+#: An inode's oldest name, its size and mode: where a write addressed by inode goes.
 _FIRST_NAME = (
-    "SELECT d.id, d.parent_ino, d.name, i.size FROM fs_dentry d JOIN fs_inode i ON i.ino = d.ino"
-    " WHERE d.ino = ? ORDER BY d.id LIMIT 1"
+    "SELECT d.id, d.parent_ino, d.name, i.size, i.mode FROM fs_dentry d"
+    " JOIN fs_inode i ON i.ino = d.ino WHERE d.ino = ? ORDER BY d.id LIMIT 1"
 )
 
 
@@ -695,11 +695,12 @@ class FileSystem:
 
     def _target_of(self, ino: int) -> WriteTarget | None:
         """The regular file ``ino`` as a write's target, named by its oldest name; None when
-        it has no name (unlinked)."""
+        it has no name (unlinked); EISDIR or EINVAL when it is no regular file."""
         row = self.conn.execute(_FIRST_NAME, (ino,)).get
         if row is None:
             return None
-        dentry_id, parent_ino, name, size = row  # type: ignore[misc]
+        dentry_id, parent_ino, name, size, mode = row  # type: ignore[misc]
+        self._require_file(f"inode {ino}", mode)
         return WriteTarget(ino, False, dentry_id, parent_ino, name, size)
 
     def _unchanged_by(self, ino: int, size: int, at: int, data: bytes) -> bool:

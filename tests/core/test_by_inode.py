@@ -43,3 +43,13 @@ def test_no_name_below_a_file(ws: agentfs.Workspace, make: Make) -> None:
     with pytest.raises(NotADirectoryError):
         make(ws.by_inode, file)
     assert ws.read("/kept") == b"k"
+
+
+def test_only_a_regular_file_is_truncated_by_number(ws: agentfs.Workspace) -> None:
+    by = ws.by_inode
+    with pytest.raises(IsADirectoryError):
+        by.truncate(ws.mkdir("/d").st_ino, 0)
+    with pytest.raises(OSError, match="not a regular file"):
+        by.truncate(ws.mknod("/fifo", stat.S_IFIFO | 0o644).st_ino, 0)
+    by.truncate(ws.write("/f", b"four").st_ino, 2)
+    assert ws.read("/f") == b"fo"
