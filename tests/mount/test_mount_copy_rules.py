@@ -303,23 +303,27 @@ def scripts() -> st.SearchStrategy[str]:
     )
     return st.lists(ops, min_size=1, max_size=8).map(
         lambda lines: (
-            "".join(f"{line} 2>/dev/null;\n" for line in _after_no_removal(lines)) + "true"
+            "".join(f"{line} 2>/dev/null;\n" for line in _apart_from_removals(lines)) + "true"
         )
     )
 
 
-def _after_no_removal(lines: list[str]) -> list[str]:
-    """``lines`` less each one whose path is at or below one an earlier line removed
-    recursively or as a directory."""
+def _apart_from_removals(lines: list[str]) -> list[str]:
+    """``lines`` less each one whose path is at or below one another line removes recursively
+    or as a directory: after it, or before it, since a copy carries back only where things
+    ended, and a change to what the command then removed leaves no trace in it when the
+    removal is refused (docs/policies.md, "Through a copy")."""
+    removals = [
+        (i, line.split()[-1])
+        for i, line in enumerate(lines)
+        if line.startswith(("rm -rf ", "rmdir "))
+    ]
     kept: list[str] = []
-    removed: list[str] = []
-    for line in lines:
+    for i, line in enumerate(lines):
         path = line.split()[-1]
-        if any(path == r or path.startswith(r + "/") for r in removed):
-            continue
-        kept.append(line)
-        if line.startswith(("rm -rf ", "rmdir ")):
-            removed.append(path)
+        below = [j for j, r in removals if j != i and (path == r or path.startswith(r + "/"))]
+        if not below:
+            kept.append(line)
     return kept
 
 
