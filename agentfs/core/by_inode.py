@@ -11,7 +11,7 @@ import errno
 from typing import TYPE_CHECKING
 
 from agentfs.core import paths
-from agentfs.core.errors import fs_error
+from agentfs.core.errors import fs_error, not_found
 from agentfs.core.inodes import ROOT_INO, S_IFDIR, STAT_COLUMNS, Stat, exact, is_dir, is_symlink
 
 if TYPE_CHECKING:
@@ -197,7 +197,7 @@ class ByInode:
         """``rmdir(2)`` (``directory``) or ``unlink(2)`` of ``name`` in ``parent``."""
         with self.fs._write():
             found = self._entry(parent, name)
-            self.fs._remove(parent, name, found, False, directory, name)
+            self.fs._remove(parent, name, found, recursive=False, directory=directory, shown=name)
         self.fs.orphans.purge_due()
 
     def rename(self, parent: int, name: str, new_parent: int, new_name: str) -> None:
@@ -217,8 +217,6 @@ class ByInode:
     def truncate(self, ino: int, size: int) -> None:
         """Set the size of the regular file ``ino`` (``FileSystem.truncate``); ENOENT when it
         has no name."""
-        if size < 0:
-            raise fs_error(errno.EINVAL, f"inode {ino}", "size must be >= 0")
         with self.fs._write():
             target = self.fs._target_of(ino)
             if target is None:
@@ -239,5 +237,5 @@ class ByInode:
         """(dentry id, inode, mode) of ``name`` in ``parent``; ENOENT when there is none."""
         found = self.fs._lookup(parent, name)
         if found is None:
-            raise fs_error(errno.ENOENT, name)
+            raise not_found(name)
         return found

@@ -673,13 +673,13 @@ class FileSystem:
         return new_size
 
     def truncate(self, path: str, size: int) -> None:
-        if size < 0:
-            raise fs_error(errno.EINVAL, str(path), "size must be >= 0")
         path = paths.normalize(path)
         with self._write():
             self._truncate(self._open_for_write(path, False, 0o644, 0, create=False), size, path)
 
     def _truncate(self, target: WriteTarget, size: int, shown: str) -> None:
+        if size < 0:
+            raise fs_error(errno.EINVAL, shown, "size must be >= 0")
         now = now_ns()
         old_size = target.size
         self._check_growth(shown, old_size, size)
@@ -881,7 +881,10 @@ class FileSystem:
         with self._write():
             found = self._resolve(path, False)
             parent, name = paths.parent_and_name(path)
-            self._remove(self._resolve_dir(parent, [0]), name, found, recursive, directory, path)
+            parent_ino = self._resolve_dir(parent, [0])
+            self._remove(
+                parent_ino, name, found, recursive=recursive, directory=directory, shown=path
+            )
         self.orphans.purge_due()
 
     def _remove(
@@ -889,6 +892,7 @@ class FileSystem:
         parent_ino: int,
         name: str,
         found: tuple[int, int, int],
+        *,
         recursive: bool,
         directory: bool | None,
         shown: str,

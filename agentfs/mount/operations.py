@@ -194,12 +194,6 @@ class WorkspaceOperations(pyfuse3.Operations):
     def _kernel_ino(self, ino: int) -> int:
         return pyfuse3.ROOT_INODE if ino == self.root else ino
 
-    def _path(self, kernel_ino: int) -> str:
-        path = self.by.path_of(self._ino(kernel_ino))
-        if path is None:
-            raise OSError(errno.ENOENT, "no such file", f"inode {kernel_ino}")
-        return path
-
     def _child(self, parent_inode: int, raw: bytes) -> Child:
         """The name ``raw`` in the kernel's directory ``parent_inode``, decoded once."""
         return Child(self._ino(parent_inode), _name(raw))

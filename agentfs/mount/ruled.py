@@ -53,6 +53,13 @@ class RuledOperations(WorkspaceOperations):
         if self.rules.judges_paths:
             self._change(op, self._path(inode), self.by.stat(self._ino(inode)))
 
+    def _path(self, kernel_ino: int) -> str:
+        """The path of the kernel's inode ``kernel_ino``, which the rules judge."""
+        path = self.by.path_of(self._ino(kernel_ino))
+        if path is None:
+            raise OSError(errno.ENOENT, "no such file", f"inode {kernel_ino}")
+        return path
+
     def _change_child(self, op: str, parent_inode: int, name: bytes) -> None:
         if self.rules.judges_paths:
             child = self._child(parent_inode, name)
