@@ -24,7 +24,7 @@ APT_PACKAGES := rsync ripgrep fuse3 libfuse3-dev pkg-config bubblewrap bindfs fi
 $(VENV)/.installed: pyproject.toml | system-deps
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,embed,mount,sync,langchain]'
+	$(PY) -m pip install --quiet -e '.[test,embed,mount,sync,langchain,deepagents,anthropic,openai-agents]'
 	touch $@
 
 $(PEER)/.installed: tests/peer/requirements.txt

@@ -15,6 +15,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
+from agentfs.integrations.toolsets import toolset_for
 from agentfs.protocol import WorkspaceAPI
 from agentfs.tools.export import json_schema
 from agentfs.tools.policy import Policy
@@ -34,13 +35,12 @@ def tools(
     approve: Approve | None = None,
     names: Sequence[str] | None = None,
 ) -> list[BaseTool]:
-    """The tools a ``Toolset`` over ``ws`` offers (``names``: only these), as LangChain tools.
-    Given a ``Toolset`` instead, its tools, thread, policy and approval: close it (or leave its
-    ``with`` block) to publish the audit rows of the last read-only calls at once."""
-    toolset = (
-        ws
-        if isinstance(ws, Toolset)
-        else Toolset(ws, thread=thread, actor=actor, policy=policy, approve=approve, tools=names)
+    """The tools a ``Toolset`` over ``ws`` offers (``names``: only these), as LangChain tools;
+    the policy is ``adapter_policy()`` unless given. Given a ``Toolset`` instead, its tools,
+    thread, policy and approval: close it (or leave its ``with`` block) to publish the audit
+    rows of the last read-only calls at once."""
+    toolset = toolset_for(
+        ws, thread=thread, actor=actor, policy=policy, approve=approve, names=names
     )
     return [_tool(toolset, spec) for spec in toolset.tools()]
 
