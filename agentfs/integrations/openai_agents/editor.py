@@ -18,7 +18,7 @@ from agents.editor import ApplyPatchOperation, ApplyPatchResult
 from pydantic import Field
 
 from agentfs.core import paths
-from agentfs.integrations.openai_agents.toolsets import ACTOR, surface_toolset
+from agentfs.integrations.openai_agents.toolsets import ACTOR, Flushing, surface_toolset
 from agentfs.protocol import WorkspaceAPI
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
@@ -173,7 +173,7 @@ def _is_link(ws: WorkspaceAPI, path: str) -> bool:
         return False
 
 
-class AgentFSEditor:
+class AgentFSEditor(Flushing):
     """An ``agents.ApplyPatchEditor`` that applies each operation to the workspace::
 
         ApplyPatchTool(editor=AgentFSEditor(ws, thread="chat-42"))
@@ -182,7 +182,8 @@ class AgentFSEditor:
     approval, one transaction with its audit row, versions under ``thread`` and ``actor``);
     the new text is ``agents.apply_diff.apply_diff``'s. Its result is an ``ApplyPatchResult``:
     ``completed`` with what was done, or ``failed`` with why, nothing having changed.
-    Given a ``Toolset``, its workspace, thread, actor, policy and approval.
+    Given a ``Toolset``, its workspace, thread, actor, policy and approval. Close it (or
+    leave its ``with`` block) to publish the audit rows of the last failed calls at once.
     """
 
     def __init__(

@@ -20,7 +20,7 @@ from agents.tool import (
     ShellResult,
 )
 
-from agentfs.integrations.openai_agents.toolsets import ACTOR, surface_toolset
+from agentfs.integrations.openai_agents.toolsets import ACTOR, Flushing, surface_toolset
 from agentfs.protocol import WorkspaceAPI
 from agentfs.tools.policy import Policy
 from agentfs.tools.toolset import Approve, Toolset
@@ -32,7 +32,7 @@ _MOST_KB = 10_240
 _MOST_MS = 3_600_000
 
 
-class ShellExecutor:
+class ShellExecutor(Flushing):
     """A ``ShellExecutor`` for ``agents.ShellTool``::
 
         ShellTool(executor=ShellExecutor(ws, thread="chat-42"), needs_approval=True)
@@ -40,7 +40,8 @@ class ShellExecutor:
     ``timeout_ms`` applies when the request gives none. The SDK's ``needs_approval`` is the
     way to ask a person first: the default policy asks none of its own for commands (an
     operator's policy applies as written). Given a ``Toolset``, its workspace, thread, actor,
-    policy and approval.
+    policy and approval. Close it (or leave its ``with`` block) to publish the audit rows of
+    the last refused calls at once.
     """
 
     def __init__(
