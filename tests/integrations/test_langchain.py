@@ -7,11 +7,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -20,6 +18,7 @@ import agentfs
 from agentfs.integrations.langchain import tools
 from agentfs.tools import Policy, Toolset
 from agentfs.tools.policy import ToolPolicy
+from tests.integrations.scripted import ScriptedModel, tool_call
 
 
 @pytest.fixture
@@ -73,29 +72,18 @@ def test_the_policy_holds_and_errors_are_results(ws: agentfs.Workspace) -> None:
     assert bad.startswith("Error [invalid_argument]") and "offset" in bad
 
 
-def test_the_async_form_runs_the_same_call(ws: agentfs.Workspace) -> None:
+def test_the_async_form_runs_the_sametool_call(ws: agentfs.Workspace) -> None:
     found = _by_name(tools(ws))
     text = asyncio.run(found["write_file"].ainvoke({"path": "/a.txt", "content": "async\n"}))
     assert "Error" not in text and ws.read("/a.txt") == b"async\n"
 
 
-class ScriptedModel(GenericFakeChatModel):
-    """langchain-core's fake chat model, which agents can bind tools to."""
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedModel:
-        return self
-
-
-def _call(n: int, name: str, **args: Any) -> AIMessage:
-    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"c{n}"}])
-
-
 def test_langchains_agent_works_in_the_workspace(ws: agentfs.Workspace) -> None:
     script = iter(
         [
-            _call(1, "write_file", path="/plan.md", content="# Plan\n"),
-            _call(2, "read_file", path="/plan.md"),
-            _call(3, "read_file", path="/missing.md"),
+            tool_call(1, "write_file", path="/plan.md", content="# Plan\n"),
+            tool_call(2, "read_file", path="/plan.md"),
+            tool_call(3, "read_file", path="/missing.md"),
             AIMessage(content="done"),
         ]
     )

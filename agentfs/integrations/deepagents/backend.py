@@ -71,7 +71,8 @@ def _refuse_traversal(key: str) -> None:
 
 
 class AgentFSBackend(SandboxBackendProtocol):
-    """A workspace as deepagents' backend (see the module docstring).
+    """A workspace as deepagents' backend (see the module docstring). Leave its ``with``
+    block, or call ``flush``, to publish the audit rows of the last calls at once.
 
     Args:
         ws: the workspace, or a ``Toolset`` over it running the ``DEEPAGENTS`` surface.
@@ -106,6 +107,16 @@ class AgentFSBackend(SandboxBackendProtocol):
         """The workspace file and thread this backend works in, as a short stable name."""
         where = f"{self.toolset.ws.path}\0{self.toolset.thread}"
         return "agentfs-" + hashlib.sha256(where.encode()).hexdigest()[:12]
+
+    def flush(self) -> None:
+        """Publish the audit rows still waiting (the toolset writes them in batches)."""
+        self.toolset.flush()
+
+    def __enter__(self) -> AgentFSBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.flush()
 
     def _call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """The tool's structured result; its failure as ``ToolError`` (deepagents' message)."""
