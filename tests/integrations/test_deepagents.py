@@ -6,6 +6,9 @@ the sync ones; a ``CompositeBackend`` routes one directory to a workspace."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -166,3 +169,36 @@ def test_a_composite_backend_keeps_memories_in_the_workspace(ws: agentfs.Workspa
     assert ws.read("/user.md") == b"likes tea\n"  # the route's prefix is the workspace's root
     assert not ws.exists("/scratch.txt")  # the rest stays in the agent's state
     assert "/scratch.txt" in state["files"]
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "deepagents_memories.py"
+
+
+def _example(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(EXAMPLE), *args], capture_output=True, text=True, env=env, check=False
+    )
+
+
+def test_the_memories_example_remembers_across_runs(tmp_path: Path) -> None:
+    db = str(tmp_path / "memories.db")
+    first = _example(db, "I like tea", "--scripted")
+    second = _example(db, "My cat is Tom", "--scripted")
+    assert first.returncode == 0 and first.stdout.strip() == "Noted. Memories kept: 1.", (
+        first.stderr
+    )
+    assert second.returncode == 0 and second.stdout.strip() == "Noted. Memories kept: 2."
+    with agentfs.open(db) as ws:
+        assert ws.read("/001.md") == b"I like tea\n" and ws.read("/002.md") == b"My cat is Tom\n"
+        assert ws.history("/002.md")[-1].thread == "memories"
+        assert [c.name for c in ws.tool_calls.list()] == ["write_file", "ls", "write_file", "ls"]
+
+
+def test_the_memories_example_without_a_key_says_so(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    done = _example(str(tmp_path / "m.db"), "hello", env=env)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        "set ANTHROPIC_API_KEY to run against anthropic:claude-sonnet-4-5, or run --scripted"
+    )
+    assert not (tmp_path / "m.db").exists()
