@@ -37,7 +37,7 @@ def ws(tmp_path: Path) -> Iterator[agentfs.Workspace]:
 
 
 def _tool_messages(state: dict[str, Any]) -> dict[str, str]:
-    return {m.name: str(m.content) for m in state["messages"] if isinstance(m, ToolMessage)}
+    return {str(m.name): str(m.content) for m in state["messages"] if isinstance(m, ToolMessage)}
 
 
 def test_a_deep_agent_works_in_the_workspace(ws: agentfs.Workspace) -> None:
