@@ -196,6 +196,8 @@ def test_the_policy_holds_and_bad_arguments_are_results(ws: agentfs.Workspace) -
 def test_names_exclude_and_the_sdks_approval(ws: agentfs.Workspace) -> None:
     only = function_tools(ws, names=["read_file", "write_file", "execute_command"])
     assert [t.name for t in only] == ["read_file", "write_file", "execute_command"]
+    with pytest.raises(ValueError, match="unknown tools: nope"):
+        function_tools(ws, names=["read_file", "nope"])
     beside = function_tools(ws, exclude=["apply_patch", "execute_command"])
     assert {"apply_patch", "execute_command"}.isdisjoint(t.name for t in beside)
     asked = function_tools(

@@ -56,19 +56,15 @@ def function_tools(
     is ``adapter_policy()`` unless given. Given a ``Toolset``, its tools, thread, policy and
     approval: close it to publish the audit rows of the last read-only calls at once."""
     toolset = surface_toolset(ws, None, thread=thread, actor=actor, policy=policy, approve=approve)
-    if names is not None:
-        toolset = Toolset(
-            toolset.ws,
-            thread=toolset.thread,
-            actor=toolset.actor,
-            policy=toolset.policy,
-            approve=toolset.approve,
-            tools=names,
-        )
+    found = {name: toolset.surface.find(name) for name in names or ()}
+    unknown = [name for name, spec in found.items() if spec is None]
+    if unknown:
+        raise ValueError(f"unknown tools: {', '.join(unknown)}")
+    wanted = None if names is None else {spec.name for spec in found.values() if spec}
     return [
         _function_tool(toolset, spec, spec.name in needs_approval)
         for spec in toolset.tools()
-        if spec.name not in exclude
+        if (wanted is None or spec.name in wanted) and spec.name not in exclude
     ]
 
 
