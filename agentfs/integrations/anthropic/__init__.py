@@ -22,14 +22,20 @@ from agentfs.integrations.anthropic.agent_tools import (
     async_agent_toolset,
 )
 from agentfs.integrations.anthropic.common import ACTOR, SURFACE
+from agentfs.integrations.anthropic.editor import (
+    AgentFSTextEditorTool,
+    AsyncAgentFSTextEditorTool,
+)
 from agentfs.integrations.anthropic.memory import AgentFSMemoryTool, AsyncAgentFSMemoryTool
 
 __all__ = [
     "ACTOR",
     "SURFACE",
     "AgentFSMemoryTool",
+    "AgentFSTextEditorTool",
     "AgentTool",
     "AsyncAgentFSMemoryTool",
+    "AsyncAgentFSTextEditorTool",
     "AsyncAgentTool",
     "agent_toolset",
     "async_agent_toolset",
