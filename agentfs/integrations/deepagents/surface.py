@@ -60,9 +60,9 @@ def _stat(ctx: Context, path: str) -> Stat | None:
         return None
 
 
-def _modified(st: Stat) -> str:
+def _modified(mtime_ns: int) -> str:
     """deepagents' ``modified_at``: the local time, naive, in ISO form."""
-    return datetime.fromtimestamp(st.st_mtime_ns / 1e9).isoformat()
+    return datetime.fromtimestamp(mtime_ns / 1e9).isoformat()
 
 
 # --- ls ----------------------------------------------------------------------------------------
@@ -102,12 +102,17 @@ def ls(ctx: Context, args: LsInput) -> LsOutput:
                     "path": where,
                     "is_dir": False,
                     "size": child.st_size,
-                    "modified_at": _modified(child),
+                    "modified_at": _modified(child.st_mtime_ns),
                 }
             )
         elif statmod.S_ISDIR(child.st_mode):
             entries.append(
-                {"path": where + "/", "is_dir": True, "size": 0, "modified_at": _modified(child)}
+                {
+                    "path": where + "/",
+                    "is_dir": True,
+                    "size": 0,
+                    "modified_at": _modified(child.st_mtime_ns),
+                }
             )
     entries.sort(key=lambda entry: entry["path"])
     return LsOutput(entries=list(map(dict, entries)))
@@ -140,15 +145,16 @@ class ReadOutput(ToolOutput):
 )
 def read_file(ctx: Context, args: ReadInput) -> ReadOutput:
     path = virtual(ctx, args.file_path)
-    st = _stat(ctx, path)
-    if st is None or not statmod.S_ISREG(st.st_mode):
-        raise ToolError("not_found", f"File '{args.file_path}' not found")
     kind = _get_backend_read_file_type(args.file_path)
-    if kind == "video" and st.st_size > MAX_VIDEO_INPUT_BYTES:
-        raise ToolError(
-            "too_large", f"Video file exceeds maximum input size of {MAX_VIDEO_INPUT_BYTES} bytes"
-        )
-    data = ctx.ws.read(path)
+    try:
+        if kind == "video" and ctx.ws.stat(path).st_size > MAX_VIDEO_INPUT_BYTES:
+            raise ToolError(
+                "too_large",
+                f"Video file exceeds maximum input size of {MAX_VIDEO_INPUT_BYTES} bytes",
+            )
+        data = ctx.ws.read(path)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        raise ToolError("not_found", f"File '{args.file_path}' not found") from None
     if kind != "text":
         encoded = base64.standard_b64encode(data).decode("ascii")
         return ReadOutput(file_data={"content": encoded, "encoding": "base64"})
@@ -175,7 +181,7 @@ def _text(data: bytes, failing: str) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ToolError("invalid_argument", f"{failing}: {exc}") from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def _failed(ctx: Context, failing: str, exc: OSError, path: str) -> ToolError:
@@ -336,17 +342,18 @@ def _matcher(pattern: str) -> Any:
         raise ToolError("invalid_argument", str(exc)) from None
 
 
-def _below(ctx: Context, base: str) -> list[tuple[str, Stat]]:
+def _files_below(ctx: Context, base: str) -> list[tuple[str, int, int]]:
     """Every regular file below directory ``base`` (symlinks to one included, as deepagents'
-    walk sees them), with the path relative to ``base``."""
+    walk sees them): its path relative to ``base``, size and mtime (ns)."""
     prefix = "/" if base == "/" else base + "/"
     found = []
     for match in ctx.ws.glob("**", base, sort="name"):
-        if match.type not in ("file", "symlink"):
-            continue
-        st = _stat(ctx, match.path)
-        if st is not None and statmod.S_ISREG(st.st_mode):
-            found.append((match.path[len(prefix) :], st))
+        if match.type == "file":
+            found.append((match.path[len(prefix) :], match.size, match.mtime_ns))
+        elif match.type == "symlink":
+            st = _stat(ctx, match.path)
+            if st is not None and statmod.S_ISREG(st.st_mode):
+                found.append((match.path[len(prefix) :], st.st_size, st.st_mtime_ns))
     return found
 
 
@@ -364,8 +371,8 @@ def glob(ctx: Context, args: GlobInput) -> GlobOutput:
         return GlobOutput(matches=[])
     prefix = "/" if base == "/" else base + "/"
     found: list[FileInfo] = [
-        {"path": prefix + rel, "is_dir": False, "size": st.st_size, "modified_at": _modified(st)}
-        for rel, st in _below(ctx, base)
+        {"path": prefix + rel, "is_dir": False, "size": size, "modified_at": _modified(mtime_ns)}
+        for rel, size, mtime_ns in _files_below(ctx, base)
         if matches(rel) and ctx.visible(prefix + rel)
     ]
     found.sort(key=lambda info: info["path"])

@@ -1,0 +1,193 @@
+"""The framework adapters against each framework's own reference on a host directory.
+
+Each adapter does its framework's operations on a workspace; the reference does the same
+operations on the same files in a temporary directory on the same disk, in the same process,
+in one run. Every cell is the median of ``--rounds`` calls (microseconds per call), after the
+answers of both have been checked to be the same:
+
+  deepagents: ``AgentFSBackend`` against ``FilesystemBackend(root, virtual_mode=True)``
+  (grep: ripgrep, as deepagents runs it):
+  * read a 10 KiB file (its first 2,000 lines), write a 1 KiB file over an old one, edit one
+    line of a 10 KiB file;
+  * over a tree of ``--files`` files in 100 directories: grep a word in 10 of them, grep a
+    word in 10 of them with ``glob="*.py"``, glob ``**/*.md`` and glob ``*.py`` (a bare
+    pattern: names at any depth).
+
+Each adapter call goes through a ``Toolset`` (policy, the audit row, read tracking); the
+reference does none of that. The ratio is the reference's time over ours (above 1: ours is
+faster); the targets are at least 0.8 for a read, a write and an edit, and at least 2 for a
+grep or a glob over the tree.
+
+    .venv/bin/python benchmarks/integrations.py [--files 10000] [--rounds 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from deepagents.backends.filesystem import FilesystemBackend
+
+import agentfs
+from agentfs.integrations.deepagents import AgentFSBackend
+
+DIRECTORIES = 100
+#: The word grep looks for, in this many files of the tree.
+RARE = "zebracorn"
+RARE_FILES = 10
+TARGETS = {"read": 0.8, "write": 0.8, "edit": 0.8, "grep": 2.0, "glob": 2.0}
+
+
+@dataclass
+class Row:
+    """One operation, timed on both sides."""
+
+    operation: str
+    ours_us: float
+    reference_us: float
+
+    @property
+    def ratio(self) -> float:
+        return self.reference_us / self.ours_us
+
+    @property
+    def target(self) -> float:
+        return TARGETS[self.operation.split()[0]]
+
+
+def median_us(call: Callable[[int], Any], rounds: int) -> float:
+    """The median time of ``call(i)`` for i in range(rounds), after a few calls to warm up."""
+    for i in range(min(rounds, 5)):
+        call(i)
+    times = []
+    for i in range(rounds):
+        started = time.perf_counter()
+        call(i)
+        times.append(time.perf_counter() - started)
+    return statistics.median(times) * 1e6
+
+
+def _file_text(i: int, rare: bool) -> str:
+    words = " ".join(f"word{(i * 7 + k) % 997}" for k in range(12))
+    tail = f" {RARE}" if rare else ""
+    return f"# file {i}\n{words}{tail}\n" + "".join(f"line {k}: {words}\n" for k in range(12))
+
+
+def tree(files: int) -> dict[str, str]:
+    """``files`` text files of about 1 KiB in 100 directories, a fifth of each kind; the rare
+    word in ``RARE_FILES`` of them, half of those ``.py`` files."""
+    suffixes = (".py", ".md", ".txt", ".json", ".rs")
+    every = max(1, files // RARE_FILES)
+    return {
+        f"/pkg{i % DIRECTORIES:03d}/mod{i:05d}{suffixes[i % len(suffixes)]}": _file_text(
+            i, i % every == 0
+        )
+        for i in range(files)
+    }
+
+
+def _same(ours: Any, reference: Any, what: str) -> None:
+    if ours != reference:
+        raise SystemExit(f"{what}: the adapter's answer differs from the reference's")
+
+
+def deepagents_rows(work: Path, files: int, rounds: int) -> list[Row]:
+    root = work / "root"
+    root.mkdir()
+    reference = FilesystemBackend(root, virtual_mode=True)
+    big = "".join(f"line {k} of a ten kibibyte file, with a few words\n" for k in range(200))
+    files_of = tree(files)
+    with agentfs.open(work / "ws.db") as ws, AgentFSBackend(ws) as ours:
+        with ws.transaction():
+            for path, text in files_of.items():
+                ws.write(path, text, parents=True)
+        ws.refresh_index()
+        for path, text in files_of.items():
+            target = root / path.lstrip("/")
+            target.parent.mkdir(exist_ok=True)
+            target.write_text(text)
+        for backend in (ours, reference):
+            backend.write("/big.txt", big)
+            backend.write("/small.txt", "a" * 1024)
+
+        def grep_answer(backend: Any, glob: str | None) -> list[tuple[str, int]]:
+            found = backend.grep(RARE, None, glob).matches or []
+            return sorted((m["path"], m["line"]) for m in found)
+
+        def glob_answer(backend: Any, pattern: str) -> list[str]:
+            return [m["path"] for m in backend.glob(pattern).matches or []]
+
+        _same(ours.read("/big.txt"), reference.read("/big.txt"), "read")
+        for glob in (None, "*.py"):
+            _same(grep_answer(ours, glob), grep_answer(reference, glob), f"grep {glob}")
+        for pattern in ("**/*.md", "*.py"):
+            _same(glob_answer(ours, pattern), glob_answer(reference, pattern), f"glob {pattern}")
+
+        def pair(name: str, call: Callable[[Any, int], Any], n: int = rounds) -> Row:
+            return Row(
+                name,
+                median_us(lambda i: call(ours, i), n),
+                median_us(lambda i: call(reference, i), n),
+            )
+
+        def edit(backend: Any, i: int) -> Any:
+            line = i % 200
+            old, new = (" of a ", " OF A ") if (i // 200) % 2 == 0 else (" OF A ", " of a ")
+            return backend.edit("/big.txt", f"line {line}{old}", f"line {line}{new}")
+
+        tree_rounds = max(5, rounds // 10)
+        return [
+            pair("read 10 KiB", lambda b, i: b.read("/big.txt")),
+            pair("write 1 KiB", lambda b, i: b.write("/small.txt", "ab"[i % 2] * 1024)),
+            pair("edit one line", edit),
+            pair(f"grep a word, {files:,} files", lambda b, i: b.grep(RARE), tree_rounds),
+            pair(
+                f"grep a word, glob *.py, {files:,} files",
+                lambda b, i: b.grep(RARE, None, "*.py"),
+                tree_rounds,
+            ),
+            pair(f"glob **/*.md, {files:,} files", lambda b, i: b.glob("**/*.md"), tree_rounds),
+            pair(f"glob *.py, {files:,} files", lambda b, i: b.glob("*.py"), tree_rounds),
+        ]
+
+
+def table(title: str, rows: list[Row]) -> str:
+    lines = [
+        title,
+        f"{'operation':<40} {'agentfs us':>11} {'reference us':>13} {'ratio':>7} {'target':>7}",
+    ]
+    for row in rows:
+        met = "ok" if row.ratio >= row.target else "MISSED"
+        lines.append(
+            f"{row.operation:<40} {row.ours_us:>11.0f} {row.reference_us:>13.0f}"
+            f" {row.ratio:>6.2f}x {row.target:>5.1f}x {met}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=200)
+    args = parser.parse_args(argv[1:])
+    with tempfile.TemporaryDirectory(dir=os.environ.get("AGENTFS_BENCH_DIR")) as where:
+        rows = deepagents_rows(Path(where), args.files, args.rounds)
+    print(
+        table(
+            "deepagents: AgentFSBackend vs FilesystemBackend(virtual_mode=True), median per call",
+            rows,
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
