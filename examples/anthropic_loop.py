@@ -53,7 +53,9 @@ def message(n: int, content: list[dict[str, Any]], stop: str) -> dict[str, Any]:
 
 
 def tool_use(n: int, name: str, **arguments: Any) -> dict[str, Any]:
-    return message(n, [{"type": "tool_use", "id": f"toolu_{n}", "name": name, "input": arguments}], "tool_use")  # fmt: skip
+    return message(
+        n, [{"type": "tool_use", "id": f"toolu_{n}", "name": name, "input": arguments}], "tool_use"
+    )
 
 
 def last_result(body: dict[str, Any]) -> tuple[int, str]:
@@ -78,8 +80,13 @@ def scripted_model(request: httpx.Request) -> httpx.Response:
     elif step == 2:
         reply = tool_use(2, "write", file_path="NOTES.md", content=f"# Survey\n\n{found}\n")
     elif step == 3:
-        reply = tool_use(3, "memory", command="create", path="/memories/survey.md",
-                         file_text="Surveyed the workspace; the list is in /NOTES.md.\n")  # fmt: skip
+        reply = tool_use(
+            3,
+            "memory",
+            command="create",
+            path="/memories/survey.md",
+            file_text="Surveyed the workspace; the list is in /NOTES.md.\n",
+        )
     else:
         text = "I listed the workspace in /NOTES.md and noted it in my memory."
         reply = message(step, [{"type": "text", "text": text}], "end_turn")
@@ -89,7 +96,9 @@ def scripted_model(request: httpx.Request) -> httpx.Response:
 def client(scripted: bool) -> anthropic.Anthropic:
     if scripted:
         transport = httpx.MockTransport(scripted_model)
-        return anthropic.Anthropic(api_key="scripted", http_client=httpx.Client(transport=transport))
+        return anthropic.Anthropic(
+            api_key="scripted", http_client=httpx.Client(transport=transport)
+        )
     return anthropic.Anthropic()
 
 

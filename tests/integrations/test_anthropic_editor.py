@@ -143,7 +143,11 @@ def test_the_policy_rules_the_editor(ws: agentfs.Workspace) -> None:
         defaults=ToolPolicy(deny=["/secrets/**"]), tools={"edit_file": ToolPolicy(enabled=False)}
     )
     editor = AgentFSTextEditorTool(ws, policy=policy)
-    assert "does not let text_editor_view read" in error(editor, command="view", path="/secrets/key")
+    assert "does not let text_editor_view read" in error(
+        editor, command="view", path="/secrets/key"
+    )
     ws.write("/a.txt", "a")
-    assert "disabled" in error(editor, command="str_replace", path="/a.txt", old_str="a", new_str="b")
+    assert "disabled" in error(
+        editor, command="str_replace", path="/a.txt", old_str="a", new_str="b"
+    )
     assert ws.read_text("/a.txt") == "a"

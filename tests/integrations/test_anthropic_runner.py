@@ -51,7 +51,9 @@ def uses(n: int, *calls: tuple[str, dict[str, Any]]) -> Reply:
     return reply(n, blocks, "tool_use")
 
 
-def scripted(replies: list[Reply], seen: list[dict[str, Any]]) -> Callable[[httpx2.Request], httpx2.Response]:
+def scripted(
+    replies: list[Reply], seen: list[dict[str, Any]]
+) -> Callable[[httpx2.Request], httpx2.Response]:
     """A model that answers each request with the next reply, keeping what it was sent."""
 
     def handle(request: httpx2.Request) -> httpx2.Response:
@@ -88,20 +90,26 @@ SCRIPT = [
     ),
     uses(
         2,
-        ("str_replace_based_edit_tool",
-         {"command": "str_replace", "path": "/src/app.py", "old_str": "hi", "new_str": "hello"}),
+        (
+            "str_replace_based_edit_tool",
+            {"command": "str_replace", "path": "/src/app.py", "old_str": "hi", "new_str": "hello"},
+        ),
         ("memory", {"command": "view", "path": "/memories/missing.md"}),
     ),
     uses(3, ("grep", {"pattern": "hello"})),
     reply(4, [{"type": "text", "text": "done"}], "end_turn"),
-]  # fmt: skip
+]
 
 
 def test_the_sync_tool_runner_runs_the_workspaces_tools(ws: agentfs.Workspace) -> None:
     seen: list[dict[str, Any]] = []
     http = httpx2.Client(transport=httpx2.MockTransport(scripted(SCRIPT, seen)))
     client = anthropic.Anthropic(api_key="test", http_client=http)
-    tools = [AgentFSMemoryTool(ws, thread="t"), AgentFSTextEditorTool(ws, thread="t"), *agent_toolset(ws, thread="t")]  # fmt: skip
+    tools = [
+        AgentFSMemoryTool(ws, thread="t"),
+        AgentFSTextEditorTool(ws, thread="t"),
+        *agent_toolset(ws, thread="t"),
+    ]
     runner = client.beta.messages.tool_runner(
         model="claude-sonnet-5-5",
         max_tokens=1024,
@@ -165,14 +173,22 @@ def test_the_example_runs_offline(tmp_path: Path) -> None:
         ws.write("/src/app.py", "print(1)\n", parents=True)
     example = [sys.executable, str(ROOT / "examples" / "anthropic_loop.py"), str(workspace)]
     done = subprocess.run(
-        [*example, "survey the workspace", "--scripted"], capture_output=True, text=True, timeout=120
+        [*example, "survey the workspace", "--scripted"],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert "4 tool calls in the audit" in done.stdout
     with agentfs.open(workspace) as ws:
         assert "/src/app.py" in ws.read_text("/NOTES.md")
         assert ws.read_text("/memories/survey.md").startswith("Surveyed")
-        assert {c.name for c in ws.tool_calls.list()} == {"memory_view", "glob", "write", "memory_create"}
+        assert {c.name for c in ws.tool_calls.list()} == {
+            "memory_view",
+            "glob",
+            "write",
+            "memory_create",
+        }
     env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
     refused = subprocess.run([*example, "x"], capture_output=True, text=True, env=env, timeout=60)
     assert refused.returncode == 2

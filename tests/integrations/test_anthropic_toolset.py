@@ -83,9 +83,20 @@ def compare(ops: list[Op]) -> None:
 
 
 PATHS = st.sampled_from(
-    ["a.txt", "b.py", "src/c.py", "src/deep/d.md", ".hidden/e.txt", "é.txt", "src", "./b.py",
-     "src//c.py", "a.txt/x", "missing.txt"]
-)  # fmt: skip
+    [
+        "a.txt",
+        "b.py",
+        "src/c.py",
+        "src/deep/d.md",
+        ".hidden/e.txt",
+        "é.txt",
+        "src",
+        "./b.py",
+        "src//c.py",
+        "a.txt/x",
+        "missing.txt",
+    ]
+)
 TEXTS = st.one_of(
     st.sampled_from(["", "one\ntwo\nthree\n", "x = 1\nprint(x)\n", "línea é\n", "aaa", "a\r\nb"]),
     st.text(alphabet="abx\n 1é", max_size=24),
@@ -93,9 +104,27 @@ TEXTS = st.one_of(
 SNIPPETS = st.sampled_from(["one", "a", "x", "\n", "two\nthree", "é", "zzz", ""])
 RANGES = st.one_of(st.none(), st.lists(st.integers(-2, 5), min_size=0, max_size=3))
 GLOBS = st.sampled_from(
-    ["*", "**", "**/*.py", "src/*", "*.txt", "src/", "**/", "?.py", "[ab]*", "", "../x", "/abs",
-     "a**", "src/**", "**/*", "*/", "./*.py", "nothing*"]
-)  # fmt: skip
+    [
+        "*",
+        "**",
+        "**/*.py",
+        "src/*",
+        "*.txt",
+        "src/",
+        "**/",
+        "?.py",
+        "[ab]*",
+        "",
+        "../x",
+        "/abs",
+        "a**",
+        "src/**",
+        "**/*",
+        "*/",
+        "./*.py",
+        "nothing*",
+    ]
+)
 GREPS = st.sampled_from(["a", "^x", "o+", "[0-9]", "é", "e$", "(?i)A", "print", "zz"])
 WHERE = st.one_of(st.none(), st.sampled_from(["src", "a.txt", "missing", ".hidden", "."]))
 
@@ -138,8 +167,15 @@ def test_a_session_of_each_tool() -> None:
             ("read", {"file_path": "nope.md"}),
             ("edit", {"file_path": "notes.md", "old_string": "two", "new_string": "2"}),
             ("edit", {"file_path": "notes.md", "old_string": "o", "new_string": "0"}),
-            ("edit", {"file_path": "notes.md", "old_string": "o", "new_string": "0",
-                      "replace_all": True}),
+            (
+                "edit",
+                {
+                    "file_path": "notes.md",
+                    "old_string": "o",
+                    "new_string": "0",
+                    "replace_all": True,
+                },
+            ),
             ("edit", {"file_path": "notes.md", "old_string": "q", "new_string": "0"}),
             ("glob", {"pattern": "**/*.py"}),
             ("glob", {"pattern": "*.md", "path": "src"}),
@@ -190,7 +226,10 @@ def test_glob_lists_the_newest_first(ws: agentfs.Workspace) -> None:
 def test_the_policy_rules_the_toolset(ws: agentfs.Workspace) -> None:
     ws.write("/secrets/key.txt", "token=1\n", parents=True)
     ws.write("/src/a.py", "token = 2\n", parents=True)
-    tools = {t.name: t for t in agent_toolset(ws, policy=Policy(defaults=ToolPolicy(deny=["/secrets/**"])))}
+    tools = {
+        t.name: t
+        for t in agent_toolset(ws, policy=Policy(defaults=ToolPolicy(deny=["/secrets/**"])))
+    }
     with pytest.raises(ToolError, match="does not let read read"):
         tools["read"].call({"file_path": "secrets/key.txt"})
     assert tools["grep"].call({"pattern": "token"}) == "/src/a.py:1:token = 2\n"
@@ -206,7 +245,7 @@ def test_bash_runs_in_the_mounted_workspace_and_is_audited(ws: agentfs.Workspace
     out = tools["bash"].call({"command": "ls src && echo made > src/out.txt && echo err >&2"})
     assert out == "a.py\nerr"
     assert ws.read_text("/src/out.txt") == "made\n"
-    with pytest.raises(ToolError, match="^oops$"):
+    with pytest.raises(ToolError, match=r"^oops$"):
         tools["bash"].call({"command": "echo oops; exit 3"})
     assert tools["bash"].call({"restart": True}) == "bash session restarted"
     with pytest.raises(ToolError, match="bash: command is required"):

@@ -70,17 +70,36 @@ BASH_OUTPUT_BYTES = 100 * 1024
 GREP_OUTPUT_LIMIT = 100 * 1024
 GLOB_RESULT_LIMIT = 200
 WALK_MAX_ENTRIES = 50_000
+NOT_TEXT = "(binary files are only supported for image/PDF extensions)"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 #: Each tool's description and schema, as the reference declares them.
 SCHEMAS: dict[str, tuple[str, type[BaseModel]]] = {
-    "bash": ("Run a command in a persistent bash shell.", BetaManagedAgentsAgentToolset20260401BashInput),
-    "read": ("Read a file rooted at the working directory.", BetaManagedAgentsAgentToolset20260401ReadInput),
-    "write": ("Write a file, creating parent directories as needed.", BetaManagedAgentsAgentToolset20260401WriteInput),
-    "edit": ("Replace text in a file by exact string match.", BetaManagedAgentsAgentToolset20260401EditInput),
-    "glob": ("List files matching a glob pattern, newest first.", BetaManagedAgentsAgentToolset20260401GlobInput),
-    "grep": ("Search file contents for a regular expression.", BetaManagedAgentsAgentToolset20260401GrepInput),
-}  # fmt: skip
+    "bash": (
+        "Run a command in a persistent bash shell.",
+        BetaManagedAgentsAgentToolset20260401BashInput,
+    ),
+    "read": (
+        "Read a file rooted at the working directory.",
+        BetaManagedAgentsAgentToolset20260401ReadInput,
+    ),
+    "write": (
+        "Write a file, creating parent directories as needed.",
+        BetaManagedAgentsAgentToolset20260401WriteInput,
+    ),
+    "edit": (
+        "Replace text in a file by exact string match.",
+        BetaManagedAgentsAgentToolset20260401EditInput,
+    ),
+    "glob": (
+        "List files matching a glob pattern, newest first.",
+        BetaManagedAgentsAgentToolset20260401GlobInput,
+    ),
+    "grep": (
+        "Search file contents for a regular expression.",
+        BetaManagedAgentsAgentToolset20260401GrepInput,
+    ),
+}
 
 
 def _fail(message: str) -> ToolError:
@@ -180,7 +199,10 @@ def read(ctx: Context, args: ReadInput) -> TextOutput:
                 " view_range parameter to read specific line ranges, e.g. view_range: [1, 500].",
             )
         return TextOutput(result=_large_range(data, shown, view[0], view[1]))
-    text = _decode(data, f"read: {shown}: not valid UTF-8 text (binary files are only supported for image/PDF extensions)")  # fmt: skip
+    text = _decode(
+        data,
+        f"read: {shown}: not valid UTF-8 text {NOT_TEXT}",
+    )
     if not view:
         return TextOutput(result=text)
     lines = text.split("\n")
@@ -214,7 +236,10 @@ def _large_range(data: bytes, shown: str, first: int, last: int) -> str:
             f"read: view_range [{first}, {last}] of {shown} exceeds {MAX_FILE_BYTES}-byte"
             " limit. Narrow the view_range to read a smaller portion.",
         )
-    return _decode(selected, f"read: {shown}: not valid UTF-8 text (binary files are only supported for image/PDF extensions)")  # fmt: skip
+    return _decode(
+        selected,
+        f"read: {shown}: not valid UTF-8 text {NOT_TEXT}",
+    )
 
 
 def _media(ctx: Context, path: str, shown: str, size: int, media: str) -> TextOutput:
@@ -408,9 +433,7 @@ def grep(ctx: Context, args: FindInput) -> TextOutput:
         one_file = ctx.ws.stat(top).st_mode & S_IFMT != S_IFDIR
         result = ctx.ws.grep(args.pattern, top)
     except FileNotFoundError:
-        raise _fail(
-            f"grep: rg failed: {top}: No such file or directory (os error 2)\n"
-        ) from None
+        raise _fail(f"grep: rg failed: {top}: No such file or directory (os error 2)\n") from None
     except OSError as exc:
         raise _fail(f"grep: rg failed: regex parse error: {exc.strerror}") from None
     lines = [

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import posixpath
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
 from anthropic.lib.tools import (
     BetaAsyncBuiltinFunctionTool,
     BetaBuiltinFunctionTool,
     BetaFunctionToolResultType,
+)
+from anthropic.lib.tools import (
     ToolError as SDKToolError,
 )
 from anthropic.types.beta import BetaToolTextEditor20250728Param
@@ -40,7 +42,7 @@ from agentfs.tools.errors import ToolError
 from agentfs.tools.policy import Policy
 from agentfs.tools.toolset import Approve, Toolset
 
-NAME = "str_replace_based_edit_tool"
+NAME: Literal["str_replace_based_edit_tool"] = "str_replace_based_edit_tool"
 COMMANDS = ("view", "create", "str_replace", "insert")
 SNIPPET_LINES = 4
 CLIPPED = (
@@ -114,7 +116,9 @@ def _output(content: str, described: str, first: int, most: int | None) -> str:
     if most and len(content) > most:
         content = content[:most] + CLIPPED
     lines = content.expandtabs().split("\n")
-    return f"Here's the result of running `cat -n` on {described}:\n" + numbered(lines, first) + "\n"
+    return (
+        f"Here's the result of running `cat -n` on {described}:\n" + numbered(lines, first) + "\n"
+    )
 
 
 def _read(ctx: Context, path: str, shown: str) -> str:
@@ -277,13 +281,20 @@ def text_editor_insert(ctx: Context, args: InsertInput) -> TextOutput:
         )
     added = text.split("\n")
     _save(ctx, path, "\n".join(lines[:at] + added + lines[at:]))
-    snippet = "\n".join(lines[max(0, at - SNIPPET_LINES) : at] + added + lines[at : at + SNIPPET_LINES])
+    snippet = "\n".join(
+        lines[max(0, at - SNIPPET_LINES) : at] + added + lines[at : at + SNIPPET_LINES]
+    )
     return TextOutput(
         result=f"The file {shown} has been edited. "
-        + _output(snippet, "a snippet of the edited file", max(1, at - SNIPPET_LINES + 1), args.max_characters)
+        + _output(
+            snippet,
+            "a snippet of the edited file",
+            max(1, at - SNIPPET_LINES + 1),
+            args.max_characters,
+        )
         + "Review the changes and make sure they are as expected (correct indentation, no"
         " duplicate lines, etc). Edit the file again if necessary."
-    )  # fmt: skip
+    )
 
 
 def _arguments(input: object, most: int | None) -> tuple[str, dict[str, Any]]:

@@ -159,8 +159,7 @@ def _listing(ctx: Context, top: str, shown: str) -> str:
 
     collect(top, "", 1)
     header = (
-        f"Here're the files and directories up to 2 levels deep in {shown},"
-        " excluding hidden items:"
+        f"Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items:"
     )
     return header + "\n" + "\n".join(lines)
 
@@ -179,9 +178,7 @@ def memory_view(ctx: Context, args: ViewInput) -> TextOutput:
     except OSError:
         if path == ROOT:  # the reference's root always exists
             return TextOutput(result=_listing(ctx, path, args.path))
-        raise _error(
-            f"The path {args.path} does not exist. Please provide a valid path."
-        ) from None
+        raise _error(f"The path {args.path} does not exist. Please provide a valid path.") from None
     kind = st.st_mode & S_IFMT
     if kind == S_IFDIR:
         return TextOutput(result=_listing(ctx, path, args.path))
@@ -244,9 +241,7 @@ def _existing_file(ctx: Context, raw: str) -> tuple[str, str]:
     path = _resolve(ctx, raw, write=True)
     kind = _kind(ctx, path)
     if kind is None:
-        raise ToolError(
-            "not_found", f"The path {raw} does not exist. Please provide a valid path."
-        )
+        raise ToolError("not_found", f"The path {raw} does not exist. Please provide a valid path.")
     if kind != S_IFREG:
         raise ToolError("is_directory", f"The path {raw} is not a file.")
     return path, _text(ctx, path)
@@ -285,11 +280,11 @@ def memory_str_replace(ctx: Context, args: StrReplaceInput) -> TextOutput:
             f" in {args.path}.",
         )
     if count > 1:
-        lines = ", ".join(map(str, _occurrence_lines(content, args.old_str)))
+        found = ", ".join(map(str, _occurrence_lines(content, args.old_str)))
         raise ToolError(
             "not_unique",
             f"No replacement was performed. Multiple occurrences of old_str `{args.old_str}`"
-            f" in lines: {lines}. Please ensure it is unique",
+            f" in lines: {found}. Please ensure it is unique",
         )
     changed = content.count("\n", 0, content.find(args.old_str))
     new = content.replace(args.old_str, args.new_str)
@@ -462,9 +457,7 @@ class AsyncAgentFSMemoryTool(BetaAsyncAbstractMemoryTool):
         )
         self.toolset = self.sync.toolset
 
-    async def view(
-        self, command: BetaMemoryTool20250818ViewCommand
-    ) -> BetaFunctionToolResultType:
+    async def view(self, command: BetaMemoryTool20250818ViewCommand) -> BetaFunctionToolResultType:
         return self.sync.view(command)
 
     async def create(
