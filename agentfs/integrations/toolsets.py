@@ -9,8 +9,10 @@ operator's policy, when given, applies as written.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Self
 
 from agentfs.protocol import WorkspaceAPI
+from agentfs.tools.catalog import AGENTFS
 from agentfs.tools.policy import Policy, ToolPolicy
 from agentfs.tools.spec import Surface
 from agentfs.tools.toolset import Approve, Toolset
@@ -32,16 +34,52 @@ def toolset_for(
     names: Sequence[str] | None = None,
 ) -> Toolset:
     """A ``Toolset`` over ``ws`` running ``surface`` (agentfs's own by default) under
-    ``policy`` (``adapter_policy()`` by default). Given a ``Toolset``, that one, as it is:
-    its thread, policy and approval are the caller's choice."""
-    if isinstance(ws, Toolset):
+    ``policy`` (``adapter_policy()`` by default).
+
+    Given a ``Toolset``, its choices hold (thread, actor, policy, approval): that one if it
+    runs ``surface``, else one over its workspace with its choices and its audit log, so
+    that several adapters (an editor, a shell, function tools) share one conversation's
+    settings, and closing the given one publishes every row."""
+    surface = AGENTFS if surface is None else surface
+    if not isinstance(ws, Toolset):
+        return Toolset(
+            ws,
+            surface=surface,
+            thread=thread,
+            actor=actor,
+            policy=adapter_policy() if policy is None else policy,
+            approve=approve,
+            tools=names,
+        )
+    if ws.surface is surface and names is None:
         return ws
-    return Toolset(
-        ws,
+    made = Toolset(
+        ws.ws,
         surface=surface,
-        thread=thread,
-        actor=actor,
-        policy=adapter_policy() if policy is None else policy,
-        approve=approve,
+        thread=ws.thread,
+        actor=ws.actor,
+        policy=ws.policy,
+        approve=ws.approve,
         tools=names,
     )
+    made.audit = ws.audit
+    return made
+
+
+class Flushing:
+    """An adapter whose ``toolset`` keeps the audit rows of read-only calls waiting (see
+    ``agentfs.tools.audit``): ``flush``, ``close`` or leaving a ``with`` block publishes
+    them."""
+
+    toolset: Toolset
+
+    def flush(self) -> None:
+        self.toolset.flush()
+
+    close = flush
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.flush()

@@ -152,9 +152,16 @@ def test_the_async_twins_answer_as_the_sync_calls(ws: agentfs.Workspace) -> None
     assert got[0].content == b"x\nz\n" and put[0].error is None and deleted.error is None
 
 
-def test_a_toolset_given_must_run_the_deepagents_surface(ws: agentfs.Workspace) -> None:
-    with pytest.raises(ValueError, match="DEEPAGENTS"):
-        AgentFSBackend(Toolset(ws))
+def test_a_toolset_given_lends_its_thread_policy_and_audit_log(ws: agentfs.Workspace) -> None:
+    policy = Policy(defaults=ToolPolicy(deny=["/secrets/**"]))
+    with Toolset(ws, thread="t9", actor="me", policy=policy) as toolset:
+        backend = AgentFSBackend(toolset)
+        assert backend.write("/a.txt", "x").error is None
+        assert backend.read("/secrets/key").error
+        assert toolset.invoke("read_file", {"path": "/a.txt"}).error is None
+    assert (ws.history("/a.txt")[-1].thread, ws.history("/a.txt")[-1].actor) == ("t9", "me")
+    # the given Toolset's close published the backend's rows too, the refused read's included
+    assert sorted(c.name for c in ws.tool_calls.list()) == ["read_file", "read_file", "write_file"]
 
 
 def test_a_composite_backend_keeps_memories_in_the_workspace(ws: agentfs.Workspace) -> None:

@@ -45,8 +45,8 @@ from agentfs.integrations.anthropic.common import (
     Input,
     TextOutput,
     run,
-    surface_toolset,
 )
+from agentfs.integrations.toolsets import toolset_for
 from agentfs.protocol import WorkspaceAPI
 from agentfs.tools.commands import ExecuteCommandInput, execute_command
 from agentfs.tools.context import Context
@@ -534,7 +534,9 @@ def agent_toolset(
 ) -> list[AgentTool]:
     """The ``agent_toolset_20260401`` tools over ``ws`` (``names``: only these), for
     ``client.beta.messages.tool_runner``; the policy is ``adapter_policy()`` unless given."""
-    toolset = surface_toolset(ws, thread=thread, actor=actor, policy=policy, approve=approve)
+    toolset = toolset_for(
+        ws, surface=SURFACE, thread=thread, actor=actor, policy=policy, approve=approve
+    )
     return [AgentTool(toolset, name) for name in names]
 
 
@@ -548,5 +550,7 @@ def async_agent_toolset(
     names: tuple[str, ...] = NAMES,
 ) -> list[AsyncAgentTool]:
     """``agent_toolset`` for the async tool runner (``AsyncAnthropic``)."""
-    toolset = surface_toolset(ws, thread=thread, actor=actor, policy=policy, approve=approve)
+    toolset = toolset_for(
+        ws, surface=SURFACE, thread=thread, actor=actor, policy=policy, approve=approve
+    )
     return [AsyncAgentTool(toolset, name) for name in names]

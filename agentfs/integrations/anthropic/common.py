@@ -9,11 +9,8 @@ from typing import Any
 from anthropic.lib.tools import BetaFunctionToolResultType, ToolError
 from pydantic import ConfigDict
 
-from agentfs.integrations.toolsets import toolset_for
-from agentfs.protocol import WorkspaceAPI
-from agentfs.tools.policy import Policy
 from agentfs.tools.spec import Surface, ToolInput, ToolOutput
-from agentfs.tools.toolset import Approve, Toolset
+from agentfs.tools.toolset import Toolset
 
 #: The Anthropic tools over a workspace: the memory tool's commands, the text editor's and
 #: the ``agent_toolset_20260401`` tools, each ruled by the agentfs tool it is governed by.
@@ -42,26 +39,6 @@ class TextOutput(ToolOutput):
 
     def content(self) -> BetaFunctionToolResultType:
         return self.result if self.blocks is None else self.blocks  # type: ignore[return-value]
-
-
-def surface_toolset(
-    ws: WorkspaceAPI | Toolset,
-    *,
-    thread: str,
-    actor: str | None,
-    policy: Policy | None,
-    approve: Approve | None,
-) -> Toolset:
-    """The ``Toolset`` running ``SURFACE`` over ``ws`` (a given one must run it already)."""
-    toolset = toolset_for(
-        ws, surface=SURFACE, thread=thread, actor=actor, policy=policy, approve=approve
-    )
-    if toolset.surface is not SURFACE:
-        raise ValueError(
-            "a Toolset given to an Anthropic tool must run its surface:"
-            " Toolset(ws, surface=agentfs.integrations.anthropic.SURFACE, ...)"
-        )
-    return toolset
 
 
 def run(toolset: Toolset, name: str, arguments: dict[str, Any]) -> BetaFunctionToolResultType:

@@ -34,8 +34,8 @@ from agentfs.integrations.anthropic.common import (
     TextOutput,
     numbered,
     run,
-    surface_toolset,
 )
+from agentfs.integrations.toolsets import Flushing, toolset_for
 from agentfs.protocol import WorkspaceAPI
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
@@ -313,7 +313,7 @@ def _arguments(input: object, most: int | None) -> tuple[str, dict[str, Any]]:
     return f"text_editor_{command}", arguments
 
 
-class AgentFSTextEditorTool(BetaBuiltinFunctionTool):
+class AgentFSTextEditorTool(Flushing, BetaBuiltinFunctionTool):
     """The text editor tool over ``ws``, every command through a ``Toolset`` (``toolset``);
     ``max_characters`` clips what ``view`` shows, as the API's parameter of that name asks."""
 
@@ -328,8 +328,8 @@ class AgentFSTextEditorTool(BetaBuiltinFunctionTool):
         approve: Approve | None = None,
     ) -> None:
         self.max_characters = max_characters
-        self.toolset = surface_toolset(
-            ws, thread=thread, actor=actor, policy=policy, approve=approve
+        self.toolset = toolset_for(
+            ws, surface=SURFACE, thread=thread, actor=actor, policy=policy, approve=approve
         )
 
     def to_dict(self) -> BetaToolTextEditor20250728Param:
@@ -343,7 +343,7 @@ class AgentFSTextEditorTool(BetaBuiltinFunctionTool):
         return run(self.toolset, name, arguments)
 
 
-class AsyncAgentFSTextEditorTool(BetaAsyncBuiltinFunctionTool):
+class AsyncAgentFSTextEditorTool(Flushing, BetaAsyncBuiltinFunctionTool):
     """``AgentFSTextEditorTool`` for the async tool runner; each call runs in place."""
 
     def __init__(

@@ -39,8 +39,8 @@ from agentfs.integrations.anthropic.common import (
     TextOutput,
     numbered,
     run,
-    surface_toolset,
 )
+from agentfs.integrations.toolsets import Flushing, toolset_for
 from agentfs.protocol import WorkspaceAPI
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
@@ -393,10 +393,10 @@ def _dump(command: Any) -> dict[str, Any]:
     return values
 
 
-class AgentFSMemoryTool(BetaAbstractMemoryTool):
+class AgentFSMemoryTool(Flushing, BetaAbstractMemoryTool):
     """The memory tool over ``ws`` (its ``/memories`` directory), every command through a
     ``Toolset`` (``toolset``): the policy is ``adapter_policy()`` unless given; given a
-    ``Toolset`` instead, it must run ``SURFACE``."""
+    ``Toolset`` instead, its thread, policy and audit log (``toolset_for``)."""
 
     def __init__(
         self,
@@ -409,8 +409,8 @@ class AgentFSMemoryTool(BetaAbstractMemoryTool):
         cache_control: BetaCacheControlEphemeralParam | None = None,
     ) -> None:
         super().__init__(cache_control=cache_control)
-        self.toolset = surface_toolset(
-            ws, thread=thread, actor=actor, policy=policy, approve=approve
+        self.toolset = toolset_for(
+            ws, surface=SURFACE, thread=thread, actor=actor, policy=policy, approve=approve
         )
 
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> BetaFunctionToolResultType:
@@ -437,7 +437,7 @@ class AgentFSMemoryTool(BetaAbstractMemoryTool):
         return run(self.toolset, "memory_clear", {})
 
 
-class AsyncAgentFSMemoryTool(BetaAsyncAbstractMemoryTool):
+class AsyncAgentFSMemoryTool(Flushing, BetaAsyncAbstractMemoryTool):
     """``AgentFSMemoryTool`` for the async tool runner. Each command runs in place, on the
     event loop's thread: a workspace handle belongs to the thread that opened it."""
 

@@ -39,7 +39,7 @@ from deepagents.backends.protocol import (
 from deepagents.backends.utils import InvalidGlobPatternError, compile_grep_include_glob
 
 from agentfs.integrations.deepagents.surface import DEEPAGENTS
-from agentfs.integrations.toolsets import toolset_for
+from agentfs.integrations.toolsets import Flushing, toolset_for
 from agentfs.protocol import WorkspaceAPI
 from agentfs.tools.errors import ToolError
 from agentfs.tools.policy import Policy
@@ -70,12 +70,12 @@ def _refuse_traversal(key: str) -> None:
         raise ValueError("embedded null byte")
 
 
-class AgentFSBackend(SandboxBackendProtocol):
+class AgentFSBackend(Flushing, SandboxBackendProtocol):
     """A workspace as deepagents' backend (see the module docstring). Leave its ``with``
     block, or call ``flush``, to publish the audit rows of the last calls at once.
 
     Args:
-        ws: the workspace, or a ``Toolset`` over it running the ``DEEPAGENTS`` surface.
+        ws: the workspace, or a ``Toolset`` whose thread, policy and audit log to share.
         thread, actor, policy, approve: the ``Toolset``'s (``toolset_for``: commands need
             no approval of the workspace's own by default; deepagents' ``interrupt_on``
             asks a person).
@@ -97,8 +97,6 @@ class AgentFSBackend(SandboxBackendProtocol):
         self.toolset = toolset_for(
             ws, surface=DEEPAGENTS, thread=thread, actor=actor, policy=policy, approve=approve
         )
-        if self.toolset.surface is not DEEPAGENTS:
-            raise ValueError("the Toolset given must run the DEEPAGENTS surface")
         self.timeout = timeout
         self.max_output_bytes = max_output_bytes
 
@@ -107,16 +105,6 @@ class AgentFSBackend(SandboxBackendProtocol):
         """The workspace file and thread this backend works in, as a short stable name."""
         where = f"{self.toolset.ws.path}\0{self.toolset.thread}"
         return "agentfs-" + hashlib.sha256(where.encode()).hexdigest()[:12]
-
-    def flush(self) -> None:
-        """Publish the audit rows still waiting (the toolset writes them in batches)."""
-        self.toolset.flush()
-
-    def __enter__(self) -> AgentFSBackend:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.flush()
 
     def _call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """The tool's structured result; its failure as ``ToolError`` (deepagents' message)."""

@@ -18,13 +18,16 @@ from agents.editor import ApplyPatchOperation, ApplyPatchResult
 from pydantic import Field
 
 from agentfs.core import paths
-from agentfs.integrations.openai_agents.toolsets import ACTOR, Flushing, surface_toolset
+from agentfs.integrations.toolsets import Flushing, toolset_for
 from agentfs.protocol import WorkspaceAPI
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
 from agentfs.tools.policy import Policy
 from agentfs.tools.spec import Surface, ToolInput, ToolOutput
 from agentfs.tools.toolset import Approve, Toolset
+
+#: Who the workspace records as acting, unless told otherwise.
+ACTOR = "openai-agents"
 
 #: The SDK's tools under their own names and result shapes (the shell runs agentfs's own
 #: ``execute_command``, whose shape the executor converts).
@@ -195,8 +198,8 @@ class AgentFSEditor(Flushing):
         policy: Policy | None = None,
         approve: Approve | None = None,
     ) -> None:
-        self.toolset = surface_toolset(
-            ws, SURFACE, thread=thread, actor=actor, policy=policy, approve=approve
+        self.toolset = toolset_for(
+            ws, surface=SURFACE, thread=thread, actor=actor, policy=policy, approve=approve
         )
 
     def create_file(self, operation: ApplyPatchOperation) -> ApplyPatchResult:

@@ -24,7 +24,8 @@ from typing import Any
 from agents.tool import FunctionTool
 from agents.tool_context import ToolContext
 
-from agentfs.integrations.openai_agents.toolsets import ACTOR, surface_toolset
+from agentfs.integrations.openai_agents.editor import ACTOR
+from agentfs.integrations.toolsets import toolset_for
 from agentfs.protocol import WorkspaceAPI
 from agentfs.tools.export import json_schema
 from agentfs.tools.policy import Policy
@@ -55,7 +56,7 @@ def function_tools(
     before a call of a tool in ``needs_approval`` (its ``needs_approval=True``); the policy
     is ``adapter_policy()`` unless given. Given a ``Toolset``, its tools, thread, policy and
     approval: close it to publish the audit rows of the last read-only calls at once."""
-    toolset = surface_toolset(ws, None, thread=thread, actor=actor, policy=policy, approve=approve)
+    toolset = toolset_for(ws, thread=thread, actor=actor, policy=policy, approve=approve)
     found = {name: toolset.surface.find(name) for name in names or ()}
     unknown = [name for name, spec in found.items() if spec is None]
     if unknown:

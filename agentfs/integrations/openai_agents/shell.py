@@ -20,7 +20,8 @@ from agents.tool import (
     ShellResult,
 )
 
-from agentfs.integrations.openai_agents.toolsets import ACTOR, Flushing, surface_toolset
+from agentfs.integrations.openai_agents.editor import ACTOR
+from agentfs.integrations.toolsets import Flushing, toolset_for
 from agentfs.protocol import WorkspaceAPI
 from agentfs.tools.policy import Policy
 from agentfs.tools.toolset import Approve, Toolset
@@ -55,9 +56,7 @@ class ShellExecutor(Flushing):
         timeout_ms: int = 60_000,
         cwd: str | None = None,
     ) -> None:
-        self.toolset = surface_toolset(
-            ws, None, thread=thread, actor=actor, policy=policy, approve=approve
-        )
+        self.toolset = toolset_for(ws, thread=thread, actor=actor, policy=policy, approve=approve)
         self.timeout_ms = timeout_ms
         self.cwd = cwd
 
