@@ -109,6 +109,10 @@ class ToolCallLog:
             columns_in += ", status"
             params += ", ?"
             status = ", CASE WHEN error IS NULL THEN 'success' ELSE 'error' END"
+        #: The rows of calls that changed nothing, waiting to be published with the next
+        #: batch (``agentfs.tools.audit``): one list for every ``Toolset`` over this handle,
+        #: so ``close`` publishes them all, a dropped toolset's included.
+        self.waiting: builtins.list[StoredCall] = []
         #: One row in (``_with_status``'s values), giving its id.
         self._insert = f"INSERT INTO tool_calls({columns_in}) VALUES ({params}) RETURNING id"
         #: Every staged row in, in the order the calls started: whole-second times, the
@@ -120,6 +124,18 @@ class ToolCallLog:
             f" CAST(round((completed_at - started_at) * 1000) AS INTEGER){status}"
             f" FROM ws_tool_call_staged ORDER BY {_START_ORDER}"
         )
+
+    def close(self) -> None:
+        """Publish the rows still waiting in memory (``waiting``)."""
+        if self.waiting and not self._readonly:
+            self.publish_waiting()
+
+    def publish_waiting(self) -> None:
+        """``publish`` the waiting rows, in their own transaction; rows a call adds while
+        it runs wait for the next one."""
+        rows = self.waiting[:]
+        self.publish(rows)
+        del self.waiting[: len(rows)]
 
     def record(
         self,

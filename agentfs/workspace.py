@@ -150,9 +150,11 @@ class Workspace(FileSystem):
     # --- lifecycle -----------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Free what this connection queued for deletion, then close. Idempotent."""
+        """Publish the audit rows toolsets still hold, free what this connection queued for
+        deletion, then close. Idempotent."""
         try:
             if not self.readonly:
+                self.tool_calls.close()  # the rows toolsets over this handle hold in memory
                 self.orphans.purge()
         except apsw.ConnectionClosedError:
             return

@@ -46,7 +46,7 @@ class AuditLog:
         self.ws = ws
         self._readonly = ws.readonly  # a handle's mode never changes
         self._log = ws.tool_calls
-        self._waiting: list[StoredCall] = []
+        self._waiting = self._log.waiting  # the handle's: its close publishes what waits
         self._staged = 0  # rows this log staged since its last publish
 
     def record(
@@ -95,8 +95,7 @@ class AuditLog:
         if self._readonly or not (self._waiting or self._staged):
             return
         with self.ws.transaction():
-            self._log.publish(self._waiting)
-        self._waiting.clear()
+            self._log.publish_waiting()
         self._staged = 0
 
 

@@ -86,6 +86,18 @@ def test_staged_rows_wait_for_a_batch_then_go_without_being_asked(
     assert tools.ws.tool_calls.staged() == 0 and len(logged(tools.ws)) == 5
 
 
+def test_closing_the_workspace_publishes_what_its_toolsets_hold(tmp_path: Path) -> None:
+    """Read-only calls' rows wait in memory; a toolset nobody flushed (an adapter's, dropped
+    with its framework) must not take them away: the workspace's close publishes them."""
+    with agentfs.open(tmp_path / "ws.db") as ws:
+        ws.write("/a.txt", "one\n")
+        Toolset(ws, thread="t1").call("read_file", {"path": "/a.txt"})
+        Toolset(ws).call("ls", {"path": "/"})  # dropped at once, never flushed
+        assert ws.tool_calls.list() == []
+    with agentfs.open(tmp_path / "ws.db") as ws:
+        assert sorted(c.name for c in ws.tool_calls.list()) == ["ls", "read_file"]
+
+
 def test_a_file_s_text_is_logged_briefly_other_strings_in_full(tools: Toolset) -> None:
     text = "".join(f"line {i}\n" for i in range(200))
     tools.call("write_file", {"path": "/long.txt", "content": text})
