@@ -13,6 +13,10 @@ answers of both have been checked to be the same:
     word in 10 of them with ``glob="*.py"``, glob ``**/*.md`` and glob ``*.py`` (a bare
     pattern: names at any depth).
 
+  Anthropic: ``AgentFSMemoryTool`` against the SDK's ``BetaLocalFilesystemMemoryTool``:
+  * view a 10 KiB memory (read), create a new 1 KiB one (write), str_replace one line of the
+    10 KiB one (edit).
+
 Each adapter call goes through a ``Toolset`` (policy, the audit row, read tracking); the
 reference does none of that. The ratio is the reference's time over ours (above 1: ours is
 faster); the targets are at least 0.8 for a read, a write and an edit, and at least 2 for a
@@ -34,9 +38,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMemoryTool
 from deepagents.backends.filesystem import FilesystemBackend
 
 import agentfs
+from agentfs.integrations.anthropic import AgentFSMemoryTool
 from agentfs.integrations.deepagents import AgentFSBackend
 
 DIRECTORIES = 100
@@ -60,12 +66,13 @@ class Row:
 
     @property
     def target(self) -> float:
-        return TARGETS[self.operation.split()[0]]
+        return TARGETS[self.operation.split()[0].rstrip(":")]
 
 
 def median_us(call: Callable[[int], Any], rounds: int) -> float:
-    """The median time of ``call(i)`` for i in range(rounds), after a few calls to warm up."""
-    for i in range(min(rounds, 5)):
+    """The median time of ``call(i)`` for i in range(rounds), after a few calls (each with an
+    ``i`` of its own) to warm up."""
+    for i in range(rounds, rounds + 5):
         call(i)
     times = []
     for i in range(rounds):
@@ -103,7 +110,7 @@ def deepagents_rows(work: Path, files: int, rounds: int) -> list[Row]:
     root = work / "root"
     root.mkdir()
     reference = FilesystemBackend(root, virtual_mode=True)
-    big = "".join(f"line {k} of a ten kibibyte file, with a few words\n" for k in range(200))
+    big = _ten_kib()
     files_of = tree(files)
     with agentfs.open(work / "ws.db") as ws, AgentFSBackend(ws) as ours:
         with ws.transaction():
@@ -139,9 +146,7 @@ def deepagents_rows(work: Path, files: int, rounds: int) -> list[Row]:
             )
 
         def edit(backend: Any, i: int) -> Any:
-            line = i % 200
-            old, new = (" of a ", " OF A ") if (i // 200) % 2 == 0 else (" OF A ", " of a ")
-            return backend.edit("/big.txt", f"line {line}{old}", f"line {line}{new}")
+            return backend.edit("/big.txt", *_replace_line(i))
 
         tree_rounds = max(5, rounds // 10)
         return [
@@ -156,6 +161,48 @@ def deepagents_rows(work: Path, files: int, rounds: int) -> list[Row]:
             ),
             pair(f"glob **/*.md, {files:,} files", lambda b, i: b.glob("**/*.md"), tree_rounds),
             pair(f"glob *.py, {files:,} files", lambda b, i: b.glob("*.py"), tree_rounds),
+        ]
+
+
+def _ten_kib() -> str:
+    return "".join(f"line {k} of a ten kibibyte file, with a few words\n" for k in range(200))
+
+
+def _replace_line(i: int) -> tuple[str, str]:
+    """The i-th edit: one line changed and changed back, so each edit finds its text."""
+    line = i % 200
+    old, new = (" of a ", " OF A ") if (i // 200) % 2 == 0 else (" OF A ", " of a ")
+    return f"line {line}{old}", f"line {line}{new}"
+
+
+def anthropic_rows(work: Path, rounds: int) -> list[Row]:
+    reference = BetaLocalFilesystemMemoryTool(str(work / "memory"))
+    with agentfs.open(work / "ws.db") as ws, AgentFSMemoryTool(ws) as ours:
+        for tool in (ours, reference):
+            tool.call({"command": "create", "path": "/memories/big.md", "file_text": _ten_kib()})
+        view = {"command": "view", "path": "/memories/big.md"}
+        _same(ours.call(view), reference.call(view), "view")
+
+        def pair(name: str, call: Callable[[Any, int], Any]) -> Row:
+            return Row(
+                name,
+                median_us(lambda i: call(ours, i), rounds),
+                median_us(lambda i: call(reference, i), rounds),
+            )
+
+        def create(tool: Any, i: int) -> Any:
+            path = f"/memories/new{i:05d}.md"  # the memory tool creates, never overwrites
+            return tool.call({"command": "create", "path": path, "file_text": "a" * 1024})
+
+        def replace(tool: Any, i: int) -> Any:
+            old, new = _replace_line(i)
+            command = {"command": "str_replace", "path": "/memories/big.md"}
+            return tool.call({**command, "old_str": old, "new_str": new})
+
+        return [
+            pair("read: view 10 KiB", lambda tool, i: tool.call(view)),
+            pair("write: create 1 KiB", create),
+            pair("edit: str_replace one line", replace),
         ]
 
 
@@ -178,14 +225,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--files", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=200)
     args = parser.parse_args(argv[1:])
-    with tempfile.TemporaryDirectory(dir=os.environ.get("AGENTFS_BENCH_DIR")) as where:
-        rows = deepagents_rows(Path(where), args.files, args.rounds)
-    print(
-        table(
-            "deepagents: AgentFSBackend vs FilesystemBackend(virtual_mode=True), median per call",
-            rows,
-        )
-    )
+    scratch = os.environ.get("AGENTFS_BENCH_DIR")
+    with tempfile.TemporaryDirectory(dir=scratch) as where:
+        deep = deepagents_rows(Path(where), args.files, args.rounds)
+    with tempfile.TemporaryDirectory(dir=scratch) as where:
+        memory = anthropic_rows(Path(where), args.rounds)
+    print(table("deepagents: AgentFSBackend vs FilesystemBackend(virtual_mode=True)", deep))
+    print()
+    print(table("Anthropic: AgentFSMemoryTool vs BetaLocalFilesystemMemoryTool", memory))
+    print("\nmicroseconds per call, the median of each; ratio: the reference's time over ours")
     return 0
 
 
