@@ -160,6 +160,20 @@ BENCHES = (
         quick=["--files", "1000", "--rounds", "1"],
     ),
     Bench(
+        "integrations",
+        "The framework adapters (`benchmarks/integrations.py`)",
+        "integrations.py",
+        "deepagents' operations through `AgentFSBackend` against its own `FilesystemBackend` on"
+        " the same files (ripgrep for grep, over 10,000 files), and the Anthropic memory tool"
+        " against the SDK's `BetaLocalFilesystemMemoryTool`, each call through a `Toolset`.",
+        needs=lambda: _first(
+            lambda: _missing_tools("rg"),
+            lambda: _missing_module("deepagents", "the deepagents extra"),
+            lambda: _missing_module("anthropic", "the anthropic extra"),
+        ),
+        quick=["--files", "1000", "--rounds", "20"],
+    ),
+    Bench(
         "tool_instructions",
         "What a tool call adds, counted (`benchmarks/tool_instructions.py`)",
         "tool_instructions.py",
