@@ -4,7 +4,6 @@ the same errors and the same tree."""
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ from hypothesis import strategies as st
 import agentfs
 from agentfs.integrations.anthropic.memory import AgentFSMemoryTool, AsyncAgentFSMemoryTool
 from agentfs.tools.policy import Policy, ToolPolicy
+from tests.integrations.trees import host_tree, workspace_tree
 
 Command = dict[str, Any]
 
@@ -34,29 +34,6 @@ def outcome(tool: Any, command: Command) -> tuple[str, str]:
         return "crash", type(exc).__name__
 
 
-def host_tree(root: Path) -> dict[str, str | None]:
-    tree: dict[str, str | None] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel = "/" + os.path.relpath(dirpath, root.parent) if dirpath != str(root) else "/memories"
-        for name in dirnames:
-            tree[f"{rel}/{name}"] = None
-        for name in filenames:
-            tree[f"{rel}/{name}"] = Path(dirpath, name).read_bytes().decode()
-    return tree
-
-
-def workspace_tree(ws: agentfs.Workspace) -> dict[str, str | None]:
-    tree: dict[str, str | None] = {}
-    if not ws.exists("/memories"):
-        return tree
-    for dirpath, dirnames, filenames in ws.walk("/memories"):
-        for name in dirnames:
-            tree[f"{dirpath}/{name}"] = None
-        for name in filenames:
-            tree[f"{dirpath}/{name}"] = ws.read_text(f"{dirpath}/{name}")
-    return tree
-
-
 def compare(commands: list[Command]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         reference = BetaLocalFilesystemMemoryTool(base_path=str(Path(tmp) / "ref"))
@@ -69,7 +46,9 @@ def compare(commands: list[Command]) -> None:
                     assert got[0] == "error", (i, command, want, got)
                 else:
                     assert got == want, (i, command)
-                assert workspace_tree(ws) == host_tree(reference.memory_root), (i, command)
+                assert workspace_tree(ws, "/memories") == host_tree(
+                    reference.memory_root, "/memories"
+                ), (i, command)
             adapter.toolset.flush()
             assert len(ws.tool_calls.list(limit=10_000)) == len(commands)
 

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import agentfs
 from agentfs.integrations.anthropic import agent_toolset, async_agent_toolset
 from agentfs.tools.policy import Policy, ToolPolicy
+from tests.integrations.trees import host_tree, workspace_tree
 
 Op = tuple[str, dict[str, Any]]
 
@@ -49,23 +50,6 @@ def unordered(name: str, result: tuple[str, str]) -> tuple[str, Any]:
     if name in ("glob", "grep") and kind == "ok":
         return kind, sorted(text.split("\n"))
     return kind, text
-
-
-def host_tree(root: Path) -> dict[str, bytes | None]:
-    return {
-        "/" + str(p.relative_to(root)): (None if p.is_dir() else p.read_bytes())
-        for p in sorted(root.rglob("*"))
-    }
-
-
-def workspace_tree(ws: agentfs.Workspace) -> dict[str, bytes | None]:
-    tree: dict[str, bytes | None] = {}
-    for dirpath, dirnames, filenames in ws.walk("/"):
-        for name in dirnames:
-            tree[f"{dirpath.rstrip('/')}/{name}"] = None
-        for name in filenames:
-            tree[f"{dirpath.rstrip('/')}/{name}"] = ws.read(f"{dirpath.rstrip('/')}/{name}")
-    return tree
 
 
 def compare(ops: list[Op]) -> None:

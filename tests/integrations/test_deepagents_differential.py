@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 import agentfs
 from agentfs.integrations.deepagents import AgentFSBackend
+from tests.integrations.trees import host_tree, workspace_tree
 
 pytestmark = pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is deepagents' grep")
 
@@ -142,24 +143,6 @@ def _outcome(backend: Any, operation: tuple[Any, ...], root: str) -> Any:
     return found
 
 
-def _tree(root: Path) -> dict[str, bytes | None]:
-    return {
-        "/" + str(p.relative_to(root)): p.read_bytes() if p.is_file() else None
-        for p in root.rglob("*")
-    }
-
-
-def _workspace_tree(ws: agentfs.Workspace) -> dict[str, bytes | None]:
-    found: dict[str, bytes | None] = {}
-    for top, dirs, files in ws.walk("/"):
-        for name in dirs:
-            found[(top.rstrip("/") + "/" + name)] = None
-        for name in files:
-            path = top.rstrip("/") + "/" + name
-            found[path] = ws.read(path)
-    return found
-
-
 @pytest.fixture
 def scratch() -> Iterator[Path]:
     with tempfile.TemporaryDirectory() as where:
@@ -182,7 +165,7 @@ def test_every_operation_answers_as_deepagents_filesystem_backend(
             for operation in operations:
                 expected = _outcome(reference, operation, str(root))
                 assert _outcome(ours, operation, str(root)) == expected, operation
-            assert _workspace_tree(ws) == _tree(root)
+            assert workspace_tree(ws) == host_tree(root)
 
 
 #: A tree with every case ripgrep and deepagents treat apart: hidden names at each depth,
