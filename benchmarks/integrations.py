@@ -101,6 +101,14 @@ def tree(files: int) -> dict[str, str]:
     }
 
 
+def _ok(result: Any) -> Any:
+    """A deepagents result, which says a failure instead of raising: a failed call must not be
+    timed as if it had done the work."""
+    if getattr(result, "error", None):
+        raise SystemExit(f"a timed call failed: {result.error}")
+    return result
+
+
 def _same(ours: Any, reference: Any, what: str) -> None:
     if ours != reference:
         raise SystemExit(f"{what}: the adapter's answer differs from the reference's")
@@ -145,13 +153,15 @@ def deepagents_rows(work: Path, files: int, rounds: int) -> list[Row]:
                 median_us(lambda i: call(reference, i), n),
             )
 
+        flippers = {id(ours): LineFlipper(), id(reference): LineFlipper()}
+
         def edit(backend: Any, i: int) -> Any:
-            return backend.edit("/big.txt", *_replace_line(i))
+            return _ok(backend.edit("/big.txt", *flippers[id(backend)](i)))
 
         tree_rounds = max(5, rounds // 10)
         return [
-            pair("read 10 KiB", lambda b, i: b.read("/big.txt")),
-            pair("write 1 KiB", lambda b, i: b.write("/small.txt", "ab"[i % 2] * 1024)),
+            pair("read 10 KiB", lambda b, i: _ok(b.read("/big.txt"))),
+            pair("write 1 KiB", lambda b, i: _ok(b.write("/small.txt", "ab"[i % 2] * 1024))),
             pair("edit one line", edit),
             pair(f"grep a word, {files:,} files", lambda b, i: b.grep(RARE), tree_rounds),
             pair(
@@ -168,11 +178,18 @@ def _ten_kib() -> str:
     return "".join(f"line {k} of a ten kibibyte file, with a few words\n" for k in range(200))
 
 
-def _replace_line(i: int) -> tuple[str, str]:
-    """The i-th edit: one line changed and changed back, so each edit finds its text."""
-    line = i % 200
-    old, new = (" of a ", " OF A ") if (i // 200) % 2 == 0 else (" OF A ", " of a ")
-    return f"line {line}{old}", f"line {line}{new}"
+class LineFlipper:
+    """The edits of one 10 KiB file: the i-th changes line i % 200 one way or back, as it
+    stands, so that every edit finds its text whatever order the calls come in."""
+
+    def __init__(self) -> None:
+        self.flipped: set[int] = set()
+
+    def __call__(self, i: int) -> tuple[str, str]:
+        line = i % 200
+        old, new = (" OF A ", " of a ") if line in self.flipped else (" of a ", " OF A ")
+        self.flipped ^= {line}
+        return f"line {line}{old}", f"line {line}{new}"
 
 
 def anthropic_rows(work: Path, rounds: int) -> list[Row]:
@@ -194,8 +211,10 @@ def anthropic_rows(work: Path, rounds: int) -> list[Row]:
             path = f"/memories/new{i:05d}.md"  # the memory tool creates, never overwrites
             return tool.call({"command": "create", "path": path, "file_text": "a" * 1024})
 
+        flippers = {id(ours): LineFlipper(), id(reference): LineFlipper()}
+
         def replace(tool: Any, i: int) -> Any:
-            old, new = _replace_line(i)
+            old, new = flippers[id(tool)](i)
             command = {"command": "str_replace", "path": "/memories/big.md"}
             return tool.call({**command, "old_str": old, "new_str": new})
 
