@@ -5,6 +5,9 @@ and langchain's own agent driving them with a scripted chat model, offline."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -97,3 +100,41 @@ def test_langchains_agent_works_in_the_workspace(ws: agentfs.Workspace) -> None:
     assert ws.read("/plan.md") == b"# Plan\n"
     names = [c.name for c in ws.tool_calls.list()]
     assert sorted(names) == ["read_file", "read_file", "write_file"]
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "langchain_agent.py"
+
+
+def test_the_example_runs_a_turn_offline_and_can_undo_it(tmp_path: Path) -> None:
+    db = tmp_path / "ws.db"
+    with agentfs.open(db) as ws:
+        ws.write("/src/app.py", "print(1)\n", parents=True)
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE), str(db), "write a plan", "--scripted"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Wrote /PLAN.md: Created /PLAN.md")
+    assert f"agentfs snapshot restore {db} snap-1" in done.stdout
+    with agentfs.open(db) as ws:
+        assert "- app.py\n" in ws.read_text("/PLAN.md")
+        assert sorted(c.name for c in ws.tool_calls.list()) == ["list_tree", "write_file"]
+        ws.snapshots.restore("snap-1")
+        assert not ws.exists("/PLAN.md")
+
+
+def test_the_example_without_a_key_says_so_in_one_line(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "ANTHROPIC_API_KEY"}
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE), str(tmp_path / "ws.db"), "hello"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "set ANTHROPIC_API_KEY to run against anthropic:claude-sonnet-4-5, or run --scripted\n"
+    )
