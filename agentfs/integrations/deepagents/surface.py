@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import errno
+import functools
 import os
 import stat as statmod
 from collections.abc import Callable
@@ -120,6 +121,10 @@ def ls(ctx: Context, args: LsInput) -> LsOutput:
 
 # --- read_file ---------------------------------------------------------------------------------
 
+#: deepagents' choice between reading a path as text and as base64, by its extension: its
+#: own function, remembered per path (it builds two ``PurePosixPath`` objects a call).
+_read_type = functools.lru_cache(maxsize=4096)(_get_backend_read_file_type)
+
 
 class ReadInput(ToolInput):
     file_path: str
@@ -145,7 +150,7 @@ class ReadOutput(ToolOutput):
 )
 def read_file(ctx: Context, args: ReadInput) -> ReadOutput:
     path = virtual(ctx, args.file_path)
-    kind = _get_backend_read_file_type(args.file_path)
+    kind = _read_type(args.file_path)
     try:
         if kind == "video" and ctx.ws.stat(path).st_size > MAX_VIDEO_INPUT_BYTES:
             raise ToolError(
