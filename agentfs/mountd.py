@@ -1,7 +1,8 @@
 """The mount daemon: ``python -m agentfs.mountd WS DIR [options]`` opens the workspace and
 serves one mount in the foreground until it is unmounted or signalled (docs/mount.md).
 ``agentfs mount`` and every command run in a mount start it. Writes through it are recorded as
-actor ``mount`` (``AGENTFS_ACTOR`` overrides it) and thread ``AGENTFS_THREAD``.
+``--actor`` and ``--thread`` (a command run by ``ws.run``: the handle's), else as actor
+``mount`` (``AGENTFS_ACTOR`` overrides it) and thread ``AGENTFS_THREAD``.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from agentfs.workspace import Workspace
 def serve(workspace: Path, mountpoint: Path, options: MountOptions) -> None:
     """Open ``workspace`` and serve it on ``mountpoint`` until unmounted."""
     read_only = options.read_only or (options.rules is not None and options.rules.read_only)
-    actor = os.environ.get("AGENTFS_ACTOR", "mount")
-    thread = os.environ.get("AGENTFS_THREAD") or None
+    actor = options.actor or os.environ.get("AGENTFS_ACTOR", "mount")
+    thread = options.thread or os.environ.get("AGENTFS_THREAD") or None
     with Workspace(workspace, create=False, readonly=read_only, actor=actor, thread=thread) as ws:
         st = ws.stat(options.root)
         if not st.is_dir():

@@ -435,6 +435,8 @@ class Workspace(FileSystem):
             limits=limits or Limits(),
             owner=(root_st.st_uid, root_st.st_gid),
             rules=rules,
+            actor=self.actor,
+            thread=self.thread,
         )
         result = runner(command, root=root, options=options)
         return replace(result, snapshot=snapshot.name)

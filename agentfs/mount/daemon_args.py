@@ -35,6 +35,9 @@ class MountOptions:
     ids: IdSwap = field(default=NO_SWAP)
     source: str | None = None
     write_budget: int | None = None
+    #: Who the workspace records as writing through the mount (None: ``mountd``'s default).
+    actor: str | None = None
+    thread: str | None = None
 
     def argv(self) -> list[str]:
         """The daemon's flags for these options (``parse`` reads them back)."""
@@ -47,6 +50,8 @@ class MountOptions:
         args += ["--swap-ids", str(self.ids)] if self.ids != NO_SWAP else []
         args += ["--source", self.source] if self.source is not None else []
         args += ["--write-budget", str(self.write_budget)] if self.write_budget is not None else []
+        args += ["--actor", self.actor] if self.actor is not None else []
+        args += ["--thread", self.thread] if self.thread is not None else []
         return args
 
 
@@ -64,6 +69,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--swap-ids", type=IdSwap.parse, default=NO_SWAP, help="UID:GID=UID:GID")
     parser.add_argument("--source", help="what the mount table shows as the source")
     parser.add_argument("--write-budget", type=int, help="bytes the mount may take")
+    parser.add_argument("--actor", help="who the versions written through the mount name")
+    parser.add_argument("--thread", help="the thread the versions written through it are in")
     return parser
 
 
@@ -81,6 +88,8 @@ def parse(argv: list[str]) -> tuple[Path, Path, MountOptions]:
         a.swap_ids,
         a.source,
         a.write_budget,
+        a.actor,
+        a.thread,
     )
     return a.workspace, a.mountpoint, options
 

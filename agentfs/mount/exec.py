@@ -106,6 +106,9 @@ class RunOptions:
     owner: tuple[int, int] | None = None
     #: A policy's rules, applied by the mount (``agentfs.mount.ruled``).
     rules: MountRules | None = None
+    #: Who runs the command, and in which thread: the versions it writes name them.
+    actor: str | None = None
+    thread: str | None = None
 
 
 def fuse_available() -> str | None:
@@ -209,7 +212,13 @@ def _mount_options(root: str, options: RunOptions, report: Path) -> MountOptions
     in place, so no one else reaches the mount), the owner's files shown as its own, a bound
     on what it writes and no host path in its mount table."""
     rules = options.rules if options.rules is not None and options.rules.restricts else None
-    mount = MountOptions(root=root, rules=rules, report=report if rules is not None else None)
+    mount = MountOptions(
+        root=root,
+        rules=rules,
+        report=report if rules is not None else None,
+        actor=options.actor,
+        thread=options.thread,
+    )
     if not options.sandbox:
         return mount
     uid, gid = host_identity()

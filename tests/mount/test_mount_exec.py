@@ -55,6 +55,20 @@ def test_snapshot_is_labelled_with_thread_and_command(ws: agentfs.Workspace) -> 
     assert info.thread == "t1" and "echo 'hi there'" in (info.label or "")
 
 
+def test_a_commands_writes_are_versions_of_whoever_ran_it(ws: agentfs.Workspace) -> None:
+    """Versions written through a command's mount name the handle's actor and thread, and a
+    toolset's call its own (the thread's timeline shows what its commands wrote)."""
+    ws.actor = "me"
+    ws.run("echo one > made.txt")
+    first = ws.history("/made.txt")[-1]
+    assert (first.actor, first.thread) == ("me", "t1")
+    quiet = Policy.model_validate({"tools": {"execute_command": {"needs_approval": False}}})
+    tools = Toolset(ws, thread="t2", actor="agent", policy=quiet)
+    assert tools.call("execute_command", {"command": "echo two > made.txt"})["exit_code"] == 0
+    second = ws.history("/made.txt")[-1]
+    assert (second.actor, second.thread) == ("agent", "t2")
+
+
 def test_cwd_env_and_output_cap(ws: agentfs.Workspace) -> None:
     r = ws.run("pwd; echo $GREETING", cwd="/src", env={"GREETING": "hello"})
     assert r.stdout.splitlines()[0].endswith("/src") and r.stdout.splitlines()[1] == "hello"
