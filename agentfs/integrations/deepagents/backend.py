@@ -54,6 +54,7 @@ _FILE_ERRORS: dict[str, FileOperationError] = {
     "denied": PERMISSION_DENIED,
     "read_only": PERMISSION_DENIED,
     "approval_denied": PERMISSION_DENIED,
+    "too_large": PERMISSION_DENIED,
 }
 
 

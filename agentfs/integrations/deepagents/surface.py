@@ -37,6 +37,7 @@ from wcmatch import glob as wcglob
 
 from agentfs.core import paths
 from agentfs.core.inodes import Stat
+from agentfs.integrations.toolsets import check_read
 from agentfs.search.lines import split_lines
 from agentfs.tools.commands import ExecuteCommandInput, execute_command
 from agentfs.tools.context import Context
@@ -161,6 +162,7 @@ def read_file(ctx: Context, args: ReadInput) -> ReadOutput:
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         raise ToolError("not_found", f"File '{args.file_path}' not found") from None
     if kind != "text":
+        check_read(ctx, len(data), path, "it cannot be read here")
         encoded = base64.standard_b64encode(data).decode("ascii")
         return ReadOutput(file_data={"content": encoded, "encoding": "base64"})
     text = _text(data, f"Error reading file '{args.file_path}'")
@@ -170,6 +172,8 @@ def read_file(ctx: Context, args: ReadInput) -> ReadOutput:
     window = slice_read_response({"content": text, "encoding": "utf-8"}, args.offset, args.limit)
     if window.error is not None:
         raise ToolError("invalid_argument", window.error)
+    shown = window.file_data["content"] if window.file_data else ""
+    check_read(ctx, len(shown.encode("utf-8")), path, "read fewer lines (offset, limit)")
     return ReadOutput(
         file_data=dict(window.file_data or {}),
         total_lines=window.total_lines,
@@ -242,6 +246,7 @@ def write_file(ctx: Context, args: WriteInput) -> WriteOutput:
         data = args.content.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ToolError("invalid_argument", f"{failing}: {exc}") from None
+    ctx.check_size(len(data), path)
     try:
         ctx.write(path, data, parents=True)
     except OSError as exc:
@@ -283,9 +288,12 @@ def edit_file(ctx: Context, args: EditInput) -> EditOutput:
         raise ToolError("no_match", replaced)
     edited, occurrences = replaced
     try:
-        ctx.write(path, edited.encode("utf-8"))
+        data = edited.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ToolError("invalid_argument", f"{failing}: {exc}") from None
+    ctx.check_size(len(data), path)
+    try:
+        ctx.write(path, data)
     except OSError as exc:
         raise _failed(ctx, failing, exc, path) from None
     return EditOutput(path=args.file_path, occurrences=occurrences)
@@ -578,7 +586,9 @@ class UploadOutput(ToolOutput):
 )
 def upload_file(ctx: Context, args: UploadInput) -> UploadOutput:
     path = virtual(ctx, args.path, write=True)
-    ctx.write(path, base64.standard_b64decode(args.content_base64), parents=True)
+    data = base64.standard_b64decode(args.content_base64)
+    ctx.check_size(len(data), path)
+    ctx.write(path, data, parents=True)
     return UploadOutput(path=args.path)
 
 
@@ -598,5 +608,7 @@ class DownloadOutput(ToolOutput):
     governed_by="read_file",
 )
 def download_file(ctx: Context, args: DownloadInput) -> DownloadOutput:
-    data = ctx.ws.read(virtual(ctx, args.path))
+    path = virtual(ctx, args.path)
+    data = ctx.ws.read(path)
+    check_read(ctx, len(data), path, "it cannot be downloaded here")
     return DownloadOutput(content_base64=base64.standard_b64encode(data).decode("ascii"))

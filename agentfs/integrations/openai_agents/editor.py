@@ -143,7 +143,12 @@ def update_file(ctx: Context, args: UpdateInput) -> EditorOutput:
         raise ToolError("is_directory", f"{target} is a directory; cannot move {path} there")
     parent = paths.parent_and_name(target)[0]
     ws.mkdir(parent, parents=True, exist_ok=True)
-    ws.rename(path, target)  # the file keeps its history under its new name
+    if _is_link(ws, path):
+        # A link is not moved: a relative one would lead somewhere else from target, which
+        # the policy never judged. The text goes to target, and the link is removed.
+        ws.remove(path)
+    else:
+        ws.rename(path, target)  # the file keeps its history under its new name
     version = ctx.write(target, data)
     return EditorOutput(action="moved", path=path, move_to=target, version=version)
 
