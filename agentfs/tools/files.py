@@ -311,6 +311,8 @@ def _two_paths(
 def move_file(ctx: Context, args: MoveFileInput) -> MovedOutput:
     src, dst, is_dir = _two_paths(ctx, args.source, args.destination, args.overwrite, True)
     ctx.ws.rename(src, dst)
+    if is_dir:
+        ctx.check_tree(dst, write=True)  # every name it made: a refusal undoes the move
     return MovedOutput(source=src, destination=dst, type="directory" if is_dir else "file")
 
 
@@ -341,4 +343,6 @@ def copy_file(ctx: Context, args: CopyFileInput) -> CopiedOutput:
     if not is_dir:
         ctx.check_size(ctx.ws.stat(src).st_size, dst)
     ctx.ws.copy(src, dst, recursive=args.recursive)
+    if is_dir:
+        ctx.check_tree(dst, write=True)  # every name it made: a refusal undoes the copy
     return CopiedOutput(source=src, destination=dst, type="directory" if is_dir else "file")

@@ -118,11 +118,6 @@ def test_memory_rename_puts_nothing_under_a_denied_subtree(ws: agentfs.Workspace
     assert ws.read("/memories/notes/a.md") == b"A\n" and not ws.exists("/memories/private")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="move_file and copy_file (agentfs.tools.files._two_paths) check the destination"
-    " directory but not the paths below it that a recursive move or copy creates",
-)
 def test_function_tools_move_and_copy_nothing_under_a_denied_subtree(
     ws: agentfs.Workspace,
 ) -> None:

@@ -130,6 +130,24 @@ def test_deny_globs_hold_against_tricks(project: agentfs.Workspace, path: str) -
     assert project.read("/secrets/key.txt") == b"hunter2\n"
 
 
+def test_a_move_or_copy_makes_no_name_under_a_denied_subtree(project: agentfs.Workspace) -> None:
+    """``/private/**`` does not match ``/private`` itself: a directory moved or copied there
+    passes the check of its new name and would put every file it holds under the rule. Each
+    name the operation makes is judged; a refusal undoes the whole call."""
+    tools = Toolset(project, policy=denying("/private/**", "/held/**"))
+    before = snapshot_bytes(project)
+    for name, args in [
+        ("copy_file", {"source": "/src", "destination": "/private", "recursive": True}),
+        ("move_file", {"source": "/src", "destination": "/held"}),
+    ]:
+        result = tools.call(name, args)
+        assert result["error"]["code"] == "denied", (name, result)
+    assert not project.exists("/private") and not project.exists("/held")
+    assert snapshot_bytes(project) == before
+    moved = tools.call("move_file", {"source": "/src", "destination": "/elsewhere/src"})
+    assert "error" not in moved and project.exists("/elsewhere/src/app.py")
+
+
 def test_denied_files_never_show_in_listings_or_searches(project: agentfs.Workspace) -> None:
     tools = Toolset(project, policy=denying("/secrets/**", "**/.env"))
     shown = json.dumps(
