@@ -30,6 +30,7 @@ import agentfs
 
 if TYPE_CHECKING:
     from agentfs.tools.policy import Policy
+    from agentfs.tools.spec import Surface
 
 # --- errors: the one place user errors become a line and an exit status ----------------------
 
@@ -104,6 +105,25 @@ policy_option = click.option(
     callback=_policy_from,
     help="A policy in TOML or JSON (docs/policies.md).",
 )
+
+
+profile_option = click.option(
+    "--profile",
+    metavar="NAME",
+    default="agentfs",
+    show_default=True,
+    help='The tools under one ecosystem\'s names and shapes (docs/tools.md, "Profiles").',
+)
+
+
+def surface_of(profile: str) -> Surface:
+    """The tools of ``profile``; an unknown one is a ``CLIError`` that lists the profiles."""
+    from agentfs.tools import catalog  # the tools load for the commands that use them
+
+    try:
+        return catalog.profile(profile)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
 
 
 def workspace_for_command(path: Path, *, create: bool = False, **options: Any) -> agentfs.Workspace:

@@ -8,7 +8,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from agentfs.cli.base import WORKSPACE_FILE, CLIError, cli, policy_option, workspace_for_command
+from agentfs.cli.base import (
+    WORKSPACE_FILE,
+    CLIError,
+    cli,
+    policy_option,
+    profile_option,
+    surface_of,
+    workspace_for_command,
+)
 from agentfs.layered import LayeredWorkspace
 from agentfs.protocol import WorkspaceAPI
 
@@ -29,6 +37,7 @@ def serve() -> None:
 @serve.command("mcp")
 @click.argument("workspace", metavar="WS", type=WORKSPACE_FILE)
 @click.option("--tools", "names", metavar="A,B,...", help="Offer only these tools.")
+@profile_option
 @click.option("--read-only", is_flag=True, help="Open read-only; list no tool that changes it.")
 @policy_option
 @click.option("--thread", metavar="T", default="main", show_default=True, help="The thread.")
@@ -49,6 +58,7 @@ def serve() -> None:
 def serve_mcp(
     workspace: Path,
     names: str | None,
+    profile: str,
     read_only: bool,
     policy: Policy,
     thread: str,
@@ -65,6 +75,7 @@ def serve_mcp(
     Example:
       agentfs serve mcp ws.db --read-only
       agentfs serve mcp ws.db --tools read_file,grep,edit_file --policy policy.toml
+      agentfs serve mcp ws.db --profile mcp-filesystem
       claude mcp add agentfs -- agentfs serve mcp /path/ws.db --thread main
       agentfs serve mcp thread.db --layer agent.db --layer team.db
     """
@@ -78,8 +89,11 @@ def serve_mcp(
     from agentfs.tools.toolset import Toolset  # not imported by every agentfs command
 
     tools = [n.strip() for n in names.split(",") if n.strip()] if names else None
+    surface = surface_of(profile)
     try:
-        toolset = Toolset(ws, thread=thread, actor=actor, policy=policy, tools=tools)
+        toolset = Toolset(
+            ws, thread=thread, actor=actor, policy=policy, tools=tools, surface=surface
+        )
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     from agentfs.tools.mcp_server import serve_stdio  # the MCP SDK takes 1.2 s to import

@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from agentfs.cli.base import WORKSPACE_FILE, CLIError, cli, policy_option, workspace_for_command
+from agentfs.cli.base import (
+    WORKSPACE_FILE,
+    CLIError,
+    cli,
+    policy_option,
+    profile_option,
+    surface_of,
+    workspace_for_command,
+)
 
 if TYPE_CHECKING:
     from agentfs.tools.policy import Policy
@@ -30,17 +38,16 @@ def tools() -> None:
 
 @tools.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-def tools_list(as_json: bool) -> None:
-    """Every tool: name, title, whether it changes the workspace.
+@profile_option
+def tools_list(as_json: bool, profile: str) -> None:
+    """Every tool of a profile: name, title, whether it changes the workspace.
 
     \b
     Example:
       agentfs tools list
-      agentfs tools list --json
+      agentfs tools list --json --profile mcp-filesystem
     """
-    from agentfs.tools import catalog  # the tools load for the commands that use them
-
-    specs = catalog.all_tools()
+    specs = surface_of(profile).all_tools()
     if as_json:
         rows = [
             {
@@ -71,7 +78,8 @@ def tools_list(as_json: bool) -> None:
     show_default=True,
     help="Function-calling format, or the bare input or output JSON Schema.",
 )
-def tools_schema(names: tuple[str, ...], fmt: str) -> None:
+@profile_option
+def tools_schema(names: tuple[str, ...], fmt: str, profile: str) -> None:
     """Print tool schemas as JSON (all tools, or the named ones).
 
     \b
@@ -79,12 +87,12 @@ def tools_schema(names: tuple[str, ...], fmt: str) -> None:
       agentfs tools schema --format anthropic > tools.json
       agentfs tools schema edit_file --format output
     """
-    from agentfs.tools import catalog
     from agentfs.tools.export import anthropic_tool, json_schema, openai_tool
 
+    surface = surface_of(profile)
     specs = []
-    for name in names or [s.name for s in catalog.all_tools()]:
-        spec = catalog.find(name)
+    for name in names or [s.name for s in surface.all_tools()]:
+        spec = surface.find(name)
         if spec is None:
             raise CLIError(f"no tool {name!r} (agentfs tools list shows them)")
         specs.append(spec)
@@ -105,6 +113,7 @@ def tools_schema(names: tuple[str, ...], fmt: str) -> None:
 @click.option("--thread", metavar="T", default="main", show_default=True, help="The thread.")
 @click.option("--actor", metavar="A", default="cli", show_default=True, help="Who acts.")
 @policy_option
+@profile_option
 @click.option("--text", "as_text", is_flag=True, help="Print what a model would read.")
 def tools_call(
     workspace: Path,
@@ -113,6 +122,7 @@ def tools_call(
     thread: str,
     actor: str,
     policy: Policy,
+    profile: str,
     as_text: bool,
 ) -> None:
     """Call one tool with JSON arguments ('-' reads them from stdin) and print its result;
@@ -127,7 +137,8 @@ def tools_call(
 
     text = sys.stdin.read() if arguments == "-" else arguments
     ws = workspace_for_command(workspace)
-    with Toolset(ws, thread=thread, actor=actor, policy=policy) as toolset:
+    surface = surface_of(profile)
+    with Toolset(ws, thread=thread, actor=actor, policy=policy, surface=surface) as toolset:
         result = toolset.invoke(name, text)
     click.echo(result.text if as_text else _dumps(result.data))
     if result.is_error:

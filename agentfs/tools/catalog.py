@@ -1,7 +1,11 @@
 """agentfs's own tools, found by name or alias: importing this module imports the modules that
-declare them (each registers its tools in ``agentfs.tools.spec.TOOLS`` as it is imported)."""
+declare them (each registers its tools in ``agentfs.tools.spec.TOOLS`` as it is imported).
+And the profiles: the surfaces a ``Toolset`` may offer by name, each imported when first
+asked for (``profile``)."""
 
 from __future__ import annotations
+
+import importlib
 
 from agentfs.tools import (
     commands,
@@ -46,3 +50,21 @@ def find(name: str) -> Tool | None:
 
 def all_tools() -> list[Tool]:
     return AGENTFS.all_tools()
+
+
+#: The profiles, by name: where each one's surface is (``module:attribute``). ``agentfs`` is
+#: agentfs's own tools; the others offer one ecosystem's names and shapes over the same engine.
+PROFILES = {
+    "agentfs": "agentfs.tools.catalog:AGENTFS",
+}
+
+
+def profile(name: str) -> Surface:
+    """The surface of the profile called ``name``; an unknown name is a ``ValueError`` that
+    lists the profiles."""
+    where = PROFILES.get(name)
+    if where is None:
+        raise ValueError(f"no profile {name!r}; the profiles are: {', '.join(PROFILES)}")
+    module, attribute = where.split(":")
+    surface: Surface = getattr(importlib.import_module(module), attribute)
+    return surface

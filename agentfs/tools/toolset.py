@@ -88,6 +88,8 @@ class Toolset:
         surface: the tools by their names (default: agentfs's own, ``catalog.AGENTFS``); a
             surface's tool is ruled by the policy entry of the agentfs tool it is
             ``governed_by``.
+        profile: a surface by its name (``catalog.PROFILES``: ``agentfs``,
+            ``mcp-filesystem``, ...).
     """
 
     def __init__(
@@ -100,8 +102,13 @@ class Toolset:
         approve: Approve | None = None,
         tools: Sequence[str] | None = None,
         surface: Surface | None = None,
+        profile: str | None = None,
     ) -> None:
+        if profile is not None and surface is not None:
+            raise ValueError("give a profile or a surface, not both")
         self.ws = ws
+        if profile is not None:
+            surface = catalog.profile(profile)
         self.surface = catalog.AGENTFS if surface is None else surface
         self.thread = thread
         self.actor = actor

@@ -58,6 +58,11 @@ def test_tools_list_schema_and_call(tmp_path: Path) -> None:
     assert wrote.returncode == 0 and json.loads(wrote.stdout)["created"]
     read = run("tools", "call", str(ws), "read_file", "-", "--text", stdin='{"path": "/a.md"}')
     assert read.stdout == "     1\thi\n"
+    for command in (["list"], ["schema"], ["call", str(ws), "read_file", "{}"]):
+        refused = run("tools", *command, "--profile", "nope")
+        assert (refused.returncode, refused.stdout) == (1, "")
+        assert "no profile 'nope'; the profiles are: agentfs" in refused.stderr
+    assert json.loads(run("tools", "list", "--json", "--profile", "agentfs").stdout) == listed
     missing = run("tools", "call", str(ws), "read_file", '{"path": "/zz"}')
     assert missing.returncode == 1 and json.loads(missing.stdout)["error"]["code"] == "not_found"
     broken = run("tools", "call", str(ws), "read_file", '{"path": ')

@@ -111,3 +111,11 @@ def test_a_surfaces_calls_are_audited_with_what_they_wrote(ws: agentfs.Workspace
     assert {c.name for c in ws.tool_calls.list()} == {"put", "cat"}
     assert ws.version("/notes.md").thread == "t1"
     assert [r.path for r in ws.reads_log("t1")] == ["/notes.md"]
+
+
+def test_a_profile_is_a_surface_by_name(ws: agentfs.Workspace) -> None:
+    assert Toolset(ws, profile="agentfs").surface is Toolset(ws).surface
+    with pytest.raises(ValueError, match="no profile 'nope'; the profiles are: agentfs"):
+        Toolset(ws, profile="nope")
+    with pytest.raises(ValueError, match="a profile or a surface"):
+        Toolset(ws, profile="agentfs", surface=SURFACE)
