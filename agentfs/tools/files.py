@@ -150,7 +150,17 @@ class CreateFileInput(ToolInput):
     too_large, denied.""",
 )
 def create_file(ctx: Context, args: CreateFileInput) -> WriteFileOutput:
-    return _write(ctx, args.path, args.content, replace=False, parents=True, expected=None)
+    try:
+        return _write(ctx, args.path, args.content, replace=False, parents=True, expected=None)
+    except ToolError as refused:
+        if refused.code != "exists":
+            raise
+        raise ToolError(
+            "exists",
+            f"{ctx.path(args.path)} already exists and create_file never replaces a file:"
+            " change part of it with edit_file, or replace it whole with write_file and"
+            " overwrite=true (read it first)",
+        ) from None
 
 
 class DeleteFileInput(ToolInput):

@@ -97,7 +97,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "restore_version": {"path": "/README.md", "version": 1},
     "snapshot_create": {"name": "after-patch"},
     "snapshot_list": {},
-    "snapshot_diff": {"a": "start"},
+    "snapshot_diff": {"name": "start"},
     "snapshot_restore": {"name": "after-patch"},
     "execute_command": {"command": "python3 src/test_app.py && echo tests pass"},
     "kv_get": {"key": "plan"},

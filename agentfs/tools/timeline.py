@@ -6,7 +6,7 @@ restore version, a ``before-restore`` snapshot), so every step back can be stepp
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 
 from agentfs.history.snapshots import SnapshotInfo as SnapshotRow
 from agentfs.tools.common import PATH_DOC, VersionNumber, iso
@@ -210,8 +210,17 @@ def snapshot_list(ctx: Context, args: SnapshotListInput) -> SnapshotListOutput:
 
 
 class SnapshotDiffInput(ToolInput):
-    a: str = Field(description="the older snapshot's name")
-    b: str | None = Field(None, description="the newer snapshot's name (default: now)")
+    """``name`` as its siblings (snapshot_create, snapshot_restore) name a snapshot; ``a`` and
+    ``b``, the first names of the two, are still taken (deprecated)."""
+
+    name: str = Field(
+        validation_alias=AliasChoices("name", "a"), description="the older snapshot's name"
+    )
+    other: str | None = Field(
+        None,
+        validation_alias=AliasChoices("other", "b"),
+        description="the newer snapshot's name (default: now)",
+    )
 
 
 class SnapshotDiffOutput(ToolOutput):
@@ -234,7 +243,7 @@ class SnapshotDiffOutput(ToolOutput):
     snapshots, or between a snapshot and now. Errors: not_found (no such snapshot).""",
 )
 def snapshot_diff(ctx: Context, args: SnapshotDiffInput) -> SnapshotDiffOutput:
-    changes = ctx.ws.snapshots.diff(args.a, args.b)
+    changes = ctx.ws.snapshots.diff(args.name, args.other)
     return SnapshotDiffOutput(
         added=[p for p in changes.added if ctx.visible(p)],
         removed=[p for p in changes.removed if ctx.visible(p)],

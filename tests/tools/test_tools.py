@@ -214,7 +214,9 @@ def test_write_and_create(tools: Toolset) -> None:
                 "is_directory"
             )
     assert ok(tools, "create_file", {"path": "/c.txt"})["size"] == 0
-    assert code(tools, "create_file", {"path": "/c.txt", "content": "again"}) == "exists"
+    again = tools.call("create_file", {"path": "/c.txt", "content": "again"})["error"]
+    assert again["code"] == "exists" and "overwrite" not in again["message"].split("write_file")[0]
+    assert "write_file and overwrite=true" in again["message"]  # an argument it can take
     assert code(tools, "write_file", {"path": "/bin.dat/x", "content": "x"}) == "not_directory"
 
 
@@ -572,13 +574,15 @@ def test_snapshots(tools: Toolset) -> None:
     assert code(tools, "snapshot_create", {"name": "before"}) == "exists"
     ok(tools, "write_file", {"path": "/new.txt", "content": "x"})
     ok(tools, "delete_file", {"path": "/src/util.py"})
-    diff = ok(tools, "snapshot_diff", {"a": "before"})
+    diff = ok(tools, "snapshot_diff", {"name": "before"})
+    assert ok(tools, "snapshot_diff", {"a": "before"}) == diff  # the deprecated name
     assert (diff["added"], diff["removed"]) == (["/new.txt"], ["/src/util.py"])
     assert [s["name"] for s in ok(tools, "snapshot_list", {})["snapshots"]] == ["before"]
     back = ok(tools, "snapshot_restore", {"name": "before"})
     assert back["undo"] and not tools.ws.exists("/new.txt") and tools.ws.exists("/src/util.py")
     assert code(tools, "snapshot_restore", {"name": "never"}) == "not_found"
-    assert code(tools, "snapshot_diff", {"a": "never"}) == "not_found"
+    assert code(tools, "snapshot_diff", {"name": "never"}) == "not_found"
+    assert code(tools, "snapshot_diff", {"name": "before", "a": "before"}) == "invalid_argument"
 
 
 # --- key-value --------------------------------------------------------------------------------
