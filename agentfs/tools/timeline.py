@@ -210,9 +210,9 @@ def snapshot_list(ctx: Context, args: SnapshotListInput) -> SnapshotListOutput:
 
 
 class SnapshotDiffInput(ToolInput):
-    """``name`` as its siblings (snapshot_create, snapshot_restore) name a snapshot; ``a`` and
-    ``b``, the first names of the two, are still taken (deprecated)."""
-
+    # ``name`` as its siblings (snapshot_create, snapshot_restore) name a snapshot; ``a`` and
+    # ``b``, the two's first names, are still taken (deprecated). (A docstring here would be
+    # the schema's description.)
     name: str = Field(
         validation_alias=AliasChoices("name", "a"), description="the older snapshot's name"
     )
