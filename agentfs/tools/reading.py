@@ -58,6 +58,12 @@ class ReadFileInput(ToolInput):
     path: str = Field(description=PATH_DOC)
     offset: int = Field(1, ge=1, description="first line to show, counting from 1")
     limit: int = Field(2000, ge=1, description="most lines to show")
+    column: int = Field(
+        1,
+        ge=1,
+        description="first character of line `offset` to show, counting from 1: how to read"
+        " on in a line too long to show whole (its cut says where)",
+    )
     max_bytes: int = Field(200_000, ge=1, description="most bytes of text to show")
     version: VersionNumber | None = Field(
         None, description="read this old version (file_history lists them) instead"
@@ -96,16 +102,21 @@ class ReadFileOutput(ToolOutput):
         return body
 
 
-def _number(lines: list[str], first: int, limit: int, max_bytes: int) -> tuple[str, int]:
-    """``cat -n`` text of ``lines[first-1:]``, at most ``limit`` lines and about
-    ``max_bytes`` bytes (at least one line, so a read always moves on: a first line over
-    ``max_bytes`` is cut to fit); the text and the number of lines in it.
+def _number(
+    lines: list[str], first: int, limit: int, max_bytes: int, column: int = 1
+) -> tuple[str, int]:
+    """``cat -n`` text of ``lines[first-1:]`` (the first from its character ``column``), at
+    most ``limit`` lines and about ``max_bytes`` bytes (at least one line, so a read always
+    moves on: a first line over ``max_bytes`` is cut to fit); the text and the number of lines
+    in it. A line over ``MAX_LINE_CHARS`` is cut, saying where to read on.
 
     Built in bulk, with no Python step per line: a whole page is the common case."""
     chosen = lines[first - 1 : first - 1 + limit]
     shown = chosen
-    if max(map(len, chosen), default=0) > MAX_LINE_CHARS:
-        shown = [line if len(line) <= MAX_LINE_CHARS else _cut_line(line) for line in chosen]
+    if column > 1 or max(map(len, chosen), default=0) > MAX_LINE_CHARS:
+        shown = [
+            _cut_line(line, first + i, column if i == 0 else 1) for i, line in enumerate(chosen)
+        ]
     prefixes = _prefixes(first, len(shown))
     text = _numbered(prefixes, shown)
     size = len(text) if text.isascii() else len(text.encode("utf-8"))
@@ -119,7 +130,7 @@ def _number(lines: list[str], first: int, limit: int, max_bytes: int) -> tuple[s
         if kept and used + cost > max_bytes:
             break
         if not kept and cost > max_bytes:  # the one row a read always shows must fit too
-            row = _fit(row, first, chosen[0], max_bytes)
+            row = _fit(first, chosen[0], column, max_bytes)
         kept.append(row)
         used += cost
     return "\n".join(kept), len(kept)
@@ -148,18 +159,34 @@ def _prefixes(first: int, count: int) -> list[str]:
     return [f"{n:>6}\t" for n in range(first, first + count)]
 
 
-def _cut_line(line: str, keep: int = MAX_LINE_CHARS) -> str:
-    return line[:keep] + f"... [line cut: {len(line):,} chars]"
+def _cut_line(line: str, number: int, start: int, keep: int = MAX_LINE_CHARS) -> str:
+    """Line ``number`` from its character ``start``: at most ``keep`` characters, and where
+    to read on when more of it remains."""
+    if start == 1 and len(line) <= keep:
+        return line
+    return _with_cut(line[start - 1 : start - 1 + keep], line, number, start)
 
 
-def _fit(row: str, number: int, line: str, max_bytes: int) -> str:
-    """The row of line ``number`` cut so its text takes at most ``max_bytes`` bytes."""
+def _with_cut(piece: str, line: str, number: int, start: int) -> str:
+    """``piece`` (line ``number`` from its character ``start``), marked where the line goes
+    on beyond it."""
+    end = start - 1 + len(piece)
+    if end >= len(line):
+        return piece
+    return (
+        f"{piece}... [line cut at character {end:,} of {len(line):,}; read on with"
+        f" offset={number}, column={end + 1}]"
+    )
+
+
+def _fit(number: int, line: str, start: int, max_bytes: int) -> str:
+    """The row of line ``number`` (from its character ``start``) cut so its text takes at
+    most ``max_bytes`` bytes."""
     prefix = f"{number:>6}\t"
     budget = max(0, max_bytes - len(prefix) - 1)
-    kept = line[:MAX_LINE_CHARS].encode("utf-8")[:budget].decode("utf-8", "ignore")
-    return prefix + (
-        kept + f"... [line cut: {len(line):,} chars]" if len(kept) < len(line) else kept
-    )
+    piece = line[start - 1 : start - 1 + MAX_LINE_CHARS]
+    kept = piece.encode("utf-8")[:budget].decode("utf-8", "ignore")
+    return prefix + _with_cut(kept, line, number, start)
 
 
 def read_one(ctx: Context, args: ReadFileInput) -> ReadFileOutput:
@@ -201,7 +228,13 @@ def read_one(ctx: Context, args: ReadFileInput) -> ReadFileOutput:
             "invalid_argument",
             f"offset {args.offset} is past the end of {path}: it has {total:,} lines",
         )
-    content, shown = _number(lines, args.offset, args.limit, max_bytes)
+    if args.column > len(lines[args.offset - 1]) + 1:
+        raise ToolError(
+            "invalid_argument",
+            f"column {args.column} is past the end of line {args.offset} of {path}: it has"
+            f" {len(lines[args.offset - 1]):,} characters",
+        )
+    content, shown = _number(lines, args.offset, args.limit, max_bytes, args.column)
     last = args.offset + shown - 1
     truncated = last < total
     return ReadFileOutput(

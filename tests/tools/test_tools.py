@@ -131,7 +131,12 @@ def numbered_page(text: str, offset: int, limit: int, max_bytes: int) -> tuple[s
             line = lines[number - 1]
             budget = max(0, max_bytes - len(f"{number:>6}\t") - 1)
             kept = line.encode("utf-8")[:budget].decode("utf-8", "ignore")
-            marker = f"... [line cut: {len(line):,} chars]" if len(kept) < len(line) else ""
+            marker = (
+                f"... [line cut at character {len(kept):,} of {len(line):,}; read on with"
+                f" offset={number}, column={len(kept) + 1}]"
+                if len(kept) < len(line)
+                else ""
+            )
             row = f"{number:>6}\t{kept}{marker}"
         rows.append(row)
         used += cost
@@ -167,10 +172,23 @@ def test_read_file_pages_agree_with_numbering_one_row_at_a_time(
 
 
 def test_read_file_cuts_long_lines_describes_binary_and_reads_versions(tools: Toolset) -> None:
-    tools.ws.write("/long.txt", "x" * 5000 + "\nshort\n")
+    line = "".join(f"{i:05d}" for i in range(1000))  # 5,000 characters
+    tools.ws.write("/long.txt", line + "\nshort\n")
     long = ok(tools, "read_file", {"path": "/long.txt"})
-    assert "[line cut: 5,000 chars]" in long["content"]
-    assert long["content"].endswith("     2\tshort")
+    cut = "... [line cut at character 2,000 of 5,000; read on with offset=1, column=2001]"
+    assert long["content"] == f"     1\t{line[:2000]}{cut}\n     2\tshort"
+    pieces, column = [], 1
+    while True:  # the marker says where to read on, to the end of the line
+        row = ok(tools, "read_file", {"path": "/long.txt", "limit": 1, "column": column})
+        text = row["content"].split("\t", 1)[1]
+        piece, _, rest = text.partition("... [line cut at character ")
+        pieces.append(piece)
+        if not rest:
+            break
+        column = int(rest.split("column=")[1].rstrip("]"))
+    assert "".join(pieces) == line and len(pieces) == 3
+    past = tools.call("read_file", {"path": "/long.txt", "offset": 2, "column": 7})
+    assert past["error"]["code"] == "invalid_argument" and "has 5 characters" in str(past)
     binary = ok(tools, "read_file", {"path": "/bin.dat"})
     assert (binary["binary"], binary["mime"], binary["content"]) == (True, "image/png", "")
     assert (
