@@ -44,7 +44,7 @@ import re
 import secrets
 import stat as statmod
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Literal
@@ -471,7 +471,10 @@ class EditInput(ToolInput):
 
 
 #: What JavaScript's ``trim`` and ``\s`` take for white space.
-_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_JS_SPACE = (
+    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
 
 
 def _indent(line: str) -> str:
@@ -1004,7 +1007,7 @@ def list_allowed_directories(ctx: Context, args: NoInput) -> TextOutput:
 # --- minimatch ----------------------------------------------------------------------------------
 
 _GLOBSTAR = None  # a ``**`` segment
-_Segment = Callable[[str], bool] | None
+_Segment = re.Pattern[str] | None
 
 
 def minimatch(path: str, pattern: str) -> bool:
@@ -1131,12 +1134,10 @@ def _compile_pattern(pattern: str) -> list[_Segment]:
             if not segments or segments[-1] is not _GLOBSTAR:
                 segments.append(_GLOBSTAR)
             continue
-        if _MAGIC.search(part) is None:
-            literal = re.sub(r"\\(.)", r"\1", part)
-            segments.append(lambda name, literal=literal: name == literal)
+        if _MAGIC.search(part) is None:  # a name as it is, its escapes undone
+            segments.append(re.compile(re.escape(re.sub(r"\\(.)", r"\1", part)), re.DOTALL))
             continue
-        compiled = re.compile(_segment_regex(part), re.DOTALL)
-        segments.append(lambda name, compiled=compiled: compiled.fullmatch(name) is not None)
+        segments.append(re.compile(_segment_regex(part), re.DOTALL))
     return segments
 
 
@@ -1152,7 +1153,7 @@ def _match_names(names: list[str], at: int, segments: list[_Segment], seg: int) 
                 if names[start] in (".", ".."):
                     return False
             return False
-        if not segment(names[at]):
+        if segment.fullmatch(names[at]) is None:
             return False
         at, seg = at + 1, seg + 1
     if at == len(names) and seg == len(segments):
