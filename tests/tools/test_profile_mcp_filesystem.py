@@ -575,6 +575,10 @@ def test_the_governing_tools_policy_holds(guarded: agentfs.Workspace) -> None:
     assert reader.call("edit_file", {"path": "/a.txt", "edits": []})["error"]["code"] == "read_only"
     assert reader.call("read_text_file", {"path": "/a.txt"}) == {"content": "alpha\nbeta\ngamma\n"}
 
+    tracked = Toolset(ws, surface=SURFACE, thread="t1")
+    tracked.call("read_multiple_files", {"paths": ["/notes.md", "/a.txt"]})
+    assert sorted(r.path for r in ws.reads_log("t1")) == ["/a.txt", "/notes.md"]
+
 
 def test_every_tool_is_governed_by_an_agentfs_tool_of_the_same_job() -> None:
     governed = {t.name: t.policy_name for t in SURFACE.all_tools()}
