@@ -16,7 +16,12 @@ from agentfs.tools.spec import Tool
 
 
 def json_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """``model``'s JSON Schema, self-contained (no ``$ref``), without generated titles."""
+    """``model``'s JSON Schema, self-contained (no ``$ref``), without generated titles.
+
+    A field that may be null keeps pydantic's ``anyOf`` of single-type branches: a ``type``
+    array (``["string", "null"]``) is legal JSON Schema but is refused or dropped by clients
+    that map schemas onto a one-type dialect (Gemini's function declarations, the MCP
+    Inspector's ``--strict`` check warns of it)."""
     schema = model.model_json_schema()
     defs = schema.pop("$defs", {})
     return _inline(schema, defs)
@@ -63,7 +68,8 @@ def _kind(field: dict[str, Any]) -> str:
             value if isinstance(value, str) else json.dumps(value) for value in field["enum"]
         )
     else:
-        kind = " or ".join(_types(field)) or "any"
+        branches = field.get("anyOf", [field])  # a field that may be null: its branches
+        kind = " or ".join(kind for branch in branches for kind in _types(branch)) or "any"
     return f"{kind}: {field['description']}" if "description" in field else kind
 
 
@@ -76,29 +82,14 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
                 **{k: v for k, v in node.items() if k != "$ref"},
             }
             return _inline(merged, defs)
-        return _nullable(
-            {
-                key: _inline(value, defs)
-                for key, value in node.items()
-                if not (key == "title" and isinstance(value, str))
-            }
-        )
+        return {
+            key: _inline(value, defs)
+            for key, value in node.items()
+            if not (key == "title" and isinstance(value, str))
+        }
     if isinstance(node, list):
         return [_inline(item, defs) for item in node]
     return node
-
-
-def _nullable(node: dict[str, Any]) -> dict[str, Any]:
-    """``{"anyOf": [X, {"type": "null"}], ...}`` as X with ``"null"`` added to its type, when
-    X has one plain type and no ``enum`` or ``const`` (which null would not satisfy)."""
-    options = node.get("anyOf")
-    if not (isinstance(options, list) and len(options) == 2 and {"type": "null"} in options):
-        return node
-    other = options[0] if options[1] == {"type": "null"} else options[1]
-    if not isinstance(other.get("type"), str) or {"enum", "const", "anyOf"} & other.keys():
-        return node
-    rest = {key: value for key, value in node.items() if key != "anyOf"}
-    return {**other, **rest, "type": [other["type"], "null"]}
 
 
 def openai_tool(spec: Tool) -> dict[str, Any]:

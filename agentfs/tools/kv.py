@@ -4,9 +4,9 @@ turns and threads (preferences, a plan, a cursor), next to its files and in the 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from agentfs.tools.context import Context
 from agentfs.tools.spec import ToolInput, ToolOutput, tool
@@ -15,13 +15,32 @@ from agentfs.tools.spec import ToolInput, ToolOutput, tool
 LIST_LIMIT = 1000
 
 
+#: Any JSON value, typed branch by branch: a schema with no type at all is refused or
+#: misread by clients that need one (the MCP Inspector's ``--strict`` check warns of it).
+JsonValue = Annotated[
+    Any,
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string"},
+                {"type": "number"},
+                {"type": "boolean"},
+                {"type": "object"},
+                {"type": "array"},
+                {"type": "null"},
+            ]
+        }
+    ),
+]
+
+
 class KvKeyInput(ToolInput):
     key: str = Field(min_length=1, description="the key")
 
 
 class KvValueOutput(ToolOutput):
     key: str
-    value: Any = Field(description="the stored JSON value")
+    value: JsonValue = Field(description="the stored JSON value")
 
     def text(self) -> str:
         return json.dumps(self.value, ensure_ascii=False, indent=1)
@@ -40,7 +59,7 @@ def kv_get(ctx: Context, args: KvKeyInput) -> KvValueOutput:
 
 class KvSetInput(ToolInput):
     key: str = Field(min_length=1, description="the key")
-    value: Any = Field(description="any JSON value: a string, number, list or object")
+    value: JsonValue = Field(description="any JSON value: a string, number, list or object")
 
 
 class KvSetOutput(ToolOutput):
@@ -94,7 +113,7 @@ class KvListInput(ToolInput):
 
 class KvEntry(ToolOutput):
     key: str
-    value: Any
+    value: JsonValue
     updated: float = Field(description="last update, epoch seconds")
 
 

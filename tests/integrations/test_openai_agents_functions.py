@@ -57,6 +57,13 @@ def _strict_form(schema: dict[str, Any], value: Any) -> Any:
     kinds = [kinds] if isinstance(kinds, str) else kinds
     if value is None:
         return None
+    if "anyOf" in schema:  # X or null: X's form; any JSON value (an open object): its text
+        branches = [branch for branch in schema["anyOf"] if branch != {"type": "null"}]
+        if len(branches) == 1:
+            return _strict_form(branches[0], value)
+        if {"type": "object"} in branches:
+            return json.dumps(value)
+        return value
     if "properties" in schema:
         return {
             name: _strict_form(prop, value.get(name)) for name, prop in schema["properties"].items()

@@ -253,6 +253,23 @@ def _inspector(served: Path, *args: str) -> Any:
     return json.loads(run.stdout)
 
 
+def test_every_schema_passes_the_inspectors_strict_portability_check(served: Path) -> None:
+    """No ``type`` arrays (a one-type dialect such as Gemini's refuses them) and no untyped
+    field: the MCP Inspector's ``--strict`` reports each, and reports nothing here."""
+    if not INSPECTOR.exists():
+        pytest.fail(f"{INSPECTOR} is missing: run `make test` (it installs it from npm)")
+    listing = [INSPECTOR, "--cli", "--strict", "--method", "tools/list"]
+    run = subprocess.run(
+        [*listing, AGENTFS, "serve", "mcp", served],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert run.returncode == 0 and "Warning" not in run.stderr, run.stderr[:2000]
+    assert len(json.loads(run.stdout)["tools"]) == len(catalog.all_tools())
+
+
 def test_the_mcp_inspector_cli_lists_and_calls_tools(served: Path) -> None:
     listed = _inspector(served, "--method", "tools/list")
     assert {t["name"] for t in listed["tools"]} == {s.name for s in catalog.all_tools()}

@@ -696,15 +696,18 @@ def test_mcp_output_schemas_describe_object_arrays_instead_of_typing_their_items
     assert described >= 8  # ls, list_tree, grep's lines, the searches' hits, the histories, ...
 
 
-def test_optional_values_are_a_type_with_null(tools: Toolset) -> None:
-    """``X | None`` is exported as ``"type": [X, "null"]``, not pydantic's ``anyOf``; it
-    accepts what the ``anyOf`` did and refuses what it refused."""
-    assert json_schema(catalog.find("grep").input)["properties"]["glob"]["type"] == [
-        "string",
-        "null",
+def test_optional_values_are_single_typed_branches(tools: Toolset) -> None:
+    """``X | None`` is exported as ``anyOf`` of ``X`` and ``null``, each branch of one type
+    (no ``"type": [X, "null"]``, which one-type dialects refuse); it accepts what it should."""
+    assert json_schema(catalog.find("grep").input)["properties"]["glob"]["anyOf"] == [
+        {"type": "string"},
+        {"type": "null"},
     ]
+    for spec in catalog.all_tools():
+        for model in (spec.input, spec.output):
+            text = json.dumps(json_schema(model))
+            assert '"type": [' not in text, (spec.name, model.__name__)
     schema = json_schema(catalog.find("read_file").output)
-    assert "anyOf" not in json.dumps(schema)
     check = jsonschema.Draft202012Validator(schema)
     read = ok(tools, "read_file", {"path": "/src/app.py"})
     empty = {**read, "line_range": None, "next_offset": None, "mime": None}

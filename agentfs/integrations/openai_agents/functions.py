@@ -98,6 +98,8 @@ def strict_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], Decode]:
 
 def _convert(node: dict[str, Any]) -> tuple[dict[str, Any], Decode]:
     node = _described_default(node)
+    if "anyOf" in node:
+        return _any_of(node)
     kinds = _types(node)
     if isinstance(node.get("properties"), dict):
         return _object(node)
@@ -110,12 +112,33 @@ def _convert(node: dict[str, Any]) -> tuple[dict[str, Any], Decode]:
             return [decode_item(v) for v in value] if isinstance(value, list) else value
 
         return {**node, "items": items}, decode_list
-    if "anyOf" in node:
-        options = [_convert(option)[0] for option in node["anyOf"]]
-        return {**node, "anyOf": options}, _same
     if not kinds and "enum" not in node and "const" not in node:
         return _json_text(node)
     return node, _same
+
+
+def _any_of(node: dict[str, Any]) -> tuple[dict[str, Any], Decode]:
+    """A field of several shapes: X or null is X made nullable (its decoder kept); shapes
+    strict mode cannot state (an object without properties, an array without items: any
+    JSON) are JSON text; other alternatives stay alternatives."""
+    rest = {key: value for key, value in node.items() if key != "anyOf"}
+    branches = [branch for branch in node["anyOf"] if branch != {"type": "null"}]
+    nullable = len(branches) < len(node["anyOf"])
+    if len(branches) == 1:
+        converted, decode = _convert({**branches[0], **rest})
+        return (_nullable(converted) if nullable else converted), decode
+    if any(_open(branch) for branch in branches):
+        return _json_text(rest)
+    options = [_convert(branch)[0] for branch in node["anyOf"]]
+    return {**rest, "anyOf": options}, _same
+
+
+def _open(node: dict[str, Any]) -> bool:
+    """An object or array whose members the schema does not describe."""
+    kinds = _types(node)
+    return ("object" in kinds and "properties" not in node) or (
+        "array" in kinds and "items" not in node
+    )
 
 
 def _object(node: dict[str, Any]) -> tuple[dict[str, Any], Decode]:
