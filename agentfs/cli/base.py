@@ -112,7 +112,7 @@ profile_option = click.option(
     metavar="NAME",
     default="agentfs",
     show_default=True,
-    help='The tools under one ecosystem\'s names and shapes (docs/tools.md, "Profiles").',
+    help='The tools under one ecosystem\'s names and shapes (docs/mcp.md, "Profiles").',
 )
 
 

@@ -56,6 +56,7 @@ def all_tools() -> list[Tool]:
 #: agentfs's own tools; the others offer one ecosystem's names and shapes over the same engine.
 PROFILES = {
     "agentfs": "agentfs.tools.catalog:AGENTFS",
+    "mcp-filesystem": "agentfs.tools.profiles.mcp_filesystem:SURFACE",
 }
 
 

@@ -173,6 +173,12 @@ tools take `expected_version` (the `version` that `read_file` and `stat` report)
 `stale_read` if the file has moved on. Policies (docs/policies.md) can hide tools, require
 approval, confine paths and cap sizes.
 
+These are the tools of the `agentfs` profile, the default. A profile offers the same engine,
+policy and audit under another ecosystem's tool names, parameters and result texts:
+`Toolset(ws, profile="mcp-filesystem")`, `agentfs serve mcp WS --profile mcp-filesystem`,
+`agentfs tools list --profile mcp-filesystem` (docs/mcp.md, "Profiles", says which suits
+which client).
+
 The examples below are real calls, run in order on a small project by the generator (times
 shown as one fixed time, durations as 25 ms); long strings are cut here with `…`.
 """

@@ -270,6 +270,40 @@ def test_every_schema_passes_the_inspectors_strict_portability_check(served: Pat
     assert len(json.loads(run.stdout)["tools"]) == len(catalog.all_tools())
 
 
+def test_a_profile_is_served_under_its_own_names(served: Path) -> None:
+    """``--profile mcp-filesystem``: a client finds the official filesystem server's tools,
+    and a call answers with its text."""
+    if not INSPECTOR.exists():
+        pytest.fail(f"{INSPECTOR} is missing: run `make test` (it installs it from npm)")
+    server = [AGENTFS, "serve", "mcp", "--profile", "mcp-filesystem", served]
+
+    def inspect(*args: str, tool_arg: str | None = None) -> Any:
+        last = ["--tool-arg", tool_arg] if tool_arg is not None else []  # takes what follows
+        run = subprocess.run(
+            [INSPECTOR, "--cli", *args, *server, *last],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
+        assert run.returncode == 0, run.stderr
+        return json.loads(run.stdout)
+
+    listed = {t["name"] for t in inspect("--method", "tools/list")["tools"]}
+    assert {"read_text_file", "list_directory", "directory_tree"} <= listed
+    assert not listed & {s.name for s in catalog.all_tools()} - {
+        "read_file",
+        "write_file",
+        "edit_file",
+        "move_file",
+        "search_files",
+        "read_multiple_files",
+    }
+    call = ("--method", "tools/call", "--tool-name", "list_directory")
+    called = inspect(*call, tool_arg="path=/src")
+    assert "[FILE] app.py" in called["content"][0]["text"]
+
+
 def test_the_mcp_inspector_cli_lists_and_calls_tools(served: Path) -> None:
     listed = _inspector(served, "--method", "tools/list")
     assert {t["name"] for t in listed["tools"]} == {s.name for s in catalog.all_tools()}

@@ -119,3 +119,10 @@ def test_a_profile_is_a_surface_by_name(ws: agentfs.Workspace) -> None:
         Toolset(ws, profile="nope")
     with pytest.raises(ValueError, match="a profile or a surface"):
         Toolset(ws, profile="agentfs", surface=SURFACE)
+
+
+def test_the_mcp_filesystem_profile_offers_the_servers_tools(ws: agentfs.Workspace) -> None:
+    tools = Toolset(ws, profile="mcp-filesystem")
+    assert "read_text_file" in [t.name for t in tools.tools()] and tools.surface.find("ls") is None
+    assert tools.call("write_file", {"path": "/a.txt", "content": "hi"}) is not None
+    assert ws.read("/a.txt") == b"hi"
