@@ -50,7 +50,17 @@ class Context:
             shown = raw if len(raw) <= 80 else raw[:60] + "..."
             raise ToolError("invalid_path", f"invalid path {shown!r}: {err.message}") from None
         self._check(path, write)
+        if write and self.filters_paths:
+            self._check_missing_parents(path)
         return path
+
+    def _check_missing_parents(self, path: str) -> None:
+        """A write may make the directories above ``path`` that are missing (``parents``):
+        each of them must be a name the policy lets this tool write, as ``path`` is."""
+        parent = paths.parent_and_name(path)[0]
+        while parent != "/" and not self.ws.exists(parent):
+            self._check(parent, True)
+            parent = paths.parent_and_name(parent)[0]
 
     def write(self, path: str, data: bytes, *, parents: bool = False) -> int:
         """Write ``data`` to the (checked) ``path``; the file's version after it."""

@@ -148,6 +148,21 @@ def test_a_move_or_copy_makes_no_name_under_a_denied_subtree(project: agentfs.Wo
     assert "error" not in moved and project.exists("/elsewhere/src/app.py")
 
 
+def test_a_write_makes_no_denied_directory_above_it(project: agentfs.Workspace) -> None:
+    """``/made`` is denied but ``/made/x.txt`` matches no rule: a write that would create the
+    missing directory ``/made`` on its way is refused, and nothing is made."""
+    tools = Toolset(project, policy=denying("/made", "/deep/er"))
+    for name, args in [
+        ("write_file", {"path": "/made/x.txt", "content": "x", "create_parent_dirs": True}),
+        ("create_file", {"path": "/made/x.txt"}),
+        ("mkdir", {"path": "/deep/er/still"}),
+        ("copy_file", {"source": "/src/app.py", "destination": "/made/app.py"}),
+    ]:
+        assert tools.call(name, args)["error"]["code"] == "denied", name
+    assert not project.exists("/made") and not project.exists("/deep")
+    assert "error" not in tools.call("mkdir", {"path": "/deep/ok"})  # /deep itself is allowed
+
+
 def test_denied_files_never_show_in_listings_or_searches(project: agentfs.Workspace) -> None:
     tools = Toolset(project, policy=denying("/secrets/**", "**/.env"))
     shown = json.dumps(
