@@ -16,13 +16,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
 
 from deepagents import create_deep_agent
 from deepagents.backends import CompositeBackend, StateBackend
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from stand_in import StandIn, tool_call
 
 import agentfs
 from agentfs.integrations.deepagents import AgentFSBackend
@@ -36,35 +35,20 @@ SYSTEM = (
 KEYS = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
 
 
-class StandIn(BaseChatModel):
+class Rememberer(StandIn):
     """A stand-in model: it lists what it remembers, writes the message down as one more
-    memory, and says how many it has. It reads the tools' results, as a model would."""
+    memory, and says how many it has."""
 
     message: str
 
-    @property
-    def _llm_type(self) -> str:
-        return "stand-in"
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> StandIn:
-        return self
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        results = [m for m in messages if isinstance(m, ToolMessage)]
+    def reply(self, results: list[ToolMessage]) -> AIMessage:
         if not results:
-            reply = _call("ls", path="/memories/")
-        elif len(results) == 1:
-            known = str(results[0].content).count("/memories/")
+            return tool_call("ls", path="/memories/")
+        known = str(results[0].content).count("/memories/")
+        if len(results) == 1:
             memory = f"/memories/{known + 1:03d}.md"
-            reply = _call("write_file", file_path=memory, content=self.message + "\n")
-        else:
-            known = str(results[0].content).count("/memories/")
-            reply = AIMessage(content=f"Noted. Memories kept: {known + 1}.")
-        return ChatResult(generations=[ChatGeneration(message=reply)])
-
-
-def _call(name: str, **args: Any) -> AIMessage:
-    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": name}])
+            return tool_call("write_file", file_path=memory, content=self.message + "\n")
+        return AIMessage(content=f"Noted. Memories kept: {known + 1}.")
 
 
 def main(argv: list[str]) -> int:
@@ -86,7 +70,9 @@ def main(argv: list[str]) -> int:
         agentfs.open(args.workspace) as ws,
         AgentFSBackend(ws, thread=args.thread) as memories,
     ):
-        model: BaseChatModel | str = StandIn(message=args.message) if args.scripted else args.model
+        model: BaseChatModel | str = (
+            Rememberer(message=args.message) if args.scripted else args.model
+        )
         backend = CompositeBackend(default=StateBackend(), routes={"/memories/": memories})
         agent = create_deep_agent(model=model, backend=backend, system_prompt=SYSTEM)
         state = agent.invoke({"messages": [HumanMessage(args.message)]})

@@ -21,12 +21,11 @@ import argparse
 import importlib.util
 import os
 import sys
-from typing import Any
 
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from stand_in import StandIn, tool_call
 
 import agentfs
 from agentfs.integrations.langchain import tools
@@ -39,32 +38,18 @@ PROVIDERS = {
 }
 
 
-class StandIn(BaseChatModel):
+class Planner(StandIn):
     """A stand-in model: it lists the workspace, writes a plan naming what it found, and
-    answers. It reads the tools' results, as a model would."""
+    answers."""
 
-    @property
-    def _llm_type(self) -> str:
-        return "stand-in"
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> StandIn:
-        return self
-
-    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
-        results = [m for m in messages if isinstance(m, ToolMessage)]
+    def reply(self, results: list[ToolMessage]) -> AIMessage:
         if not results:
-            reply = _call("list_tree", path="/")
-        elif len(results) == 1:
+            return tool_call("list_tree", path="/")
+        if len(results) == 1:
             found = [line for line in str(results[0].content).splitlines() if line.strip()]
             plan = "# Plan\n\nLook at:\n" + "".join(f"- {line.strip()}\n" for line in found)
-            reply = _call("write_file", path="/PLAN.md", content=plan)
-        else:
-            reply = AIMessage(content=f"Wrote /PLAN.md: {results[-1].content}")
-        return ChatResult(generations=[ChatGeneration(message=reply)])
-
-
-def _call(name: str, **args: Any) -> AIMessage:
-    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": name}])
+            return tool_call("write_file", path="/PLAN.md", content=plan)
+        return AIMessage(content=f"Wrote /PLAN.md: {results[-1].content}")
 
 
 def unavailable(model: str) -> str | None:
@@ -92,7 +77,7 @@ def main(argv: list[str]) -> int:
     if problem is not None:
         print(problem, file=sys.stderr)
         return 2
-    model: BaseChatModel | str = StandIn() if args.scripted else args.model
+    model: BaseChatModel | str = Planner() if args.scripted else args.model
     with agentfs.open(args.workspace) as ws, toolset_for(ws, thread=args.thread) as toolset:
         snapshot = ws.snapshots.create(label=f"{args.thread}: {args.message}", thread=args.thread)
         agent = create_agent(model=model, tools=tools(toolset))
