@@ -26,7 +26,9 @@ from mcp.client.stdio import stdio_client
 import agentfs
 from agentfs.tools import Policy, Toolset
 from agentfs.tools.policy import ToolPolicy
-from agentfs.tools.profiles.mcp_filesystem import SURFACE, format_size, minimatch
+from agentfs.tools.profiles.mcp_filesystem import SURFACE
+from agentfs.tools.profiles.mcp_filesystem.minimatch import minimatch
+from agentfs.tools.profiles.mcp_filesystem.texts import format_size
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / ".npm" / "node_modules" / ".bin" / "mcp-server-filesystem"
