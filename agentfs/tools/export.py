@@ -8,11 +8,12 @@ rather than an ``anyOf``: it reads more plainly to a model, and a validator chec
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from agentfs.tools.spec import Tool
+from agentfs.tools.strict import strict_schema
 
 
 def json_schema(model: type[BaseModel]) -> dict[str, Any]:
@@ -92,15 +93,20 @@ def _inline(node: Any, defs: dict[str, Any]) -> Any:
     return node
 
 
-def openai_tool(spec: Tool) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": spec.name,
-            "description": spec.description,
-            "parameters": json_schema(spec.input),
-        },
-    }
+def openai_tool(
+    spec: Tool, *, api: Literal["chat", "responses"] = "chat", strict: bool = False
+) -> dict[str, Any]:
+    """``spec`` as an OpenAI tool: a Chat Completions ``tools`` entry (``api="chat"``) or a
+    Responses API one (``api="responses"``, flat); ``strict``: its parameters in strict
+    form (``agentfs.tools.strict``), whose arguments ``Toolset.invoke(..., strict=True)``
+    takes."""
+    parameters = json_schema(spec.input)
+    if strict:
+        parameters = strict_schema(parameters)[0]
+    function = {"name": spec.name, "description": spec.description, "parameters": parameters}
+    if api == "responses":
+        return {"type": "function", **function, "strict": strict}
+    return {"type": "function", "function": {**function, "strict": True} if strict else function}
 
 
 def anthropic_tool(spec: Tool) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
@@ -28,9 +28,10 @@ from agentfs.tools import catalog
 from agentfs.tools.audit import AuditLog
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError, from_exception
-from agentfs.tools.export import anthropic_tool, openai_tool
+from agentfs.tools.export import anthropic_tool, json_schema, openai_tool
 from agentfs.tools.policy import Policy, ResolvedToolPolicy
 from agentfs.tools.spec import Surface, Tool, ToolOutput
+from agentfs.tools.strict import Decode, strict_schema
 
 if TYPE_CHECKING:
     from agentfs.protocol import WorkspaceAPI
@@ -117,6 +118,7 @@ class Toolset:
         self.audit = AuditLog(ws)
         self._resolved: dict[str, ResolvedToolPolicy] = {}  # the policy is read once per tool
         self._identities: dict[str, Identity] = {}
+        self._strict: dict[str, Decode] = {}  # each tool's way back from strict arguments
         if tools is not None:
             unknown = [name for name in tools if self.surface.find(name) is None]
             if unknown:
@@ -140,9 +142,14 @@ class Toolset:
     def read_only(self) -> bool:
         return self.policy.read_only or self.ws.readonly
 
-    def openai_tools(self) -> list[dict[str, Any]]:
-        """Chat Completions ``tools=[...]`` entries (``{"type": "function", ...}``)."""
-        return [openai_tool(t) for t in self.tools()]
+    def openai_tools(
+        self, *, api: Literal["chat", "responses"] = "chat", strict: bool = False
+    ) -> list[dict[str, Any]]:
+        """OpenAI ``tools=[...]`` entries: Chat Completions' (``{"type": "function",
+        "function": {...}}``) or, with ``api="responses"``, the Responses API's (flat).
+        ``strict``: OpenAI's strict mode, every parameter required (an optional one
+        nullable); pass the model's arguments to ``invoke(..., strict=True)``."""
+        return [openai_tool(t, api=api, strict=strict) for t in self.tools()]
 
     def anthropic_tools(self) -> list[dict[str, Any]]:
         """Anthropic Messages ``tools=[...]`` entries (``name``, ``description``,
@@ -190,13 +197,18 @@ class Toolset:
         arguments: dict[str, Any] | str | None = None,
         *,
         approve: Approve | None = None,
+        strict: bool = False,
     ) -> ToolResult:
         """``call`` with everything: the output model, the model-facing text and the versions
         written. ``approve`` replaces the toolset's callback for this call (the
-        MCP server asks its user before calling)."""
+        MCP server asks its user before calling). ``strict``: ``arguments`` were given in
+        the form of the strict schema (``openai_tools(strict=True)``) and are made the
+        tool's own first."""
         started = time.time()
         spec = self.surface.find(name)
         raw = _arguments(arguments)
+        if strict and spec is not None and "__invalid__" not in raw:
+            raw = self._from_strict(spec)(raw)
         if spec is None:
             error = ToolError(
                 "unknown_tool",
@@ -252,6 +264,13 @@ class Toolset:
 
     def __exit__(self, *exc: object) -> None:
         self.flush()
+
+    def _from_strict(self, spec: Tool) -> Decode:
+        """How arguments in the form of ``spec``'s strict schema become its own."""
+        decode = self._strict.get(spec.name)
+        if decode is None:
+            decode = self._strict[spec.name] = strict_schema(json_schema(spec.input))[1]
+        return decode
 
     def needs_approval(self, name: str) -> bool:
         """Whether a call of tool ``name`` must be approved first (the MCP server asks the

@@ -661,6 +661,36 @@ def test_exported_schemas_are_valid_in_both_formats(tools: Toolset) -> None:
         assert spec.description and spec.title
 
 
+def test_openai_strict_mode_and_the_responses_api(tools: Toolset) -> None:
+    """``openai_tools(api="responses", strict=True)``: the flat Responses API entries, their
+    parameters in the strict form OpenAI checks (the Agents SDK's own checker leaves each
+    unchanged), and a model's arguments in that form called with ``invoke(strict=True)``."""
+    from agents.strict_schema import ensure_strict_json_schema
+
+    responses = tools.openai_tools(api="responses", strict=True)
+    chat = tools.openai_tools(strict=True)
+    assert [t["name"] for t in responses] == [t["function"]["name"] for t in chat]
+    for flat, nested in zip(responses, chat, strict=True):
+        assert flat["type"] == "function" and flat["strict"] is True
+        assert nested["function"]["strict"] is True
+        assert flat["parameters"] == nested["function"]["parameters"]
+        parameters = json.loads(json.dumps(flat["parameters"]))
+        assert ensure_strict_json_schema(parameters) == flat["parameters"], flat["name"]
+        properties = flat["parameters"]["properties"]
+        assert sorted(flat["parameters"]["required"]) == sorted(properties)
+    plain = tools.openai_tools(api="responses")
+    assert "strict" in plain[0] and plain[0]["strict"] is False
+    assert plain[0]["parameters"] == json_schema(catalog.all_tools()[0].input)
+    # a strict model sends every argument, null where it means the default
+    nulls = {"path": "/src/app.py", "offset": None, "limit": None, "column": None}
+    nulls |= {"max_bytes": None, "version": None}
+    strict = tools.invoke("read_file", json.dumps(nulls), strict=True)
+    assert strict.data == tools.call("read_file", {"path": "/src/app.py"})
+    assert tools.invoke("read_file", nulls).is_error  # not strict: a null offset is refused
+    stored = tools.invoke("kv_set", {"key": "plan", "value": '{"step": 2}'}, strict=True)
+    assert not stored.is_error and tools.ws.kv.get("plan") == {"step": 2}
+
+
 def test_mcp_output_schemas_describe_object_arrays_instead_of_typing_their_items() -> None:
     """What MCP clients check item by item (an ``ls`` of 500 entries) is declared as an
     array whose description names every field of its items (worded as ``ls``'s shows);

@@ -17,7 +17,8 @@ approval, one transaction per change with its audit row, the thread's read track
 from __future__ import annotations
 
 from agentfs.integrations.openai_agents.editor import SURFACE, AgentFSEditor
-from agentfs.integrations.openai_agents.functions import function_tools, strict_schema
+from agentfs.integrations.openai_agents.functions import function_tools
 from agentfs.integrations.openai_agents.shell import ShellExecutor
+from agentfs.tools.strict import strict_schema
 
 __all__ = ["SURFACE", "AgentFSEditor", "ShellExecutor", "function_tools", "strict_schema"]
