@@ -116,6 +116,13 @@ profile_option = click.option(
 )
 
 
+preset_option = click.option(
+    "--preset",
+    metavar="NAME",
+    help='Only the tools of one kind of agent: coding or memory (docs/mcp.md, "Profiles").',
+)
+
+
 def surface_of(profile: str) -> Surface:
     """The tools of ``profile``; an unknown one is a ``CLIError`` that lists the profiles."""
     from agentfs.tools import catalog  # the tools load for the commands that use them

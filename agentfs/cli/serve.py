@@ -13,6 +13,7 @@ from agentfs.cli.base import (
     CLIError,
     cli,
     policy_option,
+    preset_option,
     profile_option,
     surface_of,
     workspace_for_command,
@@ -38,6 +39,7 @@ def serve() -> None:
 @click.argument("workspace", metavar="WS", type=WORKSPACE_FILE)
 @click.option("--tools", "names", metavar="A,B,...", help="Offer only these tools.")
 @profile_option
+@preset_option
 @click.option("--read-only", is_flag=True, help="Open read-only; list no tool that changes it.")
 @policy_option
 @click.option("--thread", metavar="T", default="main", show_default=True, help="The thread.")
@@ -59,6 +61,7 @@ def serve_mcp(
     workspace: Path,
     names: str | None,
     profile: str,
+    preset: str | None,
     read_only: bool,
     policy: Policy,
     thread: str,
@@ -76,6 +79,7 @@ def serve_mcp(
       agentfs serve mcp ws.db --read-only
       agentfs serve mcp ws.db --tools read_file,grep,edit_file --policy policy.toml
       agentfs serve mcp ws.db --profile mcp-filesystem
+      agentfs serve mcp ws.db --preset coding
       claude mcp add agentfs -- agentfs serve mcp /path/ws.db --thread main
       agentfs serve mcp thread.db --layer agent.db --layer team.db
     """
@@ -92,7 +96,13 @@ def serve_mcp(
     surface = surface_of(profile)
     try:
         toolset = Toolset(
-            ws, thread=thread, actor=actor, policy=policy, tools=tools, surface=surface
+            ws,
+            thread=thread,
+            actor=actor,
+            policy=policy,
+            tools=tools,
+            surface=surface,
+            preset=preset,
         )
     except ValueError as exc:
         raise CLIError(str(exc)) from None

@@ -16,6 +16,7 @@ from agentfs.cli.base import (
     CLIError,
     cli,
     policy_option,
+    preset_option,
     profile_option,
     surface_of,
     workspace_for_command,
@@ -39,15 +40,28 @@ def tools() -> None:
 @tools.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @profile_option
-def tools_list(as_json: bool, profile: str) -> None:
-    """Every tool of a profile: name, title, whether it changes the workspace.
+@preset_option
+def tools_list(as_json: bool, profile: str, preset: str | None) -> None:
+    """Every tool of a profile (or of a preset of it): name, whether it changes the
+    workspace, the characters its schema takes in a prompt, and its title; then the total.
 
     \b
     Example:
       agentfs tools list
+      agentfs tools list --preset coding
       agentfs tools list --json --profile mcp-filesystem
     """
+    from agentfs.tools import catalog
+    from agentfs.tools.export import openai_tool
+
     specs = surface_of(profile).all_tools()
+    if preset is not None:
+        try:
+            kept = catalog.preset(preset)
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
+        specs = [s for s in specs if s.policy_name in kept]
+    sizes = {s.name: len(json.dumps(openai_tool(s))) for s in specs}
     if as_json:
         rows = [
             {
@@ -57,6 +71,7 @@ def tools_list(as_json: bool, profile: str) -> None:
                 "destructive": s.destructive,
                 "idempotent": s.idempotent,
                 "aliases": list(s.aliases),
+                "schema_chars": sizes[s.name],
             }
             for s in specs
         ]
@@ -65,7 +80,9 @@ def tools_list(as_json: bool, profile: str) -> None:
     width = max(len(s.name) for s in specs)
     for s in specs:
         marks = "writes" if s.mutates else "reads"
-        click.echo(f"{s.name:<{width}}  {marks:<6}  {s.title}")
+        click.echo(f"{s.name:<{width}}  {marks:<6}  {sizes[s.name]:>6,}  {s.title}")
+    total = sum(sizes.values())
+    click.echo(f"{len(specs)} tools, {total:,} characters of schema (OpenAI format)")
 
 
 @tools.command("schema")

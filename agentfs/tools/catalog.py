@@ -60,6 +60,71 @@ PROFILES = {
 }
 
 
+#: The presets: the tools of one kind of agent, by the agentfs tools that rule them (a
+#: profile's tool is in a preset when the tool it is governed by is). A shorter tool list
+#: is a shorter prompt: every call carries every schema.
+PRESETS: dict[str, frozenset[str]] = {
+    "coding": frozenset(
+        {
+            "ls",
+            "list_tree",
+            "stat",
+            "read_file",
+            "read_multiple_files",
+            "write_file",
+            "create_file",
+            "delete_file",
+            "mkdir",
+            "move_file",
+            "edit_file",
+            "multi_edit",
+            "apply_patch",
+            "glob",
+            "grep",
+            "search_files",
+            "workspace_search",
+            "execute_command",
+            "file_history",
+            "file_diff",
+            "restore_version",
+            "snapshot_create",
+            "snapshot_list",
+            "snapshot_diff",
+            "snapshot_restore",
+        }
+    ),
+    "memory": frozenset(
+        {
+            "ls",
+            "list_tree",
+            "read_file",
+            "write_file",
+            "create_file",
+            "edit_file",
+            "delete_file",
+            "move_file",
+            "search_files",
+            "workspace_search",
+            "kv_get",
+            "kv_set",
+            "kv_delete",
+            "kv_list",
+            "file_history",
+            "restore_version",
+        }
+    ),
+}
+
+
+def preset(name: str) -> frozenset[str]:
+    """The agentfs tools of preset ``name``; an unknown name is a ``ValueError`` that lists
+    the presets."""
+    tools = PRESETS.get(name)
+    if tools is None:
+        raise ValueError(f"no preset {name!r}; the presets are: {', '.join(PRESETS)}")
+    return tools
+
+
 def profile(name: str) -> Surface:
     """The surface of the profile called ``name``; an unknown name is a ``ValueError`` that
     lists the profiles."""

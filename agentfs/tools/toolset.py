@@ -91,6 +91,8 @@ class Toolset:
             ``governed_by``.
         profile: a surface by its name (``catalog.PROFILES``: ``agentfs``,
             ``mcp-filesystem``, ...).
+        preset: only the tools of one kind of agent (``catalog.PRESETS``: ``coding``,
+            ``memory``), of the profile; ``tools`` and the policy narrow them further.
     """
 
     def __init__(
@@ -104,6 +106,7 @@ class Toolset:
         tools: Sequence[str] | None = None,
         surface: Surface | None = None,
         profile: str | None = None,
+        preset: str | None = None,
     ) -> None:
         if profile is not None and surface is not None:
             raise ValueError("give a profile or a surface, not both")
@@ -123,7 +126,12 @@ class Toolset:
             unknown = [name for name in tools if self.surface.find(name) is None]
             if unknown:
                 raise ValueError(f"unknown tools: {', '.join(unknown)}")
-        self._only = None if tools is None else {self.surface.find(n).name for n in tools}  # type: ignore[union-attr]
+        only = None if tools is None else {self.surface.find(n).name for n in tools}  # type: ignore[union-attr]
+        if preset is not None:
+            kept = catalog.preset(preset)
+            chosen = {t.name for t in self.surface.all_tools() if t.policy_name in kept}
+            only = chosen if only is None else only & chosen
+        self._only = only
 
     # --- what is offered ---------------------------------------------------------------------
 

@@ -63,6 +63,11 @@ def test_tools_list_schema_and_call(tmp_path: Path) -> None:
         assert (refused.returncode, refused.stdout) == (1, "")
         assert "no profile 'nope'; the profiles are: agentfs" in refused.stderr
     assert json.loads(run("tools", "list", "--json", "--profile", "agentfs").stdout) == listed
+    total = run("tools", "list", "--preset", "coding").stdout.splitlines()[-1]
+    assert total.startswith("25 tools, ") and total.endswith(" of schema (OpenAI format)")
+    assert sum(t["schema_chars"] for t in listed) > int(total.split()[2].replace(",", ""))
+    refused = run("tools", "list", "--preset", "nope")
+    assert refused.returncode == 1 and "the presets are: coding, memory" in refused.stderr
     missing = run("tools", "call", str(ws), "read_file", '{"path": "/zz"}')
     assert missing.returncode == 1 and json.loads(missing.stdout)["error"]["code"] == "not_found"
     broken = run("tools", "call", str(ws), "read_file", '{"path": ')

@@ -126,3 +126,20 @@ def test_the_mcp_filesystem_profile_offers_the_servers_tools(ws: agentfs.Workspa
     assert "read_text_file" in [t.name for t in tools.tools()] and tools.surface.find("ls") is None
     assert tools.call("write_file", {"path": "/a.txt", "content": "hi"}) is not None
     assert ws.read("/a.txt") == b"hi"
+
+
+def test_a_preset_keeps_one_kind_of_agents_tools(ws: agentfs.Workspace) -> None:
+    from agentfs.tools import catalog
+
+    coding = [t.name for t in Toolset(ws, preset="coding").tools()]
+    assert "execute_command" in coding and "kv_set" not in coding
+    assert set(coding) == catalog.PRESETS["coding"]
+    memory = Toolset(ws, preset="memory", tools=["kv_get", "read_file", "grep"])
+    assert [t.name for t in memory.tools()] == ["read_file", "kv_get"]  # both narrow
+    assert memory.call("grep", {"pattern": "x"})["error"]["code"] == "denied"
+    served = Toolset(ws, profile="mcp-filesystem", preset="memory").tools()
+    assert "write_file" in {t.name for t in served} and "create_directory" not in {
+        t.name for t in served
+    }  # a profile's tool is in a preset when the tool ruling it is
+    with pytest.raises(ValueError, match="no preset 'nope'; the presets are: coding, memory"):
+        Toolset(ws, preset="nope")
