@@ -205,7 +205,7 @@ def read_one(ctx: Context, args: ReadFileInput) -> ReadFileOutput:
     max_bytes = args.max_bytes
     if ctx.limits.max_read_bytes is not None:
         max_bytes = min(max_bytes, ctx.limits.max_read_bytes)
-    text = _decode(data)
+    text = text_of(data)
     lines = [] if text is None else text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()  # a final newline ends the last line; it does not start another
@@ -249,7 +249,7 @@ def read_one(ctx: Context, args: ReadFileInput) -> ReadFileOutput:
     )
 
 
-def _decode(data: bytes) -> str | None:
+def text_of(data: bytes) -> str | None:
     """The text of ``data``, or None for binary content (a NUL byte, or not UTF-8)."""
     if b"\0" in data[:SNIFF_BYTES]:
         return None

@@ -62,7 +62,7 @@ from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
 from agentfs.tools.files import WriteFileInput, WriteFileOutput
 from agentfs.tools.files import write_file as agentfs_write_file
-from agentfs.tools.reading import SNIFF_BYTES, sniff_type
+from agentfs.tools.reading import SNIFF_BYTES, sniff_type, text_of
 from agentfs.tools.spec import Surface, ToolInput, ToolOutput, absent
 
 SURFACE = Surface("triggerfish")
@@ -136,16 +136,6 @@ class ReadOutput(ToolOutput):
         return self.content
 
 
-def _text_of(data: bytes) -> str | None:
-    """The text of ``data``, or None for binary content (a NUL byte, or not UTF-8)."""
-    if b"\0" in data[:SNIFF_BYTES]:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
 @SURFACE.tool(
     "read_file",
     title="Read a file",
@@ -160,7 +150,7 @@ def read_file(ctx: Context, args: PathInput) -> ReadOutput:
     if _stat(ctx, path).is_dir():
         raise ToolError("is_directory", f"{path} is a directory; call list_directory on it")
     data = ctx.ws.read(path)  # the tracked read
-    text = _text_of(data)
+    text = text_of(data)
     if text is None:
         mime = sniff_type(data[:SNIFF_BYTES])
         return ReadOutput(path=path, content="", size=len(data), binary=True, mime=mime)
