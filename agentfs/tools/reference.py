@@ -149,7 +149,7 @@ def render() -> str:
             toolset.flush()
         finally:
             ws.close()
-    parts = [_intro(), _index(), _errors(error)]
+    parts = [_intro(), _index(), _profiles(), _errors(error)]
     parts += [_tool(spec, EXAMPLES[spec.name], results[spec.name]) for spec in catalog.all_tools()]
     return "\n".join(parts).rstrip("\n") + "\n"
 
@@ -190,6 +190,31 @@ def _index() -> str:
         changes = "yes" + (" (destructive)" if spec.destructive else "") if spec.mutates else ""
         rows.append(f"| [`{spec.name}`](#{spec.name}) | {spec.title} | {changes} |")
     return "## Tools\n\n" + "\n".join(rows) + "\n"
+
+
+def _profiles() -> str:
+    """Each profile's tools: their parameters, and the agentfs tool whose policy entry rules
+    each (the page documents agentfs's own; a profile's texts are its ecosystem's)."""
+    parts = [
+        "## Profiles\n\nThe same engine under another ecosystem's tool names, parameters and"
+        ' result texts (docs/mcp.md, "Profiles"). Where that ecosystem\'s documentation is'
+        " silent, agentfs's own tools' behaviour applies, and the module named below lists"
+        " each choice.\n"
+    ]
+    for name, where in catalog.PROFILES.items():
+        if name == "agentfs":
+            continue
+        module = where.split(":")[0]
+        rows = ["| tool | parameters | ruled by | changes the workspace |", "|---|---|---|---|"]
+        for spec in catalog.profile(name).all_tools():
+            fields = ", ".join(f"`{f}`" for f in json_schema(spec.input).get("properties", {}))
+            changes = "yes" if spec.mutates else ""
+            rows.append(
+                f"| `{spec.name}` | {fields or '(none)'} | [`{spec.policy_name}`]"
+                f"(#{spec.policy_name}) | {changes} |"
+            )
+        parts.append(f"### `{name}` (`{module}`)\n\n" + "\n".join(rows) + "\n")
+    return "\n".join(parts)
 
 
 def _errors(example: dict[str, Any]) -> str:
