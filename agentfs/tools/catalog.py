@@ -56,6 +56,7 @@ def all_tools() -> list[Tool]:
 #: agentfs's own tools; the others offer one ecosystem's names and shapes over the same engine.
 PROFILES = {
     "agentfs": "agentfs.tools.catalog:AGENTFS",
+    "agentos": "agentfs.tools.profiles.agentos:SURFACE",
     "mcp-filesystem": "agentfs.tools.profiles.mcp_filesystem:SURFACE",
     "triggerfish": "agentfs.tools.profiles.triggerfish:SURFACE",
 }
