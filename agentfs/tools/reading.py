@@ -8,6 +8,8 @@ dumped. Reading is a tracked read for the toolset's thread (read-before-write re
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from pydantic import Field
 
 from agentfs.tools.common import PATH_DOC, VersionNumber, version_of
@@ -257,6 +259,32 @@ def text_of(data: bytes) -> str | None:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return None
+
+
+class WholeText(NamedTuple):
+    """A file's whole text as a tool shows it (``whole_text``)."""
+
+    content: str
+    size: int
+    truncated: bool = False
+    binary: bool = False
+    mime: str | None = None
+
+
+def whole_text(ctx: Context, path: str, most: int | None = None) -> WholeText:
+    """The whole text of the file at ``path`` (a tracked read): a binary file described, not
+    shown; the text cut on a character boundary at ``most`` bytes or the policy's
+    ``max_read_bytes``, whichever is smaller. For the profiles whose read returns a file
+    whole, unnumbered."""
+    data = ctx.ws.read(path)
+    text = text_of(data)
+    if text is None:
+        return WholeText("", len(data), binary=True, mime=sniff_type(data[:SNIFF_BYTES]))
+    limit = min((n for n in (most, ctx.limits.max_read_bytes) if n is not None), default=None)
+    if limit is not None and len(data) > limit:
+        cut = data[:limit].decode("utf-8", errors="ignore")
+        return WholeText(cut, len(data), truncated=True)
+    return WholeText(text, len(data))
 
 
 @tool(

@@ -8,7 +8,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -19,6 +18,7 @@ import agentfs
 from agentfs.tools import Policy, Toolset
 from agentfs.tools.policy import Limits, ToolPolicy
 from agentfs.tools.profiles.agentos import SURFACE
+from tests.tools.calling import call, error
 
 AGENTFS = Path(sys.executable).parent / "agentfs"
 NAMES = ["file_read", "file_write", "file_list", "apply_patch"]
@@ -39,18 +39,6 @@ def ws(tmp_path: Path) -> Iterator[agentfs.Workspace]:
         workspace.write("/secret/pin.txt", "1234\n", parents=True)
         workspace.write("/photo.raw", b"\x00\xffraw", parents=True)
         yield workspace
-
-
-def call(tools: Toolset, name: str, **args: Any) -> tuple[dict[str, Any], str]:
-    result = tools.invoke(name, args)
-    assert result.error is None, result.text
-    return result.data, result.text
-
-
-def error(tools: Toolset, name: str, **args: Any) -> tuple[str, str]:
-    result = tools.invoke(name, args)
-    assert result.error is not None, result.data
-    return result.error.code, result.error.message
 
 
 def test_the_profile_offers_exactly_its_tools_each_ruled_by_its_agentfs_tool(

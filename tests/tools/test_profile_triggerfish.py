@@ -8,7 +8,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
@@ -20,6 +19,7 @@ from agentfs.mount.exec import fuse_available
 from agentfs.tools import Policy, Toolset
 from agentfs.tools.policy import Limits, ToolPolicy
 from agentfs.tools.profiles.triggerfish import SURFACE
+from tests.tools.calling import call, error
 
 AGENTFS = Path(sys.executable).parent / "agentfs"
 NAMES = [
@@ -51,17 +51,6 @@ def ws(tmp_path: Path) -> Iterator[agentfs.Workspace]:
         workspace.write("/blob.bin", b"\x00\x01\x02binary", parents=True)
         workspace.mkdir("/empty")
         yield workspace
-
-
-def call(tools: Toolset, name: str, **args: Any) -> tuple[dict[str, Any], str]:
-    result = tools.invoke(name, args)
-    return result.data, result.text
-
-
-def error(tools: Toolset, name: str, **args: Any) -> tuple[str, str]:
-    result = tools.invoke(name, args)
-    assert result.error is not None, result.data
-    return result.error.code, result.error.message
 
 
 def test_the_profile_offers_exactly_its_tools_each_ruled_by_its_agentfs_tool(

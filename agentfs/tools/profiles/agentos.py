@@ -65,7 +65,7 @@ from agentfs.tools.files import write_file as agentfs_write_file
 from agentfs.tools.listing import LsInput, ls
 from agentfs.tools.patch import HunkFailed, PatchSyntaxError, parse
 from agentfs.tools.patch import apply_hunks as apply_hunks_to
-from agentfs.tools.reading import SNIFF_BYTES, sniff_type, text_of
+from agentfs.tools.reading import whole_text
 from agentfs.tools.spec import Surface, ToolInput, ToolOutput, absent
 
 SURFACE = Surface("agentos")
@@ -190,17 +190,7 @@ def file_read(ctx: Context, args: FileReadInput) -> FileReadOutput:
     path = resolve(ctx, args.path)
     if _stat(ctx, path).is_dir():
         raise ToolError("is_directory", f"{path} is a directory; call file_list on it")
-    data = ctx.ws.read(path)  # the tracked read
-    text = text_of(data)
-    if text is None:
-        mime = sniff_type(data[:SNIFF_BYTES])
-        return FileReadOutput(content="", path=path, size=len(data), binary=True, mime=mime)
-    limits = [n for n in (args.maxBytes, ctx.limits.max_read_bytes) if n is not None]
-    most = min(limits, default=None)
-    if most is not None and len(data) > most:
-        cut = data[:most].decode("utf-8", errors="ignore")
-        return FileReadOutput(content=cut, path=path, size=len(data), truncated=True)
-    return FileReadOutput(content=text, path=path, size=len(data))
+    return FileReadOutput(path=path, **whole_text(ctx, path, args.maxBytes)._asdict())
 
 
 # --- file_write ---------------------------------------------------------------------------------

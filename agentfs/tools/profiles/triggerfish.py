@@ -62,7 +62,7 @@ from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
 from agentfs.tools.files import WriteFileInput, WriteFileOutput
 from agentfs.tools.files import write_file as agentfs_write_file
-from agentfs.tools.reading import SNIFF_BYTES, sniff_type, text_of
+from agentfs.tools.reading import whole_text
 from agentfs.tools.spec import Surface, ToolInput, ToolOutput, absent
 
 SURFACE = Surface("triggerfish")
@@ -149,16 +149,7 @@ def read_file(ctx: Context, args: PathInput) -> ReadOutput:
     path = resolve(ctx, args.path)
     if _stat(ctx, path).is_dir():
         raise ToolError("is_directory", f"{path} is a directory; call list_directory on it")
-    data = ctx.ws.read(path)  # the tracked read
-    text = text_of(data)
-    if text is None:
-        mime = sniff_type(data[:SNIFF_BYTES])
-        return ReadOutput(path=path, content="", size=len(data), binary=True, mime=mime)
-    most = ctx.limits.max_read_bytes
-    if most is not None and len(data) > most:
-        cut = data[:most].decode("utf-8", errors="ignore")
-        return ReadOutput(path=path, content=cut, size=len(data), truncated=True)
-    return ReadOutput(path=path, content=text, size=len(data))
+    return ReadOutput(path=path, **whole_text(ctx, path)._asdict())
 
 
 # --- write_file ---------------------------------------------------------------------------------
