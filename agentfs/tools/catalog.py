@@ -59,6 +59,7 @@ PROFILES = {
     "agentos": "agentfs.tools.profiles.agentos:SURFACE",
     "mcp-filesystem": "agentfs.tools.profiles.mcp_filesystem:SURFACE",
     "triggerfish": "agentfs.tools.profiles.triggerfish:SURFACE",
+    "voltagent": "agentfs.tools.profiles.voltagent:SURFACE",
 }
 
 

@@ -131,6 +131,15 @@ class Surface:
         """List the tools in ``key``'s order (the order clients show them in)."""
         self._tools = dict(sorted(self._tools.items(), key=lambda item: key(item[1])))
 
+    def include(self, *tools: Tool) -> None:
+        """Offer tools of another surface as they are (a profile's tools that agentfs's own
+        already are, name, input and result alike): the same ``Tool``, so the same policy
+        entry rules it."""
+        for spec in tools:
+            if self.find(spec.name) is not None:
+                raise ValueError(f"tool {spec.name!r} is declared twice in {self.name}")
+            self._tools[spec.name] = spec
+
     def tool(
         self,
         name: str,

@@ -1,10 +1,21 @@
-"""Calling a tool in a test: its structured result and text, or its error's code and message."""
+"""Calling a tool in a test: its structured result and text, or its error's code and message;
+or serving a profile to the ``mcp`` SDK's client."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
 from agentfs.tools import Toolset
+
+#: The installed ``agentfs`` script of this environment.
+AGENTFS = Path(sys.executable).parent / "agentfs"
 
 
 def call(tools: Toolset, name: str, **args: Any) -> tuple[dict[str, Any], str]:
@@ -19,3 +30,15 @@ def error(tools: Toolset, name: str, **args: Any) -> tuple[str, str]:
     result = tools.invoke(name, args)
     assert result.error is not None, result.data
     return result.error.code, result.error.message
+
+
+@asynccontextmanager
+async def served(db: Path, profile: str) -> AsyncIterator[ClientSession]:
+    """A session of the ``mcp`` SDK's own client with ``agentfs serve mcp DB --profile
+    PROFILE``, initialized. Bound its time where it is used (``anyio.fail_after``)."""
+    params = StdioServerParameters(
+        command=str(AGENTFS), args=["serve", "mcp", str(db), "--profile", profile]
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session

@@ -11,14 +11,12 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 import agentfs
 from agentfs.tools import Policy, Toolset
 from agentfs.tools.policy import Limits, ToolPolicy
 from agentfs.tools.profiles.agentos import SURFACE
-from tests.tools.calling import call, error
+from tests.tools.calling import call, error, served
 
 AGENTFS = Path(sys.executable).parent / "agentfs"
 NAMES = ["file_read", "file_write", "file_list", "apply_patch"]
@@ -281,16 +279,8 @@ def test_calls_are_audited_under_the_profiles_names(ws: agentfs.Workspace) -> No
 @pytest.mark.anyio
 async def test_served_over_mcp_under_its_names(ws: agentfs.Workspace, tmp_path: Path) -> None:
     ws.close()
-    params = StdioServerParameters(
-        command=str(AGENTFS),
-        args=["serve", "mcp", str(tmp_path / "ws.db"), "--profile", "agentos"],
-    )
     with anyio.fail_after(60):
-        async with (
-            stdio_client(params) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
+        async with served(tmp_path / "ws.db", "agentos") as session:
             listed = (await session.list_tools()).tools
             assert [t.name for t in listed] == NAMES
             schema = {t.name: t.input_schema for t in listed}
