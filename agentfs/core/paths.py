@@ -74,6 +74,20 @@ def _already_normal(text: str) -> bool:
     )
 
 
+def climbs_above_root(path: str) -> bool:
+    """Does a ``..`` in ``path`` go above the root (``normalize`` stops it there)? For the
+    callers that must refuse such a path instead of reading it from the root."""
+    depth = 0
+    for name in path.split("/"):
+        if name == "..":
+            if depth == 0:
+                return True
+            depth -= 1
+        elif name not in ("", "."):
+            depth += 1
+    return False
+
+
 def check_name(name: str) -> str:
     """Validate one path component (a dentry name) and return it."""
     if not name or name in (".", "..") or "/" in name or "\0" in name:

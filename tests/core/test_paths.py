@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import posixpath
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
@@ -198,3 +199,22 @@ def test_a_tree_deeper_than_path_max_works_through_the_api(
     assert ws.read(moved) == b"deep"
     transfer.export_tree(ws, "/", tmp_path / "out")
     assert (tmp_path / "out" / "top").is_dir()
+
+
+@pytest.mark.parametrize(
+    ("path", "climbs"),
+    [
+        ("..", True),
+        ("/..", True),
+        ("a/../..", True),
+        ("a/./../../b", True),
+        ("a/..", False),
+        ("/a/b/../../c", False),
+        ("./a//b/..", False),
+        ("a..b/..", False),
+    ],
+)
+def test_climbs_above_root_says_where_normalize_would_stop(path: str, climbs: bool) -> None:
+    assert paths.climbs_above_root(path) is climbs
+    if not climbs:  # where nothing climbs, normalize's answer is the plain one
+        assert paths.normalize("/" + path) == posixpath.normpath("/" + path).replace("//", "/")

@@ -48,6 +48,7 @@ do:
 from __future__ import annotations
 
 import itertools
+import posixpath
 from collections.abc import Iterator
 
 from pydantic import Field, PrivateAttr
@@ -93,14 +94,9 @@ def _outside(raw: str, why: str = "") -> ToolError:
 def _inside(ws: WorkspaceAPI, raw: str) -> str:
     """``raw`` as a workspace path, ``.`` and ``..`` resolved as written; ``_outside`` when a
     ``..`` climbs above the root, as written or in the target of a symlink on the way."""
-    written: list[str] = []
-    for name in _names(raw):
-        if name != "..":
-            written.append(name)
-        elif written:
-            written.pop()
-        else:
-            raise _outside(raw)
+    if paths.climbs_above_root(raw):
+        raise _outside(raw)
+    written = _names(posixpath.normpath("/" + raw))
     # Follow the symlinks the path passes through, as the workspace will, to where it leads.
     pending, links, exists = written[::-1], 0, True
     reached: list[str] = []

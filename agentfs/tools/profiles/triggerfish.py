@@ -78,21 +78,13 @@ def resolve(ctx: Context, raw: str, *, write: bool = False) -> str:
     ``.`` and ``..`` resolved; a ``..`` that would climb above the root is refused."""
     if raw == "":
         raise ToolError("invalid_path", "the path is empty; give a workspace path such as /a.txt")
-    names: list[str] = []
-    for name in raw.split("/"):
-        if name in ("", "."):
-            continue
-        if name == "..":
-            if not names:
-                raise ToolError(
-                    "invalid_path",
-                    f"{raw}: '..' climbs above the workspace root; every path stays inside the"
-                    " workspace (/a.txt or a.txt is a file at its root)",
-                )
-            names.pop()
-            continue
-        names.append(name)
-    return ctx.path("/" + "/".join(names), write=write)
+    if paths.climbs_above_root(raw):
+        raise ToolError(
+            "invalid_path",
+            f"{raw}: '..' climbs above the workspace root; every path stays inside the"
+            " workspace (/a.txt or a.txt is a file at its root)",
+        )
+    return ctx.path(raw, write=write)
 
 
 def _stat(ctx: Context, path: str) -> Stat:
