@@ -65,20 +65,7 @@ def _absolute(raw: str) -> str:
     ``/``, a trailing slash is dropped)."""
     if raw == "~" or raw.startswith("~/"):
         raw = ROOT + raw[1:]
-    parts: list[str] = []
-    for part in raw.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if parts:
-                parts.pop()
-            continue
-        parts.append(part)
-    return "/" + "/".join(parts)
-
-
-def join(base: str, *names: str) -> str:
-    return posixpath.join(base, *names)
+    return posixpath.normpath("/" + raw.lstrip("/"))  # at the root, ".." stays there
 
 
 def lstat(ctx: Context, path: str) -> Stat | None:
@@ -105,7 +92,7 @@ def _real(ctx: Context, absolute: str) -> str | None:
     names = [part for part in resolved.split("/") if part]
     here = "/"
     for index, name in enumerate(names):
-        here = join(here, name)
+        here = posixpath.join(here, name)
         st = lstat(ctx, here)
         if st is None:
             return None
@@ -136,8 +123,8 @@ def _unicode_equivalent(ctx: Context, absolute: str) -> str:
         if len(found) > 1:
             raise ToolError("invalid_argument", f"Ambiguous Unicode path component: {name}")
         if not found:
-            return join(here, *names[index:])
-        here = ctx.ws.realpath(join(here, found[0]))
+            return posixpath.join(here, *names[index:])
+        here = ctx.ws.realpath(posixpath.join(here, found[0]))
     return here
 
 

@@ -24,7 +24,6 @@ from agentfs.tools.profiles.mcp_filesystem.nodefs import (
     file_bytes,
     from_os,
     head,
-    join,
     lstat,
     node_error,
     read_text,
@@ -323,7 +322,7 @@ def _entries(ctx: Context, path: str) -> list[tuple[str, Stat]]:
     except OSError as exc:
         raise from_os(exc, "scandir", path) from None
     listed.sort(key=lambda entry: entry[0])
-    return [(name, st) for name, st in listed if ctx.visible(join(path, name))]
+    return [(name, st) for name, st in listed if ctx.visible(posixpath.join(path, name))]
 
 
 def _is_dir(st: Stat) -> bool:
@@ -361,7 +360,7 @@ def list_directory_with_sizes(ctx: Context, args: SizesInput) -> TextOutput:
     path = valid(ctx, args.path)
     entries = []
     for name, st in _entries(ctx, path):
-        target = stat(ctx, join(path, name))
+        target = stat(ctx, posixpath.join(path, name))
         entries.append((name, _is_dir(st), target.st_size if target is not None else 0))
     if args.sortBy == "size":
         ordered = sorted(entries, key=lambda entry: -entry[2])
@@ -420,7 +419,7 @@ def directory_tree(ctx: Context, args: TreeInput) -> TextOutput:
                 "type": "directory" if _is_dir(st) else "file",
             }
             if _is_dir(st):
-                entry["children"] = build(valid(ctx, join(path, name)), below)
+                entry["children"] = build(valid(ctx, posixpath.join(path, name)), below)
             tree.append(entry)
         return tree
 
@@ -467,7 +466,7 @@ def move_file(ctx: Context, args: MoveInput) -> TextOutput:
         raise node_error("EINVAL", "rename", source, destination)
     ctx.check_tree(source, write=True)
     for relative in _below(ctx, source):  # what lands below the destination is judged there
-        ctx.path(join(destination, relative), write=True)
+        ctx.path(posixpath.join(destination, relative), write=True)
     try:
         ctx.ws.rename(source, destination)
     except OSError as exc:
@@ -503,9 +502,9 @@ def search_files(ctx: Context, args: SearchInput) -> TextOutput:
             if any(minimatch(below, pattern) for pattern in args.excludePatterns):
                 continue
             if minimatch(below, args.pattern):
-                found.append(join(path, name))
+                found.append(posixpath.join(path, name))
             if _is_dir(st):
-                search(join(path, name), below)
+                search(posixpath.join(path, name), below)
 
     search(top, "")
     return TextOutput(content="\n".join(found) if found else "No matches found")
