@@ -33,11 +33,6 @@ from agentfs.tools.profiles.mcp_filesystem.texts import format_size
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / ".npm" / "node_modules" / ".bin" / "mcp-server-filesystem"
 
-needs_server = pytest.mark.skipif(
-    not SERVER.exists() or shutil.which("node") is None,
-    reason=f"{SERVER} is missing: `make test` installs it from npm",
-)
-
 #: One tree, built on the host for the server and in a workspace for the profile.
 BIG = "".join(f"line {n} of the log, some words to fill it\n" for n in range(1, 400))
 TREE: dict[str, str | bytes | None] = {
@@ -165,7 +160,7 @@ def host(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def peer(host: Path) -> Iterator[Peer]:
     if not SERVER.exists() or shutil.which("node") is None:
-        pytest.skip(f"{SERVER} is missing: `make test` installs it from npm")
+        pytest.fail(f"{SERVER} or node is missing: run `make test` (it installs them)")
     server = Peer(host)
     yield server
     server.close()
@@ -391,7 +386,6 @@ CASES: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-@needs_server
 @pytest.mark.parametrize(
     ("name", "args"), CASES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CASES)]
 )
@@ -404,7 +398,6 @@ def test_the_profile_answers_what_the_server_answers(
     pair.same_files()
 
 
-@needs_server
 def test_media_files_are_the_same_blocks(pair: Pair) -> None:
     for path in ("/image.png", "/sound.mp3", "/data bin#1.bin", "/café/naïve ✓.txt"):
         failed, _, theirs = pair.peer.call("read_media_file", pair.server_args({"path": path}))
@@ -421,7 +414,6 @@ def test_media_files_are_the_same_blocks(pair: Pair) -> None:
 LINES = st.sampled_from(["alpha", "  beta", "gamma", "    delta", "", "alpha", "ε ✓", "\tτ"])
 
 
-@needs_server
 @settings(
     max_examples=25,
     deadline=None,
@@ -486,7 +478,6 @@ PATTERN_PARTS = st.sampled_from(
 )
 
 
-@needs_server
 @settings(
     max_examples=30,
     deadline=None,

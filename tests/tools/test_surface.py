@@ -124,7 +124,8 @@ def test_a_profile_is_a_surface_by_name(ws: agentfs.Workspace) -> None:
 def test_the_mcp_filesystem_profile_offers_the_servers_tools(ws: agentfs.Workspace) -> None:
     tools = Toolset(ws, profile="mcp-filesystem")
     assert "read_text_file" in [t.name for t in tools.tools()] and tools.surface.find("ls") is None
-    assert tools.call("write_file", {"path": "/a.txt", "content": "hi"}) is not None
+    wrote = tools.invoke("write_file", {"path": "/a.txt", "content": "hi"})
+    assert wrote.text == "Successfully wrote to /a.txt"  # the server's text, not agentfs's
     assert ws.read("/a.txt") == b"hi"
 
 
