@@ -13,8 +13,6 @@ from typing import Self
 
 from agentfs.protocol import WorkspaceAPI
 from agentfs.tools.catalog import AGENTFS
-from agentfs.tools.context import Context
-from agentfs.tools.errors import ToolError
 from agentfs.tools.policy import Policy, ToolPolicy
 from agentfs.tools.spec import Surface
 from agentfs.tools.toolset import Approve, Toolset
@@ -66,18 +64,6 @@ def toolset_for(
     )
     made.audit = ws.audit
     return made
-
-
-def check_read(ctx: Context, size: int, path: str, narrower: str) -> None:
-    """Refuse to return ``size`` bytes of ``path``'s content over the policy's
-    ``max_read_bytes``: a framework's read answers with what it was asked for or fails, so
-    a read too large is refused, saying how to ask for less (``narrower``)."""
-    most = ctx.limits.max_read_bytes
-    if most is not None and size > most:
-        raise ToolError(
-            "too_large",
-            f"{path}: {size:,} bytes is over the {most:,}-byte limit of one read; {narrower}",
-        )
 
 
 class Flushing:

@@ -141,6 +141,17 @@ class Context:
         most = self.limits.max_results
         return requested if most is None else min(requested, most)
 
+    def check_read_size(self, size: int, path: str, narrower: str) -> None:
+        """Refuse to return ``size`` bytes of ``path``'s content over ``max_read_bytes``: for
+        a tool that answers with the window asked for or fails (where ``read_file`` cuts its
+        page instead), saying how to ask for less (``narrower``)."""
+        most = self.limits.max_read_bytes
+        if most is not None and size > most:
+            raise ToolError(
+                "too_large",
+                f"{path}: {size:,} bytes is over the {most:,}-byte limit of one read; {narrower}",
+            )
+
     def check_size(self, size: int, path: str) -> None:
         """Refuse a write that would leave ``path`` larger than ``max_write_bytes``."""
         most = self.limits.max_write_bytes

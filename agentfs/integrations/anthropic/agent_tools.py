@@ -46,7 +46,7 @@ from agentfs.integrations.anthropic.common import (
     TextOutput,
     run,
 )
-from agentfs.integrations.toolsets import check_read, toolset_for
+from agentfs.integrations.toolsets import toolset_for
 from agentfs.protocol import WorkspaceAPI
 from agentfs.tools.commands import ExecuteCommandInput, execute_command
 from agentfs.tools.context import Context
@@ -199,7 +199,7 @@ def read(ctx: Context, args: ReadInput) -> TextOutput:
                 " view_range parameter to read specific line ranges, e.g. view_range: [1, 500].",
             )
         text = _large_range(data, shown, view[0], view[1])
-        check_read(ctx, len(text.encode("utf-8")), path, "read fewer lines (view_range)")
+        ctx.check_read_size(len(text.encode("utf-8")), path, "read fewer lines (view_range)")
         return TextOutput(result=text)
     text = _decode(
         data,
@@ -209,7 +209,7 @@ def read(ctx: Context, args: ReadInput) -> TextOutput:
         lines = text.split("\n")
         start, end = max(0, view[0] - 1), view[1] if view[1] > 0 else len(lines)
         text = "\n".join(lines[start:end])
-    check_read(ctx, len(text.encode("utf-8")), path, "read fewer lines (view_range)")
+    ctx.check_read_size(len(text.encode("utf-8")), path, "read fewer lines (view_range)")
     return TextOutput(result=text)
 
 
@@ -253,7 +253,7 @@ def _media(ctx: Context, path: str, shown: str, size: int, media: str) -> TextOu
             "too_large",
             f"read: {shown} is {size} bytes, exceeds {limit}-byte limit for image/PDF files.",
         )
-    check_read(ctx, size, path, "it cannot be read here")
+    ctx.check_read_size(size, path, "it cannot be read here")
     data = base64.standard_b64encode(ctx.ws.read(path)).decode("ascii")
     source = {"type": "base64", "media_type": media, "data": data}
     block = {"type": "document" if pdf else "image", "source": source}

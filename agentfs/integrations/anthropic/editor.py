@@ -35,7 +35,7 @@ from agentfs.integrations.anthropic.common import (
     numbered,
     run,
 )
-from agentfs.integrations.toolsets import Flushing, check_read, toolset_for
+from agentfs.integrations.toolsets import Flushing, toolset_for
 from agentfs.protocol import WorkspaceAPI
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
@@ -195,7 +195,7 @@ def text_editor_view(ctx: Context, args: ViewInput) -> TextOutput:
         content = "\n".join(lines[first - 1 :] if last == -1 else lines[first - 1 : last])
     most = args.max_characters
     clipped = content[:most] if most and len(content) > most else content
-    check_read(ctx, len(clipped.encode("utf-8")), path, "view fewer lines (view_range)")
+    ctx.check_read_size(len(clipped.encode("utf-8")), path, "view fewer lines (view_range)")
     return TextOutput(result=_output(content, shown, first, args.max_characters))
 
 

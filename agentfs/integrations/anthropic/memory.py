@@ -40,7 +40,7 @@ from agentfs.integrations.anthropic.common import (
     numbered,
     run,
 )
-from agentfs.integrations.toolsets import Flushing, check_read, toolset_for
+from agentfs.integrations.toolsets import Flushing, toolset_for
 from agentfs.protocol import WorkspaceAPI
 from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
@@ -193,7 +193,7 @@ def memory_view(ctx: Context, args: ViewInput) -> TextOutput:
         end = len(lines) if args.view_range[1] == -1 else args.view_range[1]
         lines, first = lines[start:end], start + 1
     size = sum(len(line.encode("utf-8")) + 1 for line in lines)
-    check_read(ctx, size, path, "view fewer lines (view_range)")
+    ctx.check_read_size(size, path, "view fewer lines (view_range)")
     return TextOutput(
         result=f"Here's the content of {args.path} with line numbers:\n" + numbered(lines, first)
     )

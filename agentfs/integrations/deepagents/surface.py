@@ -37,7 +37,6 @@ from wcmatch import glob as wcglob
 
 from agentfs.core import paths
 from agentfs.core.inodes import Stat
-from agentfs.integrations.toolsets import check_read
 from agentfs.search.lines import split_lines
 from agentfs.tools.commands import ExecuteCommandInput, execute_command
 from agentfs.tools.context import Context
@@ -162,7 +161,7 @@ def read_file(ctx: Context, args: ReadInput) -> ReadOutput:
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         raise ToolError("not_found", f"File '{args.file_path}' not found") from None
     if kind != "text":
-        check_read(ctx, len(data), path, "it cannot be read here")
+        ctx.check_read_size(len(data), path, "it cannot be read here")
         encoded = base64.standard_b64encode(data).decode("ascii")
         return ReadOutput(file_data={"content": encoded, "encoding": "base64"})
     text = _text(data, f"Error reading file '{args.file_path}'")
@@ -173,7 +172,7 @@ def read_file(ctx: Context, args: ReadInput) -> ReadOutput:
     if window.error is not None:
         raise ToolError("invalid_argument", window.error)
     shown = window.file_data["content"] if window.file_data else ""
-    check_read(ctx, len(shown.encode("utf-8")), path, "read fewer lines (offset, limit)")
+    ctx.check_read_size(len(shown.encode("utf-8")), path, "read fewer lines (offset, limit)")
     return ReadOutput(
         file_data=dict(window.file_data or {}),
         total_lines=window.total_lines,
@@ -610,5 +609,5 @@ class DownloadOutput(ToolOutput):
 def download_file(ctx: Context, args: DownloadInput) -> DownloadOutput:
     path = virtual(ctx, args.path)
     data = ctx.ws.read(path)
-    check_read(ctx, len(data), path, "it cannot be downloaded here")
+    ctx.check_read_size(len(data), path, "it cannot be downloaded here")
     return DownloadOutput(content_base64=base64.standard_b64encode(data).decode("ascii"))
