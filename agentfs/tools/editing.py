@@ -57,30 +57,37 @@ class EditOutput(ToolOutput):
         return f"{head}\n{self.diff}"
 
 
-def replace(path: str, text: str, edit: Edit, label: str = "") -> tuple[str, int]:
+def replace(
+    path: str, text: str, edit: Edit, label: str = "", names: tuple[str, str] | None = None
+) -> tuple[str, int]:
     """``text`` with ``edit`` applied and how many replacements it made; ``no_match`` or
-    ``not_unique`` (``label`` names the edit in a ``multi_edit``)."""
+    ``not_unique`` (``label`` names the edit in a ``multi_edit``). ``names``: what the
+    caller's tool calls the old and new text (a profile's ``old_text``, ``new_text``), whose
+    edit has no ``replace_all``."""
+    old_name, new_name = names or ("old_string", "new_string")
     old, new = edit.old_string, edit.new_string
     if old == "":
         raise ToolError(
             "invalid_argument",
-            f"{label}old_string is empty; to write a whole file use write_file or create_file",
+            f"{label}{old_name} is empty; to write a whole file use write_file"
+            + ("" if names else " or create_file"),
         )
     if old == new:
-        raise ToolError("invalid_argument", f"{label}old_string and new_string are the same")
+        raise ToolError("invalid_argument", f"{label}{old_name} and {new_name} are the same")
     count = text.count(old)
     if count == 0 and "\r\n" in text and "\n" in old and "\r\n" not in old:
         old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")  # a CRLF file
         count = text.count(old)
     if count == 0:
-        raise _no_match(path, text, edit.old_string, label)
+        raise _no_match(path, text, edit.old_string, label, old_name)
     if count > 1 and not edit.replace_all:
         lines = _occurrence_lines(text, old)
         shown = ", ".join(str(n) for n in lines[:20]) + (" ..." if len(lines) > 20 else "")
+        every = "" if names else ", or pass replace_all=true"
         raise ToolError(
             "not_unique",
-            f"{label}old_string occurs {count} times in {path} (lines {shown}); include more"
-            " surrounding lines to make it unique, or pass replace_all=true",
+            f"{label}{old_name} occurs {count} times in {path} (lines {shown}); include more"
+            f" surrounding lines to make it unique{every}",
             lines=lines,
         )
     return text.replace(old, new), count
@@ -95,9 +102,10 @@ def _occurrence_lines(text: str, needle: str) -> list[int]:
     return out
 
 
-def _no_match(path: str, text: str, old: str, label: str) -> ToolError:
-    """``no_match``, with the file's lines closest to ``old`` so the model can copy them."""
-    message = f"{label}old_string was not found in {path}."
+def _no_match(path: str, text: str, old: str, label: str, name: str) -> ToolError:
+    """``no_match``, with the file's lines closest to ``old`` (the argument ``name``) so the
+    model can copy them."""
+    message = f"{label}{name} was not found in {path}."
     lines = text.split("\n")
     wanted = old.strip("\n").split("\n")
     i = closest_window(lines, wanted)
@@ -108,7 +116,7 @@ def _no_match(path: str, text: str, old: str, label: str) -> ToolError:
     return ToolError(
         "no_match",
         f"{message} The closest text{hint} is at lines {i + 1}-{i + len(shown)}:\n"
-        f"{numbered(shown, i + 1)}\nCopy it exactly (whitespace included) into old_string.",
+        f"{numbered(shown, i + 1)}\nCopy it exactly (whitespace included) into {name}.",
         closest={"line": i + 1, "text": "\n".join(shown)},
     )
 

@@ -120,8 +120,8 @@ def test_edit_file_replaces_the_one_occurrence(ws: agentfs.Workspace) -> None:
 @pytest.mark.parametrize(
     ("old", "code", "says"),
     [
-        ("sell milk", "no_match", "was not found"),
-        ("buy", "not_unique", "found 2 times"),
+        ("sell milk", "no_match", "old_text was not found"),
+        ("buy", "not_unique", "old_text occurs 2 times"),
         ("", "invalid_argument", "empty"),
     ],
 )

@@ -20,9 +20,11 @@ tools do:
   directories (as agentfs's ``write_file`` with ``overwrite=true``); the result is agentfs's
   (``Created``/``Replaced`` with the size and version). A directory at the path is
   ``is_directory``; the policy's ``max_write_bytes`` and read-before-write rules hold.
-- ``edit_file`` with an ``old_text`` that is missing fails with ``no_match`` and shows the
-  closest lines of the file; one found N times fails with ``not_unique`` saying N and the
-  lines; an empty ``old_text`` is ``invalid_argument``; in each case nothing changes. A file
+- ``edit_file`` is agentfs's ``edit_file`` replacing one occurrence, in this profile's words
+  (``editing.replace``): an ``old_text`` that is missing fails with ``no_match`` and shows
+  the closest lines of the file; one found N times fails with ``not_unique`` saying N and the
+  lines; an empty ``old_text``, or one equal to ``new_text``, is ``invalid_argument``; in
+  each case nothing changes. A file
   with CRLF line ends accepts ``\\n`` in both texts and keeps its CRLFs. The result is a
   unified diff, as agentfs's ``edit_file`` gives.
 - ``list_directory`` lists names in name order, one a line, a directory's with a trailing
@@ -55,10 +57,10 @@ from pydantic import Field
 from agentfs.core import paths
 from agentfs.core.inodes import Stat
 from agentfs.history.api import unified_diff
-from agentfs.tools.closest import closest_window, numbered, same_but_space
 from agentfs.tools.commands import ExecuteCommandInput, execute_command
 from agentfs.tools.common import text_to_change
 from agentfs.tools.context import Context
+from agentfs.tools.editing import Edit, replace
 from agentfs.tools.errors import ToolError
 from agentfs.tools.files import WriteFileInput, WriteFileOutput
 from agentfs.tools.files import write_file as agentfs_write_file
@@ -186,32 +188,6 @@ class EditOutput(ToolOutput):
         return f"Edited {self.path} (now version {self.version}).\n{self.diff}"
 
 
-def _lines_of(text: str, needle: str) -> list[int]:
-    """The line each occurrence of ``needle`` starts on."""
-    found, start = [], text.find(needle)
-    while start >= 0:
-        found.append(text.count("\n", 0, start) + 1)
-        start = text.find(needle, start + len(needle))
-    return found
-
-
-def _missing(path: str, text: str, old: str) -> ToolError:
-    message = f"old_text was not found in {path}; nothing was changed."
-    lines = text.split("\n")
-    wanted = old.strip("\n").split("\n")
-    first = closest_window(lines, wanted)
-    if first is None:
-        return ToolError("no_match", message + " Read the file and copy the text exactly.")
-    shown = lines[first : first + len(wanted)]
-    space = " (they differ in whitespace)" if same_but_space(shown, wanted) else ""
-    return ToolError(
-        "no_match",
-        f"{message} The closest lines{space} are {first + 1}-{first + len(shown)}:\n"
-        f"{numbered(shown, first + 1)}\nCopy them exactly, whitespace included, into old_text.",
-        closest={"line": first + 1, "text": "\n".join(shown)},
-    )
-
-
 @SURFACE.tool(
     "edit_file",
     title="Edit a file",
@@ -225,30 +201,11 @@ def _missing(path: str, text: str, old: str) -> ToolError:
 )
 def edit_file(ctx: Context, args: EditInput) -> EditOutput:
     path = resolve(ctx, args.path, write=True)
-    old, new = args.old_text, args.new_text
-    if old == "":
-        raise ToolError(
-            "invalid_argument", "old_text is empty; to write a whole file use write_file"
-        )
     if _stat(ctx, path).is_dir():
         raise ToolError("is_directory", f"{path} is a directory; edit_file edits a file")
     before = text_to_change(ctx.ws, path)
-    count = before.count(old)
-    if count == 0 and "\r\n" in before and "\n" in old and "\r\n" not in old:
-        old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")  # a CRLF file
-        count = before.count(old)
-    if count == 0:
-        raise _missing(path, before, args.old_text)
-    if count > 1:
-        lines = _lines_of(before, old)
-        shown = ", ".join(map(str, lines[:20])) + (" ..." if len(lines) > 20 else "")
-        raise ToolError(
-            "not_unique",
-            f"old_text was found {count} times in {path} (lines {shown}); nothing was changed."
-            " Include more surrounding text so that it occurs once.",
-            lines=lines,
-        )
-    after = before.replace(old, new, 1)
+    change = Edit(old_string=args.old_text, new_string=args.new_text)
+    after, _ = replace(path, before, change, names=("old_text", "new_text"))
     data = after.encode("utf-8")
     ctx.check_size(len(data), path)
     diff = unified_diff(before.encode("utf-8"), data, f"a{path}", f"b{path}")
