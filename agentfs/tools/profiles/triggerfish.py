@@ -64,6 +64,7 @@ from agentfs.tools.editing import Edit, replace
 from agentfs.tools.errors import ToolError
 from agentfs.tools.files import WriteFileInput, WriteFileOutput
 from agentfs.tools.files import write_file as agentfs_write_file
+from agentfs.tools.profiles.scope import resolve
 from agentfs.tools.reading import whole_text
 from agentfs.tools.spec import Surface, ToolInput, ToolOutput, absent
 
@@ -73,20 +74,6 @@ SURFACE = Surface("triggerfish")
 MOST_RESULTS = 1000
 
 PATH_DOC = "a workspace path: absolute (/src/app.py) or from the root (src/app.py)"
-
-
-def resolve(ctx: Context, raw: str, *, write: bool = False) -> str:
-    """The workspace path ``raw`` names, once the policy accepts it: relative to the root,
-    ``.`` and ``..`` resolved; a ``..`` that would climb above the root is refused."""
-    if raw == "":
-        raise ToolError("invalid_path", "the path is empty; give a workspace path such as /a.txt")
-    if paths.climbs_above_root(raw):
-        raise ToolError(
-            "invalid_path",
-            f"{raw}: '..' climbs above the workspace root; every path stays inside the"
-            " workspace (/a.txt or a.txt is a file at its root)",
-        )
-    return ctx.path(raw, write=write)
 
 
 def _stat(ctx: Context, path: str) -> Stat:
