@@ -4,7 +4,7 @@ build the workspace, the policy and the toolset, then hand them to the server.""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,6 +23,7 @@ from agentfs.protocol import WorkspaceAPI
 
 if TYPE_CHECKING:
     from agentfs.tools.policy import Policy
+    from agentfs.tools.profiles.baf import Workspaces
 
 
 @cli.group()
@@ -36,7 +37,7 @@ def serve() -> None:
 
 
 @serve.command("mcp")
-@click.argument("workspace", metavar="WS", type=WORKSPACE_FILE)
+@click.argument("workspace", metavar="WS", type=WORKSPACE_FILE, required=False)
 @click.option("--tools", "names", metavar="A,B,...", help="Offer only these tools.")
 @profile_option
 @preset_option
@@ -53,6 +54,12 @@ def serve() -> None:
     help="A lower layer, opened read-only (repeat; most specific first; docs/layers.md).",
 )
 @click.option(
+    "--spaces",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="With --profile baf: the named workspaces to serve, from a TOML file, instead of WS.",
+)
+@click.option(
     "--sync-on-snapshot",
     is_flag=True,
     help="Push to the workspace's sync server after each snapshot (docs/sync.md).",
@@ -67,6 +74,7 @@ def serve_mcp(
     thread: str,
     actor: str | None,
     layers: tuple[Path, ...],
+    spaces: Path | None,
     sync_on_snapshot: bool,
 ) -> None:
     """Serve the workspace's agent tools over MCP on stdin/stdout.
@@ -82,30 +90,80 @@ def serve_mcp(
       agentfs serve mcp ws.db --preset coding
       claude mcp add agentfs -- agentfs serve mcp /path/ws.db --thread main
       agentfs serve mcp thread.db --layer agent.db --layer team.db
+      agentfs serve mcp --profile baf --spaces spaces.toml
+
+    \b
+    A spaces file names each workspace baf's tools choose with `workspace`:
+      [[workspace]]
+      name = "docs"
+      path = "docs.db"          # relative to the spaces file
+      description = "The product manual"
+      writable = false
     """
     if read_only:
         policy = policy.model_copy(update={"read_only": True})
-    first = workspace_for_command(workspace, readonly=read_only)
-    ws: WorkspaceAPI = first
-    if layers:
-        below = [workspace_for_command(layer, readonly=True) for layer in layers]
-        ws = LayeredWorkspace([first, *below])
+    if (workspace is None) == (spaces is None):
+        raise CLIError("give the workspace WS, or --spaces FILE with --profile baf")
+    if spaces is not None and (profile != "baf" or layers):
+        raise CLIError("--spaces serves baf's named workspaces: give --profile baf, no --layer")
     from agentfs.tools.toolset import Toolset  # not imported by every agentfs command
 
     tools = [n.strip() for n in names.split(",") if n.strip()] if names else None
-    surface = surface_of(profile)
+    options: dict[str, Any] = {
+        "thread": thread,
+        "actor": actor,
+        "policy": policy,
+        "tools": tools,
+        "preset": preset,
+    }
+    instructions = None
     try:
-        toolset = Toolset(
-            ws,
-            thread=thread,
-            actor=actor,
-            policy=policy,
-            tools=tools,
-            surface=surface,
-            preset=preset,
-        )
+        if profile == "baf":
+            named = _named_workspaces(workspace, spaces, layers, read_only, options)
+            toolset: Toolset = named
+            instructions = named.system_prompt()
+        else:
+            assert workspace is not None  # checked above
+            ws = _workspace(workspace, layers, read_only)
+            toolset = Toolset(ws, surface=surface_of(profile), **options)
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     from agentfs.tools.mcp_server import serve_stdio  # the MCP SDK takes 1.2 s to import
 
-    serve_stdio(toolset, sync_on_snapshot=sync_on_snapshot)
+    serve_stdio(toolset, sync_on_snapshot=sync_on_snapshot, instructions=instructions)
+
+
+def _workspace(path: Path, layers: tuple[Path, ...], read_only: bool) -> WorkspaceAPI:
+    """The workspace at ``path``, above its ``layers`` (opened read-only) if any."""
+    first = workspace_for_command(path, readonly=read_only)
+    if not layers:
+        return first
+    below = [workspace_for_command(layer, readonly=True) for layer in layers]
+    return LayeredWorkspace([first, *below])
+
+
+def _named_workspaces(
+    workspace: Path | None,
+    spaces: Path | None,
+    layers: tuple[Path, ...],
+    read_only: bool,
+    options: dict[str, Any],
+) -> Workspaces:
+    """baf's workspaces: those of the spaces file, each opened read-only unless it is
+    writable, or the one workspace ``workspace`` named ``workspace``."""
+    from agentfs.tools.profiles.baf import Space, SpacesFile, Workspaces
+
+    if spaces is None:
+        assert workspace is not None  # one of the two is given
+        return Workspaces([Space(_workspace(workspace, layers, read_only))], **options)
+    members = [
+        Space(
+            workspace_for_command(s.path, readonly=read_only or not s.writable),
+            s.name,
+            s.description,
+            s.writable,
+            s.max_read_bytes,
+        )
+        for s in SpacesFile.load(spaces)
+    ]
+    return Workspaces(members, **options)

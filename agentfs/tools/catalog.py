@@ -57,6 +57,7 @@ def all_tools() -> list[Tool]:
 PROFILES = {
     "agentfs": "agentfs.tools.catalog:AGENTFS",
     "agentos": "agentfs.tools.profiles.agentos:SURFACE",
+    "baf": "agentfs.tools.profiles.baf:SURFACE",
     "mastra": "agentfs.tools.profiles.mastra:SURFACE",
     "mcp-filesystem": "agentfs.tools.profiles.mcp_filesystem:SURFACE",
     "triggerfish": "agentfs.tools.profiles.triggerfish:SURFACE",

@@ -62,6 +62,14 @@ def mcp_tool(spec: Tool) -> types.Tool:
     )
 
 
+#: What the server tells the client about itself, unless told other words.
+INSTRUCTIONS = (
+    "A workspace of files kept in one SQLite file, with every version of every file,"
+    " snapshots and search. Read a file before editing it; use grep for exact text and"
+    " workspace_search for questions in words."
+)
+
+
 class McpServer:
     """``toolset`` served over MCP (see the module docstring)."""
 
@@ -72,6 +80,7 @@ class McpServer:
         *,
         pusher: Pusher | None = None,
         direct: bool = True,
+        instructions: str | None = None,
     ) -> None:
         self.toolset = toolset
         self.pusher = pusher
@@ -80,11 +89,7 @@ class McpServer:
         self.server: Server[Any] = Server(
             name,
             version=_version(),
-            instructions=(
-                "A workspace of files kept in one SQLite file, with every version of every"
-                " file, snapshots and search. Read a file before editing it; use grep for"
-                " exact text and workspace_search for questions in words."
-            ),
+            instructions=instructions or INSTRUCTIONS,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
@@ -170,17 +175,21 @@ class McpServer:
         return time.monotonic() - self._last_call >= IDLE_FLUSH
 
 
-def serve_stdio(toolset: Toolset, *, sync_on_snapshot: bool = False) -> None:
+def serve_stdio(
+    toolset: Toolset, *, sync_on_snapshot: bool = False, instructions: str | None = None
+) -> None:
     """Run the MCP server on stdio (blocking), with the background embedder when the
     workspace has vectors, and with ``sync_on_snapshot`` a push after each snapshot (the
-    last one is waited for before returning)."""
+    last one is waited for before returning). ``instructions``: what the client is told
+    about the server (its system-prompt text), if not agentfs's usual words."""
     pusher = Pusher(toolset.ws.path) if sync_on_snapshot else None
     with ExitStack() as stack:
         ws = toolset.ws
         if not ws.readonly and ws.embedder() is not None:
             stack.enter_context(ws.embed_in_background())
         direct = os.environ.get("AGENTFS_MCP_DIRECT", "1") != "0"
-        anyio.run(McpServer(toolset, pusher=pusher, direct=direct).run_stdio)
+        server = McpServer(toolset, pusher=pusher, direct=direct, instructions=instructions)
+        anyio.run(server.run_stdio)
     if pusher is not None:
         pusher.wait()
 

@@ -9,19 +9,18 @@ them (docs/policies.md has the format and the rules).
 
 from __future__ import annotations
 
-import json
 import re
-import tomllib
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from agentfs.core.globs import compile_glob
 from agentfs.history.identity import read_before_write_globs
 from agentfs.mount.rules import MountRules
 from agentfs.mount.sandbox import Limits as SandboxLimits
+from agentfs.tools import settings
 
 
 class ToolPolicy(BaseModel):
@@ -181,20 +180,7 @@ class Policy(BaseModel):
     def load(cls, path: str | Path) -> Policy:
         """A policy from a ``.toml`` or ``.json`` file; a bad file is a ``ValueError`` that
         names it and the problem."""
-        path = Path(path)
-        text = path.read_text(encoding="utf-8")
-        try:
-            data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
-        except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{path}: not valid {path.suffix[1:] or 'JSON'}: {exc}") from None
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'policy'}: {e['msg'].lower()}"
-                for e in exc.errors()
-            )
-            raise ValueError(f"{path}: {problems}") from None
+        return settings.load(cls, path)
 
     def mount_rules(self) -> MountRules:
         """What a command's mount applies (``execute_command``, ``agentfs exec --policy``,

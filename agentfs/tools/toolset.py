@@ -214,7 +214,7 @@ class Toolset:
         tool's own first."""
         started = time.time()
         spec = self.surface.find(name)
-        raw = _arguments(arguments)
+        raw = arguments_of(arguments)
         if strict and spec is not None and "__invalid__" not in raw:
             raw = self._from_strict(spec)(raw)
         if spec is None:
@@ -353,7 +353,7 @@ class Toolset:
         return ToolResult(name, data, None, error)
 
 
-def _arguments(arguments: dict[str, Any] | str | None) -> dict[str, Any]:
+def arguments_of(arguments: dict[str, Any] | str | None) -> dict[str, Any]:
     """Arguments as a dict; a JSON string (as function-calling APIs deliver them) is decoded.
     Anything else becomes a dict that validation will refuse with a clear message."""
     if arguments is None:
