@@ -7,6 +7,8 @@ workspace and writes what came back (times fixed), so the page cannot drift from
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 import os
 import tempfile
@@ -193,13 +195,14 @@ def _index() -> str:
 
 
 def _profiles() -> str:
-    """Each profile's tools: their parameters, and the agentfs tool whose policy entry rules
-    each (the page documents agentfs's own; a profile's texts are its ecosystem's)."""
+    """Each profile's tools (their parameters, and the agentfs tool whose policy entry rules
+    each), then what its module says of it: where it differs from its ecosystem, and what it
+    does where that ecosystem's documentation is silent."""
     parts = [
         "## Profiles\n\nThe same engine under another ecosystem's tool names, parameters and"
-        ' result texts (docs/mcp.md, "Profiles"). Where that ecosystem\'s documentation is'
-        " silent, agentfs's own tools' behaviour applies, and the module named below lists"
-        " each choice.\n"
+        ' result texts (docs/mcp.md, "Profiles", says which suits which client). Where that'
+        " ecosystem's documentation is silent, agentfs's own tools' behaviour applies; each"
+        " profile's notes below list those choices.\n"
     ]
     for name, where in catalog.PROFILES.items():
         if name == "agentfs":
@@ -213,8 +216,16 @@ def _profiles() -> str:
                 f"| `{spec.name}` | {fields or '(none)'} | [`{spec.policy_name}`]"
                 f"(#{spec.policy_name}) | {changes} |"
             )
-        parts.append(f"### `{name}` (`{module}`)\n\n" + "\n".join(rows) + "\n")
+        notes = inspect.getdoc(importlib.import_module(module)) or ""
+        parts.append(
+            f"### `{name}` (`{module}`)\n\n" + "\n".join(rows) + "\n\n" + _markdown(notes) + "\n"
+        )
     return "\n".join(parts)
+
+
+def _markdown(docstring: str) -> str:
+    """A module docstring as Markdown: its literals, in double backquotes, as code spans."""
+    return docstring.replace("``", "`")
 
 
 def _errors(example: dict[str, Any]) -> str:
