@@ -253,21 +253,25 @@ def _inspector(served: Path, *args: str) -> Any:
     return json.loads(run.stdout)
 
 
-def test_every_schema_passes_the_inspectors_strict_portability_check(served: Path) -> None:
+@pytest.mark.parametrize("profile", list(catalog.PROFILES))
+def test_every_schema_passes_the_inspectors_strict_portability_check(
+    served: Path, profile: str
+) -> None:
     """No ``type`` arrays (a one-type dialect such as Gemini's refuses them) and no untyped
-    field: the MCP Inspector's ``--strict`` reports each, and reports nothing here."""
+    field: the MCP Inspector's ``--strict`` reports each, and reports nothing here, for
+    every profile."""
     if not INSPECTOR.exists():
         pytest.fail(f"{INSPECTOR} is missing: run `make test` (it installs it from npm)")
     listing = [INSPECTOR, "--cli", "--strict", "--method", "tools/list"]
     run = subprocess.run(
-        [*listing, AGENTFS, "serve", "mcp", served],
+        [*listing, AGENTFS, "serve", "mcp", served, "--profile", profile],
         capture_output=True,
         text=True,
         timeout=120,
         stdin=subprocess.DEVNULL,
     )
     assert run.returncode == 0 and "Warning" not in run.stderr, run.stderr[:2000]
-    assert len(json.loads(run.stdout)["tools"]) == len(catalog.all_tools())
+    assert len(json.loads(run.stdout)["tools"]) == len(catalog.profile(profile).all_tools())
 
 
 def test_a_profile_is_served_under_its_own_names(served: Path) -> None:
