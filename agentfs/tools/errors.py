@@ -107,13 +107,14 @@ _ERRNO: dict[int, tuple[ErrorCode, str]] = {
 }
 
 
-def from_exception(exc: BaseException) -> ToolError:
-    """The ``ToolError`` for anything a workspace call raised."""
+def from_exception(exc: BaseException, *, reader: str = "read_file") -> ToolError:
+    """The ``ToolError`` for anything a workspace call raised. ``reader``: the tool that
+    reads a file first when read-before-write refuses a change (a profile's own name)."""
     if isinstance(exc, ToolError):
         return exc
     if isinstance(exc, StaleReadError):
         code: ErrorCode = "read_required" if exc.reason == "unread" else "stale_read"
-        return ToolError(code, f"{exc}: call read_file on it, then redo your change")
+        return ToolError(code, f"{exc}: call {reader} on it, then redo your change")
     if isinstance(exc, HistoryNotFoundError):
         return ToolError(
             "not_found", f"{exc}; call file_history or snapshot_list to see what exists"

@@ -127,6 +127,15 @@ class Surface:
     def all_tools(self) -> list[Tool]:
         return list(self._tools.values())
 
+    @property
+    def reader(self) -> str:
+        """The name of this surface's tool that reads a file as read-before-write counts it
+        (the tracked read ruled by ``read_file``), which a refused write's advice names."""
+        for spec in self._tools.values():
+            if spec.tracks_reads and spec.policy_name == "read_file":
+                return spec.name
+        return "read_file"
+
     def sort(self, key: Callable[[Tool], Any]) -> None:
         """List the tools in ``key``'s order (the order clients show them in)."""
         self._tools = dict(sorted(self._tools.items(), key=lambda item: key(item[1])))

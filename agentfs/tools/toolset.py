@@ -257,7 +257,8 @@ class Toolset:
                 if not spec.mutates:  # a listing's or a tracked read's row waits (audit.py)
                     self.audit.record(spec.name, raw, data, None, started)
             except Exception as exc:  # every failure becomes a result
-                return self._failed(spec.name, raw, from_exception(exc), started)
+                failure = from_exception(exc, reader=self.surface.reader)
+                return self._failed(spec.name, raw, failure, started)
         return ToolResult(spec.name, data, output, None, versions)
 
     def flush(self) -> None:

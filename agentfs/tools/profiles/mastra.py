@@ -70,11 +70,10 @@ from pydantic import Field, PrivateAttr
 from typing_extensions import TypedDict
 
 from agentfs.core import paths
-from agentfs.core.errors import StaleReadError
 from agentfs.core.inodes import Stat
 from agentfs.tools import commands, finding
 from agentfs.tools.context import Context
-from agentfs.tools.errors import ErrorCode, ToolError
+from agentfs.tools.errors import ToolError
 from agentfs.tools.files import WriteFileInput
 from agentfs.tools.files import write_file as agentfs_write_file
 from agentfs.tools.profiles.scope import resolve
@@ -99,13 +98,6 @@ def _stat(ctx: Context, path: str) -> Stat:
         raise ToolError(
             "not_found", f"{path} does not exist; call workspace_list_files to see what does"
         ) from None
-
-
-def _read_first(exc: StaleReadError) -> ToolError:
-    """The policy's refusal of a write before a read (or after a change since it), its advice
-    naming this profile's read."""
-    code: ErrorCode = "read_required" if exc.reason == "unread" else "stale_read"
-    return ToolError(code, f"{exc}: call workspace_read_file on it, then redo your change")
 
 
 # --- workspace_read_file ------------------------------------------------------------------------
@@ -210,12 +202,9 @@ def workspace_write_file(ctx: Context, args: WriteInput) -> WriteOutput:
     path = resolve(ctx, args.path, write=True)
     if not args.overwrite and ctx.ws.exists(path):
         raise ToolError("exists", f"{path} already exists; pass overwrite=true to replace it")
-    try:
-        wrote = agentfs_write_file(
-            ctx, WriteFileInput(path=path, content=args.content, overwrite=args.overwrite)
-        )
-    except StaleReadError as exc:
-        raise _read_first(exc) from None
+    wrote = agentfs_write_file(
+        ctx, WriteFileInput(path=path, content=args.content, overwrite=args.overwrite)
+    )
     out = WriteOutput(path=path, size=len(args.content.encode("utf-8")))
     out._said = wrote.text()
     return out
@@ -511,12 +500,9 @@ METADATA_XATTR = "user.mastra.metadata"
 )
 def workspace_index(ctx: Context, args: IndexInput) -> Done:
     path = resolve(ctx, args.path, write=True)
-    try:
-        stored = finding.workspace_index_content(
-            ctx, finding.IndexContentInput(path=path, content=args.content, source="mastra")
-        )
-    except StaleReadError as exc:
-        raise _read_first(exc) from None
+    stored = finding.workspace_index_content(
+        ctx, finding.IndexContentInput(path=path, content=args.content, source="mastra")
+    )
     if args.metadata is not None:
         ctx.ws.setxattr(path, METADATA_XATTR, json.dumps(args.metadata).encode("utf-8"))
     out = Done(path=path)
