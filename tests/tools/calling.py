@@ -4,7 +4,7 @@ or serving a profile to the ``mcp`` SDK's client."""
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -33,11 +33,15 @@ def error(tools: Toolset, name: str, **args: Any) -> tuple[str, str]:
 
 
 @asynccontextmanager
-async def served(db: Path, profile: str) -> AsyncIterator[ClientSession]:
+async def served(
+    db: Path | None, profile: str, extra: Sequence[str] = ()
+) -> AsyncIterator[ClientSession]:
     """A session of the ``mcp`` SDK's own client with ``agentfs serve mcp DB --profile
-    PROFILE``, initialized. Bound its time where it is used (``anyio.fail_after``)."""
+    PROFILE EXTRA...`` (no ``DB`` when it is None), initialized. Bound its time where it is
+    used (``anyio.fail_after``)."""
+    workspace = [] if db is None else [str(db)]
     params = StdioServerParameters(
-        command=str(AGENTFS), args=["serve", "mcp", str(db), "--profile", profile]
+        command=str(AGENTFS), args=["serve", "mcp", *workspace, "--profile", profile, *extra]
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()

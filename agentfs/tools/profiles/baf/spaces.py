@@ -144,8 +144,10 @@ class Workspaces(Toolset):
                 "invalid_argument",
                 f"there are several workspaces; name one with workspace: {listed}",
             )
-        if not isinstance(name, str):  # the tool's own validation says what is wrong
-            return next(iter(self.members.values()))
+        if not isinstance(name, str):  # the tool's own validation says what is wrong, on a
+            # member that reaches it (a read-only one would refuse a change as read_only)
+            members = self.members.values()
+            return next((m for m in members if not m.read_only), next(iter(members)))
         member = self.members.get(name)
         if member is None:
             raise ToolError(
