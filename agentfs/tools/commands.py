@@ -108,16 +108,13 @@ class ExecuteCommandOutput(ToolOutput):
     destructive=True,
     elsewhere=True,
     description="""Run a shell command with the workspace as its directory tree (git, pytest,
-    npm, python, make, a script) and get its stdout, stderr and exit code. Files it writes
-    are saved in the workspace like any edit. A snapshot is taken first: call
-    snapshot_restore with the returned `snapshot` to undo everything the command changed.
-    Where the workspace cannot be mounted it runs in a copy whose changes are copied back
-    when it ends, if the policy allows (`mode` says which). It runs sandboxed (no network,
-    only the workspace and /tmp writable, limited memory and processes) and is killed, with
-    everything it started, after timeout_ms. Prefer the file tools for reading and editing;
-    use this to build, test and run. Errors: denied (the command line matches a
-    forbidden pattern), unsupported (the sandbox or the mount cannot be made on this host:
-    nothing ran).""",
+    npm, make, a script): its stdout, stderr and exit code. Files it writes land in the
+    workspace. A snapshot is taken first: snapshot_restore of the returned `snapshot` undoes
+    all it changed. Where no mount can be made it may run in a copy, its changes copied back
+    (`mode` says which). Sandboxed: no network, only the
+    workspace and /tmp writable, limited memory and processes. The policy may forbid command
+    lines by pattern. Prefer the file tools to read and edit; use this to build, test and
+    run.""",
 )
 def execute_command(ctx: Context, args: ExecuteCommandInput) -> ExecuteCommandOutput:
     rules = ctx.toolset.policy.commands

@@ -21,7 +21,7 @@ EntryType = Literal["file", "directory", "symlink", "other"]
 
 _TYPES: dict[int, EntryType] = {S_IFREG: "file", S_IFDIR: "directory", S_IFLNK: "symlink"}
 
-PATH_DOC = "workspace path: absolute (/src/app.py) or from the root (src/app.py)"
+PATH_DOC = "a workspace path: /src/app.py, or src/app.py from the root"
 
 
 #: A version number as file_history shows it (from 1). Bounded above by the largest integer
@@ -33,8 +33,8 @@ SeenVersion = Annotated[int, Field(ge=0, le=INT_MAX)]
 
 EXPECTED_VERSION = Field(
     None,
-    description="the version of the file you last saw (read_file and stat report it); if the"
-    " file has changed since, the call fails with stale_read and changes nothing",
+    description="the file's version you last saw (from read_file or stat); if it changed since,"
+    " the call fails with stale_read and changes nothing",
 )
 
 

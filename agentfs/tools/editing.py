@@ -25,7 +25,10 @@ from agentfs.tools.spec import ToolInput, ToolOutput, absent, tool
 
 
 class Edit(ToolInput):
-    old_string: str = Field(description="the exact text to replace, whitespace included")
+    old_string: str = Field(
+        description="the exact text to replace, copied from read_file without the line numbers,"
+        " whitespace included"
+    )
     new_string: str = Field(description="the text to put in its place")
     replace_all: bool = Field(False, description="replace every occurrence, not just one")
 
@@ -143,12 +146,9 @@ def _commit(
     title="Edit a file",
     mutates=True,
     destructive=True,
-    description="""Replace an exact string in a file: `old_string` (copied exactly from
-    read_file's output, without the line numbers, whitespace included) becomes `new_string`.
-    `old_string` must occur exactly once unless replace_all=true; include enough surrounding
-    lines to make it unique. Returns a unified diff; dry_run=true only shows it. Errors:
-    no_match (the closest lines are shown: copy them exactly), not_unique (every occurrence's
-    line is listed), not_found, read_required/stale_read (call read_file first), denied.""",
+    description="""Replace an exact string in a file and return the diff. old_string must
+    occur exactly once unless replace_all=true: include enough surrounding lines to make it
+    unique. The policy may require read_file first (read_required, stale_read).""",
 )
 def edit_file(ctx: Context, args: EditFileInput) -> EditOutput:
     path = ctx.path(args.path, write=True)
@@ -173,10 +173,8 @@ class MultiEditInput(ToolInput):
     title="Several edits to one file",
     mutates=True,
     destructive=True,
-    description="""Make several exact-string edits to one file, in order, all or nothing:
-    each edit works on the result of the previous one, and if any fails (no_match,
-    not_unique) the file is left unchanged and the error names the edit. Same rules as
-    edit_file for each edit.""",
+    description="""Several exact-string edits to one file, each following edit_file's rules,
+    all or nothing: if one fails, the file is unchanged and the error names the edit.""",
 )
 def multi_edit(ctx: Context, args: MultiEditInput) -> EditOutput:
     path = ctx.path(args.path, write=True)

@@ -118,12 +118,9 @@ def _refuse_existing(ctx: Context, path: str, replace: bool, expected: int | Non
     mutates=True,
     destructive=True,
     idempotent=True,
-    description="""Create a file with the given content, or replace a whole file with
-    overwrite=true. Missing parent directories are created. To change part of an existing
-    file prefer edit_file or apply_patch. Replacing a file you have not read (or that changed
-    since you read it) may be refused by the policy: read_required or stale_read, then call
-    read_file first. Errors: exists (pass overwrite=true), is_directory, too_large, denied,
-    stale_read.""",
+    description="""Create a file, or replace a whole one with overwrite=true. To change part
+    of a file prefer edit_file or apply_patch. The policy may refuse to replace a file you
+    have not read, or that changed since (read_required, stale_read): call read_file first.""",
 )
 def write_file(ctx: Context, args: WriteFileInput) -> WriteFileOutput:
     return _write(
@@ -145,9 +142,8 @@ class CreateFileInput(ToolInput):
     "create_file",
     title="Create a new file",
     mutates=True,
-    description="""Create a new file (and its missing parent directories); fails with
-    `exists` if anything is already at the path, so it never replaces work. Errors: exists,
-    too_large, denied.""",
+    description="""Create a new file and its missing parent directories. It never replaces
+    anything: it fails with exists if something is at the path.""",
 )
 def create_file(ctx: Context, args: CreateFileInput) -> WriteFileOutput:
     try:
@@ -209,9 +205,8 @@ def _remove(
     title="Delete a file",
     mutates=True,
     destructive=True,
-    description="""Delete a file or symlink; with recursive=true, also a directory and
-    everything in it. Old versions stay in file_history and snapshots. Errors: not_found,
-    is_directory (pass recursive=true), denied, stale_read.""",
+    description="""Delete a file or symlink. Old versions stay in file_history and
+    snapshots.""",
 )
 def delete_file(ctx: Context, args: DeleteFileInput) -> RemovedOutput:
     return _remove(ctx, args.path, args.recursive, args.expected_version, want_dir=False)
@@ -235,9 +230,7 @@ class MkdirOutput(ToolOutput):
     title="Create a directory",
     mutates=True,
     idempotent=True,
-    description="""Create a directory (and, by default, its missing parents). Succeeds
-    without change if it already exists. Errors: exists (a file is there), not_found (a
-    parent is missing and recursive=false), denied.""",
+    description="""Create a directory; succeeds without change if it already exists.""",
 )
 def mkdir(ctx: Context, args: MkdirInput) -> MkdirOutput:
     path = ctx.path(args.path, write=True)
@@ -261,8 +254,7 @@ class RmdirInput(ToolInput):
     title="Remove a directory",
     mutates=True,
     destructive=True,
-    description="""Remove a directory: an empty one, or with recursive=true everything in
-    it. Errors: not_found, not_directory, not_empty (pass recursive=true), denied.""",
+    description="""Remove a directory: an empty one, or any with recursive=true.""",
 )
 def rmdir(ctx: Context, args: RmdirInput) -> RemovedOutput:
     return _remove(ctx, args.path, args.recursive, None, want_dir=True)
@@ -313,10 +305,8 @@ def _two_paths(
     title="Move or rename",
     mutates=True,
     destructive=True,
-    description="""Move or rename a file or directory. Refuses an existing destination
-    unless overwrite=true (a directory is never replaced). The history follows the file.
-    Errors: not_found, exists, is_directory, invalid_argument (a directory into itself),
-    denied.""",
+    description="""Move or rename a file or directory; its history follows it. A directory
+    at the destination is never replaced.""",
 )
 def move_file(ctx: Context, args: MoveFileInput) -> MovedOutput:
     src, dst, is_dir = _two_paths(ctx, args.source, args.destination, args.overwrite, True)
@@ -342,9 +332,7 @@ class CopiedOutput(MovedOutput):
     "copy_file",
     title="Copy",
     mutates=True,
-    description="""Copy a file, or a directory with recursive=true, to a new path. Refuses
-    an existing destination unless overwrite=true. Errors: not_found, exists, is_directory
-    (pass recursive=true), denied.""",
+    description="""Copy a file or directory to a new path.""",
 )
 def copy_file(ctx: Context, args: CopyFileInput) -> CopiedOutput:
     src, dst, is_dir = _two_paths(ctx, args.source, args.destination, args.overwrite, False)

@@ -25,8 +25,8 @@ _GLOB_CHARS = frozenset("*?[{")
 
 class GlobInput(ToolInput):
     pattern: str = Field(
-        description="glob: ** any depth, * and ? within a name, [abc], {a,b}; relative to"
-        " path unless it starts with /, e.g. **/*.py or src/**/test_*.py"
+        description="** any depth, * and ? within a name, [abc], {a,b}; relative to path"
+        " unless it starts with /, e.g. **/*.py, src/**/test_*.py, *.{md,txt}"
     )
     path: str = Field("/", description="directory to search in (" + PATH_DOC + ")")
     limit: int = Field(250, ge=1, description="most paths to return")
@@ -83,9 +83,8 @@ def _kind(name: str) -> EntryType:
     "glob",
     title="Find files by name",
     idempotent=True,
-    description="""Find files whose path matches a glob pattern (`**/*.py`,
-    `src/**/test_*.py`, `*.{md,txt}`), newest first. Use it to locate files by name; use grep
-    to search inside them. Results are paged: `limit` per call, then `offset` for more.""",
+    description="""Find files whose path matches a glob pattern, newest first; to search
+    inside files use grep.""",
 )
 def glob(ctx: Context, args: GlobInput) -> GlobOutput:
     return _glob(ctx, args.pattern, args.path, args.limit, args.offset)
@@ -96,15 +95,15 @@ OutputMode = Literal["files_with_matches", "content", "count"]
 
 class GrepInput(ToolInput):
     pattern: str = Field(
-        description="regular expression (RE2 syntax, like ripgrep: no backreferences or"
-        " lookaround), or a literal with fixed_strings=true"
+        description="a regular expression (RE2, like ripgrep: no backreferences or"
+        " lookaround; e.g. def \\w+\\(, TODO|FIXME)"
     )
     path: str = Field("/", description="file or directory to search (" + PATH_DOC + ")")
     glob: str | None = Field(None, description="only files matching this glob, e.g. *.py")
     output_mode: OutputMode = Field(
         "files_with_matches",
-        description="files_with_matches: the paths; content: the matching lines;"
-        " count: matching lines per file",
+        description="files_with_matches: the paths; content: the matching lines"
+        " (path:line:text) and any context lines; count: matching lines per file",
     )
     case_insensitive: bool = Field(False, description="ignore case")
     line_numbers: bool = Field(True, description="show line numbers (content mode)")
@@ -113,8 +112,8 @@ class GrepInput(ToolInput):
     after: int = Field(0, ge=0, le=50, description="lines of context after each match")
     fixed_strings: bool = Field(False, description="the pattern is a literal string")
     multiline: bool = Field(False, description=". matches newlines; matches may span lines")
-    head_limit: int = Field(250, ge=1, description="most output entries (lines, files) to return")
-    offset: int = Field(0, ge=0, description="output entries to skip (for the next page)")
+    head_limit: int = Field(250, ge=1, description="most entries (lines, files) to return")
+    offset: int = Field(0, ge=0, description="entries to skip (for the next page)")
 
 
 class GrepHit(ToolOutput):
@@ -230,13 +229,8 @@ def _grep(ctx: Context, args: GrepInput) -> GrepOutput:
     "grep",
     title="Search file contents",
     idempotent=True,
-    description="""Search the contents of text files for a regular expression (RE2 syntax,
-    as ripgrep: `def \\w+\\(`, `TODO|FIXME`; no backreferences or lookaround) or, with
-    fixed_strings=true, a literal. output_mode: files_with_matches (default: the paths),
-    content (the lines, `path:line:text`, with context/before/after lines), count (per file).
-    Narrow with `path` and `glob` (`*.py`). Results are paged with head_limit and offset.
-    Binary files are skipped. For questions in natural language use workspace_search.
-    Errors: invalid_argument (a bad or unsupported pattern), not_found.""",
+    description="""Search the contents of text files, like ripgrep; binary files are
+    skipped. For a question in natural language use workspace_search.""",
 )
 def grep(ctx: Context, args: GrepInput) -> GrepOutput:
     return _grep(ctx, args)
@@ -245,9 +239,8 @@ def grep(ctx: Context, args: GrepInput) -> GrepOutput:
 class SearchFilesInput(ToolInput):
     path: str = Field("/", description="directory to search in (" + PATH_DOC + ")")
     pattern: str = Field(
-        description="a glob (**/*.py; a pattern without / such as *.py matches at any depth) or"
-        " a part of a file name (config) when searching names; a regular expression when"
-        " content_search is true"
+        description="names: a glob (**/*.py; one without /, such as *.py, matches at any"
+        " depth) or a part of a file name (config); a regular expression with content_search"
     )
     content_search: bool = Field(False, description="search inside files instead of names")
 
@@ -267,10 +260,8 @@ class SearchFilesOutput(ToolOutput):
     "search_files",
     title="Find files by name or content",
     idempotent=True,
-    description="""Find files under a directory: by name (a glob like **/*.test.ts, or a
-    plain part of a name like config, matched anywhere in the name), or with
-    content_search=true, the files whose content matches a regular expression. Returns paths
-    only; use grep for matching lines.""",
+    description="""Find files under a directory by name or by content; paths only: use grep
+    for the matching lines.""",
 )
 def search_files(ctx: Context, args: SearchFilesInput) -> SearchFilesOutput:
     if args.content_search:
@@ -290,8 +281,8 @@ class WorkspaceSearchInput(ToolInput):
     query: str = Field(description="what you are looking for, in words or code terms")
     mode: Literal["hybrid", "bm25", "vector"] | None = Field(
         DEFAULTS.mode,
-        description="hybrid: keywords and meaning; bm25: keywords; vector: meaning"
-        " (default: hybrid when the workspace has vectors, else bm25)",
+        description="hybrid: keywords and meaning; bm25: keywords; vector: meaning (default:"
+        " hybrid); a workspace without vectors answers with bm25",
     )
     top_k: int = Field(DEFAULTS.top_k, ge=1, le=100, description="most files to return")
     min_score: float = Field(
@@ -336,11 +327,10 @@ class WorkspaceSearchOutput(ToolOutput):
     "workspace_search",
     title="Search the workspace by meaning",
     idempotent=True,
-    description="""Ranked search over the workspace's files for a question or topic
-    ("where are passwords hashed", "retry with backoff"), best first, one hit per file with
-    its best passage and line range. hybrid (default) combines keywords (BM25) and meaning
-    (vectors); without vectors it answers from keywords and says so. Use grep for an exact
-    string or regular expression, glob for names. Errors: invalid_argument (empty query).""",
+    description="""Ranked search of the workspace's files for a question or topic ("where
+    are passwords hashed"), best first: one hit per file, with its best passage and line
+    range. For an exact string or regular expression use grep; for names,
+    glob.""",
 )
 def workspace_search(ctx: Context, args: WorkspaceSearchInput) -> WorkspaceSearchOutput:
     ws = ctx.ws
@@ -394,10 +384,9 @@ class WorkspaceIndexOutput(ToolOutput):
     "workspace_index",
     title="Bring the search index up to date",
     idempotent=True,
-    description="""Make sure the files under a path are indexed for workspace_search and
-    embedded for meaning search, and report which are searchable (binary and very large files
-    are not). Files are indexed automatically when written; call this after bulk changes or
-    to see why a file is not found.""",
+    description="""Index and embed the files under a path for workspace_search, and report
+    which are searchable (binary and very large files are not). Written files are indexed
+    anyway: call this after bulk changes, or to see why a file is not found.""",
 )
 def workspace_index(ctx: Context, args: WorkspaceIndexInput) -> WorkspaceIndexOutput:
     ws = ctx.ws
@@ -450,9 +439,8 @@ class IndexContentOutput(ToolOutput):
     mutates=True,
     destructive=True,
     idempotent=True,
-    description="""Store a text (notes, a fetched page, a summary) as a file at `path` and
-    index it, so workspace_search finds it. Replaces what is at `path`. `source` says where
-    it came from and is kept in the audit log. Errors: is_directory, too_large, denied.""",
+    description="""Store a text (notes, a fetched page, a summary) as a file and index it,
+    so workspace_search finds it; replaces any file at path.""",
 )
 def workspace_index_content(ctx: Context, args: IndexContentInput) -> IndexContentOutput:
     ws = ctx.ws

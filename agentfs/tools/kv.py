@@ -50,8 +50,8 @@ class KvValueOutput(ToolOutput):
     "kv_get",
     title="Get a stored value",
     idempotent=True,
-    description="""Get the JSON value stored under a key in the workspace's key-value store.
-    Errors: not_found (call kv_list to see the keys).""",
+    description="""Get the JSON value stored under a key in the workspace's key-value
+    store.""",
 )
 def kv_get(ctx: Context, args: KvKeyInput) -> KvValueOutput:
     return KvValueOutput(key=args.key, value=ctx.ws.kv.get(args.key))
@@ -59,7 +59,7 @@ def kv_get(ctx: Context, args: KvKeyInput) -> KvValueOutput:
 
 class KvSetInput(ToolInput):
     key: str = Field(min_length=1, description="the key")
-    value: JsonValue = Field(description="any JSON value: a string, number, list or object")
+    value: JsonValue = Field(description="any JSON value")
 
 
 class KvSetOutput(ToolOutput):
@@ -76,9 +76,8 @@ class KvSetOutput(ToolOutput):
     mutates=True,
     destructive=True,
     idempotent=True,
-    description="""Store a JSON value under a key in the workspace's key-value store
-    (replacing any value there): small facts to remember across turns, such as a plan,
-    preferences or progress. Errors: invalid_argument (not JSON).""",
+    description="""Store a JSON value under a key in the workspace's key-value store,
+    replacing any there: small facts to keep across turns (a plan, preferences, progress).""",
 )
 def kv_set(ctx: Context, args: KvSetInput) -> KvSetOutput:
     created = args.key not in ctx.ws.kv
@@ -134,8 +133,7 @@ class KvListOutput(ToolOutput):
     "kv_list",
     title="List stored values",
     idempotent=True,
-    description="""List the keys (with their values) of the workspace's key-value store,
-    optionally only those starting with a prefix.""",
+    description="""List the keys and values of the workspace's key-value store.""",
 )
 def kv_list(ctx: Context, args: KvListInput) -> KvListOutput:
     entries = ctx.ws.kv.list(args.prefix)

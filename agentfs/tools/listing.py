@@ -69,9 +69,8 @@ class LsOutput(ToolOutput):
     "ls",
     title="List a directory",
     idempotent=True,
-    description="""List the entries of one directory: name, type (file, directory, symlink),
-    size in bytes and modification time. For a whole subtree use list_tree; to find files by
-    name use glob. Errors: not_found, not_directory.""",
+    description="""List one directory's entries: name, type, size in bytes, modification
+    time. For a whole subtree use list_tree; to find files by name, glob.""",
 )
 def ls(ctx: Context, args: LsInput) -> LsOutput:
     path = ctx.path(args.path)
@@ -133,9 +132,9 @@ class ListTreeOutput(ToolOutput):
     title="List a directory tree",
     idempotent=True,
     aliases=("list_files",),
-    description="""Show the tree below a directory, `max_depth` levels deep, as indented text
-    (directories end in /), to get the layout of a project. Capped at 500 entries, with a
-    marker when cut: then call it on a subdirectory. Errors: not_found, not_directory.""",
+    description="""Show the tree below a directory as indented text (directories end in /):
+    a project's layout. At most 500 entries; a marker says when it is cut: then call it on a
+    subdirectory.""",
 )
 def list_tree(ctx: Context, args: ListTreeInput) -> ListTreeOutput:
     top = ctx.path(args.path)
@@ -216,8 +215,8 @@ class StatOutput(ToolOutput):
     title="File information",
     idempotent=True,
     description="""Information about one path without reading it: type, size, permissions,
-    times, and for a file its current version (to pass as expected_version). A symlink is
-    described itself, with its target. Errors: not_found.""",
+    times, a file's version (to pass as expected_version). A symlink is described itself, with
+    its target.""",
 )
 def stat(ctx: Context, args: StatInput) -> StatOutput:
     path = ctx.path(args.path)

@@ -34,17 +34,21 @@ DIFF_SHOWN = 20_000
 
 class ApplyPatchInput(ToolInput):
     patch: str = Field(
-        description="the patch: a unified diff (--- a/path, +++ b/path, @@ hunks) or the"
-        " '*** Begin Patch' ... '*** End Patch' format"
+        description="(1) a unified diff as `git diff` prints it: `--- a/path`, `+++ b/path`"
+        " (/dev/null to add or delete a file), then `@@ -l,n +l,n @@` hunks of ' ' context,"
+        " '-' removed and '+' added lines; or (2) the '*** Begin Patch' format: `*** Add File:"
+        " path` (every line prefixed '+'), `*** Delete File: path`, `*** Update File: path`"
+        " (optionally `*** Move to: new/path`) with hunks separated by `@@` lines (`@@ def"
+        " name():` first finds that line), ending with `*** End Patch`. Give 3 lines of"
+        " context around each change."
     )
     dry_run: bool = Field(
         False, description="check that it applies and show the diff; write nothing"
     )
     expected_versions: dict[str, SeenVersion] | None = Field(
         None,
-        description="for optimistic concurrency: path -> the version you last saw (from"
-        " read_file or stat); if any of those files has moved on, the call fails with"
-        " stale_read and changes nothing",
+        description="path -> the version you last saw (from read_file or stat); if any of"
+        " those files changed since, the call fails with stale_read and changes nothing",
     )
 
 
@@ -112,20 +116,10 @@ class _Change:
     title="Apply a patch",
     mutates=True,
     destructive=True,
-    description="""Apply a patch to one or many files in one step, all or nothing: if any
-    hunk does not apply, nothing is written. Two formats are accepted:
-    (1) a unified diff, as `git diff` prints it: `--- a/path`, `+++ b/path` (/dev/null to add
-    or delete a file), then `@@ -l,n +l,n @@` hunks of ' ' context, '-' removed and '+' added
-    lines; (2) the '*** Begin Patch' format: `*** Add File: path` (every line prefixed '+'),
-    `*** Delete File: path`, `*** Update File: path` (optionally `*** Move to: new/path`) with
-    hunks separated by `@@` lines (`@@ def name():` first finds that line), ending with
-    `*** End Patch`. Give 3 lines of context around each change. Hunks are found by their
-    context lines (exactly, then ignoring trailing whitespace, then all surrounding
-    whitespace); the result says when a hunk went elsewhere than its header said. Errors:
-    patch_failed (the hunk, the lines expected and the closest lines in the file are shown:
-    re-read the file and regenerate the patch), invalid_argument (not a patch, or one cut
-    off: a hunk with fewer lines than its header counts, no `*** End Patch`; the line is
-    named), not_found, exists, stale_read, denied.""",
+    description="""Apply a patch to one or many files, all or nothing: if any hunk does not
+    apply, nothing is written. Hunks are found by their context lines (exactly, then ignoring
+    trailing whitespace, then all surrounding whitespace); the result says when a hunk went
+    elsewhere than its header said.""",
 )
 def apply_patch(ctx: Context, args: ApplyPatchInput) -> ApplyPatchOutput:
     try:

@@ -58,17 +58,17 @@ def sniff_type(head: bytes) -> str:
 
 class ReadFileInput(ToolInput):
     path: str = Field(description=PATH_DOC)
-    offset: int = Field(1, ge=1, description="first line to show, counting from 1")
+    offset: int = Field(1, ge=1, description="first line to show (1-based)")
     limit: int = Field(2000, ge=1, description="most lines to show")
     column: int = Field(
         1,
         ge=1,
-        description="first character of line `offset` to show, counting from 1: how to read"
-        " on in a line too long to show whole (its cut says where)",
+        description="first character of line `offset` to show, from 1: to read on in a line"
+        " too long to show whole (its cut says where)",
     )
     max_bytes: int = Field(200_000, ge=1, description="most bytes of text to show")
     version: VersionNumber | None = Field(
-        None, description="read this old version (file_history lists them) instead"
+        None, description="read this old version instead (file_history lists them)"
     )
 
 
@@ -292,13 +292,10 @@ def whole_text(ctx: Context, path: str, most: int | None = None) -> WholeText:
     title="Read a file",
     tracks_reads=True,
     idempotent=True,
-    description="""Read a text file from the workspace, with line numbers (cat -n style:
-    number, tab, line). Reads up to `limit` lines from line `offset` (1-based); when the file
-    is longer, the result ends with a marker giving the offset to continue from. Use `version`
-    to read an older version (see file_history). Binary files are described, not shown. The
-    result's `version` is what to pass as `expected_version` to a later write. Reading a file
-    is required before overwriting or editing it when the policy says so. Errors: not_found,
-    is_directory, invalid_argument (offset past the end), denied.""",
+    description="""Read a text file with line numbers (cat -n: number, tab, line). When more
+    remains, the result ends with a marker giving the offset to read on from. Binary files are
+    described, not shown. The result's `version` is what to pass as expected_version to a
+    later write. The policy may require reading a file before overwriting or editing it.""",
 )
 def read_file(ctx: Context, args: ReadFileInput) -> ReadFileOutput:
     return read_one(ctx, args)
@@ -333,8 +330,8 @@ class ReadMultipleFilesOutput(ToolOutput):
     tracks_reads=True,
     idempotent=True,
     description="""Read several text files at once, each as read_file would (line numbers,
-    first 2000 lines). A file that fails (missing, a directory, denied) is reported in its
-    place and does not stop the others. Prefer this over many read_file calls.""",
+    first 2000 lines). A file that fails is reported in its place without stopping the others.
+    Prefer this over many read_file calls.""",
 )
 def read_multiple_files(ctx: Context, args: ReadMultipleFilesInput) -> ReadMultipleFilesOutput:
     files: list[ReadFileOutput | FileError] = []

@@ -19,7 +19,7 @@ from agentfs.tools.errors import ToolError
 from agentfs.tools.reading import ReadFileInput, ReadFileOutput, read_one
 from agentfs.tools.spec import ToolInput, ToolOutput, tool
 
-SKILL_ID_DOC = "the skill's id: its directory name under /skills (from workspace_list_skills)"
+SKILL_ID_DOC = "a skill's id: its directory under /skills (see workspace_list_skills)"
 
 
 class SkillSummary(BaseModel):
@@ -72,9 +72,9 @@ def _summary(skill: Skill, active: set[str]) -> SkillSummary:
 @tool(
     "workspace_list_skills",
     title="List skills",
-    description="""List the skills in this workspace: each one's id, name, description,
-    whether it is active for this conversation, and the files it exposes. Read a skill with
-    workspace_read_skill when its description fits your task.""",
+    description="""List the workspace's skills (id, name, description, whether active for
+    this thread, files exposed); read one with workspace_read_skill when its description fits
+    your task.""",
 )
 def workspace_list_skills(ctx: Context, args: ListSkillsInput) -> ListSkillsOutput:
     found = ctx.ws.skills()
@@ -197,8 +197,7 @@ def _skill(ctx: Context, skill_id: str) -> Skill:
     title="Read a skill",
     tracks_reads=True,
     description="""Read a skill's instructions (the body of its SKILL.md) and the list of
-    files it exposes. Errors: not_found (the message lists the skills), invalid_argument
-    (the skill's SKILL.md is malformed: the reason is given).""",
+    files it exposes.""",
 )
 def workspace_read_skill(ctx: Context, args: SkillInput) -> ReadSkillOutput:
     skill = _skill(ctx, args.skill_id)
@@ -224,8 +223,8 @@ class ActivationOutput(ToolOutput):
     "workspace_activate_skill",
     title="Activate a skill",
     idempotent=True,
-    description="""Mark a skill active for this conversation thread (kept in the workspace,
-    so a resumed thread still knows it). Read it first with workspace_read_skill.""",
+    description="""Mark a skill active for this thread (kept in the workspace, so a resumed
+    thread still knows it). Read it first with workspace_read_skill.""",
 )
 def workspace_activate_skill(ctx: Context, args: SkillInput) -> ActivationOutput:
     _skill(ctx, args.skill_id)
@@ -238,7 +237,7 @@ def workspace_activate_skill(ctx: Context, args: SkillInput) -> ActivationOutput
     "workspace_deactivate_skill",
     title="Deactivate a skill",
     idempotent=True,
-    description="Stop using a skill in this conversation thread.",
+    description="Stop using a skill in this thread.",
 )
 def workspace_deactivate_skill(ctx: Context, args: SkillInput) -> ActivationOutput:
     changed = ctx.ws.deactivate_skill(args.skill_id, ctx.thread)
@@ -251,7 +250,7 @@ def workspace_deactivate_skill(ctx: Context, args: SkillInput) -> ActivationOutp
 class SkillFileInput(ToolInput):
     skill_id: str = Field(description=SKILL_ID_DOC)
     file: str = Field(description="the file's name as workspace_read_skill lists it")
-    offset: int = Field(1, ge=1, description="first line to show, counting from 1")
+    offset: int = Field(1, ge=1, description="first line to show (1-based)")
     limit: int = Field(2000, ge=1, description="most lines to show")
     max_bytes: int = Field(200_000, ge=1, description="most bytes of text to show")
 
@@ -281,9 +280,8 @@ def _file_tool(kind: FileKind) -> Any:
         f"workspace_read_skill_{singular}",
         title=f"Read a skill's {singular}",
         tracks_reads=True,
-        description=f"""Read one of the {kind} a skill exposes (listed by
-        workspace_read_skill), numbered like read_file, with the same offset/limit paging.
-        Any file the skill does not list is denied.""",
+        description=f"""Read one of a skill's {kind}, numbered and paged like read_file;
+        a file the skill does not list is denied.""",
     )(run)
 
 

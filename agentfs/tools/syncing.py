@@ -14,7 +14,11 @@ from agentfs.tools.spec import ToolInput, ToolOutput, tool
 
 
 class SyncStatusInput(ToolInput):
-    offline: bool = Field(False, description="do not ask the server (behind is then unknown)")
+    offline: bool = Field(
+        False,
+        description="do not ask the server, e.g. when it cannot be reached (behind is"
+        " then unknown)",
+    )
 
 
 class SyncConflict(TypedDict):
@@ -53,11 +57,10 @@ class SyncStatusOutput(ToolOutput):
     "sync_status",
     title="Sync status",
     idempotent=True,
-    description="""Where this workspace stands against its sync server: paths changed here
-    since the last sync, commits not pushed, commits other machines pushed that are not merged
-    here yet, the last push and pull, and conflicts (a path both sides changed: the later
-    change is live, the other is a version of the file, see file_history); remote is null
-    when the workspace does not sync. Errors: unsupported (the server cannot be reached).""",
+    description="""Where this workspace stands against its sync server: paths changed and
+    commits not pushed here, others' commits not merged here yet, the last push and pull, and
+    conflicts (a path both sides changed: the later change is live, the other a version in
+    file_history).""",
 )
 def sync_status(ctx: Context, args: SyncStatusInput) -> SyncStatusOutput:
     if sync.remote(ctx.ws.path) is None:

@@ -50,10 +50,9 @@ class FileHistoryOutput(ToolOutput):
     "file_history",
     title="Versions of a file",
     idempotent=True,
-    description="""List every version of a file, oldest first: what happened (write,
-    rename, restore, delete), its size, when, and who (actor/thread). Deleted files keep
-    their history. Read an old version with read_file(version=N), compare with file_diff,
-    bring one back with restore_version.""",
+    description="""List every version of a file, oldest first: what happened, size, when,
+    who. Deleted files keep their history. Read an old version with read_file(version=N),
+    compare with file_diff, bring one back with restore_version.""",
 )
 def file_history(ctx: Context, args: FileHistoryInput) -> FileHistoryOutput:
     path = ctx.path(args.path)
@@ -94,9 +93,8 @@ class DiffOutput(ToolOutput):
     "file_diff",
     title="Diff two versions of a file",
     idempotent=True,
-    description="""Show a unified diff of a file between two versions (numbers from
-    file_history): by default from the version before the newest to the file as it is now,
-    i.e. the last change. Errors: not_found (no such version).""",
+    description="""Unified diff of a file between two versions (numbers from
+    file_history).""",
 )
 def file_diff(ctx: Context, args: FileDiffInput) -> DiffOutput:
     path = ctx.path(args.path)
@@ -125,9 +123,8 @@ class RestoreVersionOutput(ToolOutput):
     title="Restore a version of a file",
     mutates=True,
     destructive=True,
-    description="""Make an old version of a file (see file_history) its current content
-    again; works for deleted files too. The restore is itself a new version, so it can be
-    undone. Errors: not_found (no such version, or it has no content), is_directory.""",
+    description="""Make an old version of a file its current content again, a deleted
+    file's too. The restore is itself a new version, so it can be undone.""",
 )
 def restore_version(ctx: Context, args: RestoreVersionInput) -> RestoreVersionOutput:
     path = ctx.path(args.path, write=True)
@@ -160,9 +157,8 @@ class SnapshotCreateOutput(SnapshotInfo):
     "snapshot_create",
     title="Snapshot the workspace",
     mutates=True,
-    description="""Record the whole workspace as it is now under a name, e.g. before a
-    risky change; snapshot_restore brings it back. Cheap: it costs what changed since the
-    last snapshot. Errors: exists (the name is taken).""",
+    description="""Record the whole workspace under a name, e.g. before a risky change;
+    snapshot_restore brings it back. Cheap: it costs what changed since the last snapshot.""",
 )
 def snapshot_create(ctx: Context, args: SnapshotCreateInput) -> SnapshotCreateOutput:
     info = ctx.ws.snapshots.create(args.name, thread=ctx.thread)
@@ -240,7 +236,7 @@ class SnapshotDiffOutput(ToolOutput):
     title="Compare snapshots",
     idempotent=True,
     description="""List the paths added (A), removed (D) and modified (M) between two
-    snapshots, or between a snapshot and now. Errors: not_found (no such snapshot).""",
+    snapshots, or a snapshot and now.""",
 )
 def snapshot_diff(ctx: Context, args: SnapshotDiffInput) -> SnapshotDiffOutput:
     changes = ctx.ws.snapshots.diff(args.name, args.other)
@@ -271,10 +267,9 @@ class SnapshotRestoreOutput(SnapshotDiffOutput):
     title="Restore a snapshot",
     mutates=True,
     destructive=True,
-    description="""Bring the whole workspace back to a snapshot, in one step. The state
-    before is snapshotted first (its name is returned), so the restore can itself be undone.
-    Errors: not_found (no such snapshot), denied (it would change paths the policy
-    protects).""",
+    description="""Bring the whole workspace back to a snapshot in one step; the state before
+    is snapshotted first (its name is returned), so it can be undone. Refused (denied) if it
+    would change paths the policy protects.""",
 )
 def snapshot_restore(ctx: Context, args: SnapshotRestoreInput) -> SnapshotRestoreOutput:
     ws = ctx.ws
