@@ -330,10 +330,26 @@ class FileSystem:
         return self.conn.execute(_LOOKUP, (parent_ino, name)).get
 
     def _resolve_dir(self, path: str, hops: list[int]) -> int:
-        """Inode of the directory at normalised ``path``, following symlinks all the way."""
+        """Inode of the directory at normalised ``path``, following symlinks all the way.
+
+        The ancestors not yet cached are resolved first, the shallowest first, so that each
+        finds its parent cached: a loop, where resolving each through its parent would
+        recurse once a level, and a tree may be deeper than Python's recursion limit."""
         ino = self._dirs.get(path)
         if ino is not None:
             return ino
+        pending = []
+        above = paths.parent_and_name(path)[0]
+        while above not in self._dirs:  # "/" always is
+            pending.append(above)
+            above = paths.parent_and_name(above)[0]
+        for ancestor in reversed(pending):
+            self._resolve_one_dir(ancestor, hops)
+        return self._resolve_one_dir(path, hops)
+
+    def _resolve_one_dir(self, path: str, hops: list[int]) -> int:
+        """``_resolve_dir`` of ``path`` once its parent is cached (or is reached through a
+        symlink, which ``_resolve`` follows)."""
         followed = hops[0]
         _, ino, mode = self._resolve(path, True, hops)
         if not is_dir(mode):
@@ -396,10 +412,16 @@ class FileSystem:
             return self._resolve_dir(path, [0])
         except FileNotFoundError:
             pass
-        parent, name = paths.parent_and_name(path)
-        parent_ino = self.makedirs(parent)
-        ino = self._create(parent_ino, name, S_IFDIR | 0o755)
-        self._dirs[path] = ino
+        # the failed resolution cached every ancestor that exists: make the rest, downwards
+        missing = [path]
+        above = paths.parent_and_name(path)[0]
+        while above not in self._dirs:
+            missing.append(above)
+            above = paths.parent_and_name(above)[0]
+        ino = self._dirs[above]
+        for directory in reversed(missing):
+            ino = self._create(ino, paths.parent_and_name(directory)[1], S_IFDIR | 0o755)
+            self._dirs[directory] = ino
         return ino
 
     def _stat_ino(self, ino: int) -> Stat:

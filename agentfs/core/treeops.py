@@ -84,16 +84,21 @@ def copy(tree: Tree, src: str, dst: str, *, recursive: bool) -> None:
 
 def copy_tree(tree: Tree, src: str, dst: str) -> None:
     """Copy directory ``src`` to a new ``dst``: modes kept, symlinks copied as symlinks, hard
-    links not kept. The caller holds the transaction and has refused a copy into itself."""
-    tree.mkdir(dst, tree.stat(src).st_mode & 0o7777)
-    for entry in tree.scandir(src):
-        s, d = paths.join(src, entry.name), paths.join(dst, entry.name)
-        if entry.is_dir():
-            copy_tree(tree, s, d)
-        elif entry.is_symlink():
-            tree.symlink(tree.readlink(s), d)
-        else:
-            _copy_file(tree, s, d, tree.lstat(s).st_mode)
+    links not kept. The caller holds the transaction and has refused a copy into itself.
+    Each directory is made before what it holds, from a stack (a tree may be deeper than
+    Python's recursion limit)."""
+    pending = [(src, dst)]
+    while pending:
+        source, target = pending.pop()
+        tree.mkdir(target, tree.stat(source).st_mode & 0o7777)
+        for entry in tree.scandir(source):
+            s, d = paths.join(source, entry.name), paths.join(target, entry.name)
+            if entry.is_dir():
+                pending.append((s, d))
+            elif entry.is_symlink():
+                tree.symlink(tree.readlink(s), d)
+            else:
+                _copy_file(tree, s, d, tree.lstat(s).st_mode)
 
 
 def _copy_file(tree: Tree, src: str, dst: str, mode: int) -> None:

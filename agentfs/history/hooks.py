@@ -151,15 +151,21 @@ class HistoryHooks(Changes):
 
     def _below(self, dirs: dict[str, int], relative: str) -> int | None:
         """The inode at ``relative`` below the directory ``dirs[""]``, found name by name (no
-        symlink followed, no whole path resolved), or None; ``dirs`` caches directories."""
-        parent_path, _, name = relative.rpartition("/")
-        parent = dirs.get(parent_path)
-        if parent is None:
-            parent = self._below(dirs, parent_path)
-            if parent is None:
+        symlink followed, no whole path resolved), or None; ``dirs`` caches directories. The
+        directories not yet met are looked up from the deepest one met, downwards (a loop: a
+        tree may be deeper than Python's recursion limit)."""
+        pending = []
+        above = relative.rpartition("/")[0]
+        while above not in dirs:  # "" always is
+            pending.append(above)
+            above = above.rpartition("/")[0]
+        parent = dirs[above]
+        for directory in reversed(pending):
+            st = self.fs.by_inode.lookup(parent, directory.rpartition("/")[2])
+            if st is None:
                 return None
-            dirs[parent_path] = parent
-        st = self.fs.by_inode.lookup(parent, name)
+            parent = dirs[directory] = st.st_ino
+        st = self.fs.by_inode.lookup(parent, relative.rpartition("/")[2])
         return None if st is None else st.st_ino
 
     def _record_moves(self, moves: list[_Move]) -> None:

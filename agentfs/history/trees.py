@@ -133,16 +133,34 @@ def changed_dirs(conn: apsw.Connection, older: int, newer: int | None) -> set[in
     return dirs
 
 
+def _walked(tree: Tree, dir_ino: int, path: str, walked: set[int]) -> list[tuple[str, Entry]]:
+    """``tree.walk`` of directory ``dir_ino``, adding it and the directories below it to
+    ``walked``."""
+    below = tree.walk(dir_ino, path)
+    walked.add(dir_ino)
+    walked.update(entry.ino for _, entry in below if is_dir(entry.mode))
+    return below
+
+
 def diff(a: Tree, b: Tree, dirs: set[int], within: str = "/") -> TreeDiff:
     """Compare trees ``a`` and ``b`` in the directories ``dirs`` (see ``changed_dirs``),
     reporting only paths at or below ``within``. A directory that appears, vanishes, moves or
     is replaced brings its whole subtree along, walked in the tree that has it."""
     old_side: dict[str, Entry] = {}
     new_side: dict[str, Entry] = {}
-    for dir_ino in dirs:
+    # A directory inside a subtree already walked on one side has all it holds on that side
+    # already: outer directories first, so a vanished or new deep tree is walked once, not
+    # once more for each directory in it (which grows with the square of its depth).
+    walked_a: set[int] = set()
+    walked_b: set[int] = set()
+
+    def depth(dir_ino: int) -> int:
+        return len(a.dir_path(dir_ino) or b.dir_path(dir_ino) or "")
+
+    for dir_ino in sorted(dirs, key=depth):
         a_path, b_path = a.dir_path(dir_ino), b.dir_path(dir_ino)
-        old = a.children(dir_ino) if a_path is not None else {}
-        new = b.children(dir_ino) if b_path is not None else {}
+        old = a.children(dir_ino) if a_path is not None and dir_ino not in walked_a else {}
+        new = b.children(dir_ino) if b_path is not None and dir_ino not in walked_b else {}
         for name in old.keys() | new.keys():
             before, after = old.get(name), new.get(name)
             if before == after and a_path == b_path:
@@ -152,12 +170,12 @@ def diff(a: Tree, b: Tree, dirs: set[int], within: str = "/") -> TreeDiff:
                 path = paths.join(a_path, name)
                 old_side[path] = before
                 if moved and is_dir(before.mode):
-                    old_side.update(a.walk(before.ino, path))
+                    old_side.update(_walked(a, before.ino, path, walked_a))
             if after is not None and b_path is not None:
                 path = paths.join(b_path, name)
                 new_side[path] = after
                 if moved and is_dir(after.mode):
-                    new_side.update(b.walk(after.ino, path))
+                    new_side.update(_walked(b, after.ino, path, walked_b))
 
     def keep(found: set[str] | list[str]) -> list[str]:
         return sorted(p for p in found if paths.is_within(p, within))
