@@ -17,6 +17,9 @@ answers of both have been checked to be the same:
   * view a 10 KiB memory (read), create a new 1 KiB one (write), str_replace one line of the
     10 KiB one (edit).
 
+  Anthropic: ``agent_toolset`` against the SDK's ``beta_agent_toolset_20260401``, over the
+  same tree: glob ``**/*.md``, glob ``**/mod0000?.py`` (a few names), grep a word.
+
 Each adapter call goes through a ``Toolset`` (policy, the audit row, read tracking); the
 reference does none of that. The ratio is the reference's time over ours (above 1: ours is
 faster); the targets are at least 0.8 for a read, a write and an edit, and at least 2 for a
@@ -28,6 +31,7 @@ grep or a glob over the tree.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import statistics
 import sys
@@ -39,10 +43,11 @@ from pathlib import Path
 from typing import Any
 
 from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMemoryTool
+from anthropic.lib.tools.agent_toolset import AgentToolContext, beta_agent_toolset_20260401
 from deepagents.backends.filesystem import FilesystemBackend
 
 import agentfs
-from agentfs.integrations.anthropic import AgentFSMemoryTool
+from agentfs.integrations.anthropic import AgentFSMemoryTool, agent_toolset
 from agentfs.integrations.deepagents import AgentFSBackend
 
 DIRECTORIES = 100
@@ -101,6 +106,18 @@ def tree(files: int) -> dict[str, str]:
     }
 
 
+def fill(ws: agentfs.Workspace, root: Path, files_of: dict[str, str]) -> None:
+    """The same files in the workspace (indexed) and below the host directory ``root``."""
+    with ws.transaction():
+        for path, text in files_of.items():
+            ws.write(path, text, parents=True)
+    ws.refresh_index()
+    for path, text in files_of.items():
+        target = root / path.lstrip("/")
+        target.parent.mkdir(exist_ok=True)
+        target.write_text(text)
+
+
 def _ok(result: Any) -> Any:
     """A deepagents result, which says a failure instead of raising: a failed call must not be
     timed as if it had done the work."""
@@ -119,16 +136,8 @@ def deepagents_rows(work: Path, files: int, rounds: int) -> list[Row]:
     root.mkdir()
     reference = FilesystemBackend(root, virtual_mode=True)
     big = _ten_kib()
-    files_of = tree(files)
     with agentfs.open(work / "ws.db") as ws, AgentFSBackend(ws) as ours:
-        with ws.transaction():
-            for path, text in files_of.items():
-                ws.write(path, text, parents=True)
-        ws.refresh_index()
-        for path, text in files_of.items():
-            target = root / path.lstrip("/")
-            target.parent.mkdir(exist_ok=True)
-            target.write_text(text)
+        fill(ws, root, tree(files))
         for backend in (ours, reference):
             backend.write("/big.txt", big)
             backend.write("/small.txt", "a" * 1024)
@@ -225,6 +234,50 @@ def anthropic_rows(work: Path, rounds: int) -> list[Row]:
         ]
 
 
+def agent_toolset_rows(work: Path, files: int, rounds: int) -> list[Row]:
+    """``agent_toolset`` (pathlib's glob and ripgrep's answers over the workspace) against
+    the SDK's ``beta_agent_toolset_20260401`` on the same files in a directory; both
+    compared as sets (ties in time, ripgrep's threads)."""
+    root = work / "root"
+    root.mkdir()
+    reference = {t.name: t for t in beta_agent_toolset_20260401(AgentToolContext(workdir=root))}
+    loop = asyncio.new_event_loop()  # one loop for every reference call, as an agent has
+    with agentfs.open(work / "ws.db") as ws:
+        fill(ws, root, tree(files))
+        ours = {t.name: t for t in agent_toolset(ws)}
+
+        def call(tools: dict[str, Any], name: str, args: dict[str, str]) -> str:
+            if tools is ours:
+                return str(ours[name].call(args))
+            text = str(loop.run_until_complete(reference[name].call(args)))
+            return text.replace(f"{root}/", "/")
+
+        checks = [
+            ("glob", {"pattern": "**/*.md"}),
+            ("glob", {"pattern": "**/mod0000?.py"}),
+            ("grep", {"pattern": RARE}),
+        ]
+        for name, args in checks:
+            mine, theirs = call(ours, name, args), call(reference, name, args)
+            _same(sorted(mine.split("\n")), sorted(theirs.split("\n")), f"{name} {args}")
+
+        def pair(label: str, name: str, args: dict[str, str]) -> Row:
+            n = max(5, rounds // 10)
+            return Row(
+                label,
+                median_us(lambda i: call(ours, name, args), n),
+                median_us(lambda i: call(reference, name, args), n),
+            )
+
+        rows = [
+            pair(f"glob **/*.md, {files:,} files", *checks[0]),
+            pair(f"glob **/mod0000?.py, {files:,} files", *checks[1]),
+            pair(f"grep a word, {files:,} files", *checks[2]),
+        ]
+    loop.close()
+    return rows
+
+
 def table(title: str, rows: list[Row]) -> str:
     """``rows`` as a Markdown table under ``title`` (the report page shows it as it is)."""
     lines = [
@@ -252,9 +305,13 @@ def main(argv: list[str]) -> int:
         deep = deepagents_rows(Path(where), args.files, args.rounds)
     with tempfile.TemporaryDirectory(dir=scratch) as where:
         memory = anthropic_rows(Path(where), args.rounds)
+    with tempfile.TemporaryDirectory(dir=scratch) as where:
+        toolset = agent_toolset_rows(Path(where), args.files, args.rounds)
     print(table("deepagents: AgentFSBackend vs FilesystemBackend(virtual_mode=True)", deep))
     print()
     print(table("Anthropic: AgentFSMemoryTool vs BetaLocalFilesystemMemoryTool", memory))
+    print()
+    print(table("Anthropic: agent_toolset vs beta_agent_toolset_20260401", toolset))
     print(
         "\nMicroseconds per call, the median of each; ratio: the reference's time over ours"
         " (above 1: agentfs is faster)."

@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import errno
 import fnmatch
+import functools
 import posixpath
 import re
 import shlex
@@ -38,7 +39,7 @@ from anthropic.types.beta import (
 )
 from pydantic import BaseModel
 
-from agentfs.core.inodes import S_IFDIR, S_IFMT, S_IFREG
+from agentfs.core.inodes import S_IFDIR, S_IFLNK, S_IFMT, S_IFREG
 from agentfs.integrations.anthropic.common import (
     ACTOR,
     SURFACE,
@@ -327,67 +328,94 @@ def edit(ctx: Context, args: EditInput) -> TextOutput:
 # --- glob: pathlib's Path.glob over the workspace --------------------------------------------
 
 
-def _is_dir(ctx: Context, path: str) -> bool:
-    try:
-        return ctx.ws.stat(path).st_mode & S_IFMT == S_IFDIR
-    except OSError:
-        return False
+class _Tree:
+    """The workspace as one glob sees it: each directory's entries listed once with their
+    file types (``scandir``: one query a directory, no ``stat`` an entry); a symlink is
+    followed, and a time read, only where the answer needs it."""
+
+    def __init__(self, ws: WorkspaceAPI) -> None:
+        self.ws = ws
+        self._listed: dict[str, dict[str, int]] = {}
+
+    def entries(self, path: str) -> dict[str, int]:
+        """``path``'s entries (name: mode), sorted; none when it is not a directory."""
+        listed = self._listed.get(path)
+        if listed is None:
+            try:
+                listed = {entry.name: entry.mode for entry in self.ws.scandir(path)}
+            except OSError:
+                listed = {}
+            self._listed[path] = listed
+        return listed
+
+    def mode(self, path: str) -> int | None:
+        """What is at ``path`` (a symlink followed), or None for nothing."""
+        if path == "/":
+            return S_IFDIR
+        parent, name = posixpath.split(path)
+        mode = self.entries(parent).get(name)
+        if mode is None or mode & S_IFMT != S_IFLNK:
+            return mode
+        try:
+            return self.ws.stat(path).st_mode
+        except OSError:  # a dangling link leads nowhere
+            return None
+
+    def is_dir(self, path: str) -> bool:
+        mode = self.mode(path)
+        return mode is not None and mode & S_IFMT == S_IFDIR
+
+    def directories(self, top: str) -> Iterator[str]:
+        """``top`` and every directory below it, symlinks not followed (``**``), each before
+        what it holds (a stack: a tree may be deeper than Python's recursion limit)."""
+        stack = [top]
+        while stack:
+            here = stack.pop()
+            yield here
+            below = [n for n, mode in self.entries(here).items() if mode & S_IFMT == S_IFDIR]
+            stack.extend(_child(here, name) for name in reversed(below))
 
 
 def _child(path: str, name: str) -> str:
     return f"{path.rstrip('/')}/{name}"
 
 
-def _names(ctx: Context, path: str) -> list[str]:
+def _mtime(ws: WorkspaceAPI, path: str) -> int:
     try:
-        return sorted(ctx.ws.listdir(path))
+        return ws.stat(path).st_mtime_ns
     except OSError:
-        return []
+        return 0
 
 
-def _directories(ctx: Context, top: str) -> Iterator[str]:
-    """``top`` and every directory below it, symlinks not followed (``**``)."""
-    yield top
-    for name in _names(ctx, top):
-        path = _child(top, name)
-        try:
-            if ctx.ws.lstat(path).st_mode & S_IFMT == S_IFDIR:
-                yield from _directories(ctx, path)
-        except OSError:
-            continue
-
-
-def _select(ctx: Context, path: str, parts: tuple[str, ...]) -> Iterator[str]:
+def _select(tree: _Tree, path: str, parts: tuple[str, ...]) -> Iterator[str]:
     """The paths below ``path`` that ``parts`` select, as pathlib's selectors do."""
     if not parts or parts[0] == "":
         yield path
         return
     part, rest = parts[0], parts[1:]
-    wanted: Callable[[str], bool] = (lambda p: _is_dir(ctx, p)) if rest else ctx.ws.exists
     if part == "**":
         seen: set[str] = set()
-        for directory in _directories(ctx, path):
-            for found in _select(ctx, directory, rest):
+        for directory in tree.directories(path):
+            for found in _select(tree, directory, rest):
                 if found not in seen:
                     seen.add(found)
                     yield found
     elif any(c in part for c in "*?["):
-        match = re.compile(fnmatch.translate(part)).fullmatch
-        for name in _names(ctx, path):
+        match = _matcher(part)
+        for name in tree.entries(path):
             child = _child(path, name)
-            if (not rest or _is_dir(ctx, child)) and match(name):
-                yield from _select(ctx, child, rest)
+            if match(name) and (not rest or tree.is_dir(child)):
+                yield from _select(tree, child, rest)
     else:
         child = _child(path, part)
-        if wanted(child):
-            yield from _select(ctx, child, rest)
+        if tree.is_dir(child) if rest else tree.mode(child) is not None:
+            yield from _select(tree, child, rest)
 
 
-def _mtime(ctx: Context, path: str) -> int:
-    try:
-        return ctx.ws.stat(path).st_mtime_ns
-    except OSError:
-        return 0
+@functools.lru_cache(maxsize=64)
+def _matcher(part: str) -> Callable[[str], re.Match[str] | None]:
+    """A name pattern (``*.py``) as fnmatch reads it, compiled once."""
+    return re.compile(fnmatch.translate(part)).fullmatch
 
 
 @SURFACE.tool("glob", title="Glob", description=SCHEMAS["glob"][0], governed_by="glob")
@@ -410,15 +438,16 @@ def glob(ctx: Context, args: FindInput) -> TextOutput:
     if any("**" in p and p != "**" for p in parts):
         raise _fail("glob: Invalid pattern: '**' can only be an entire path component")
     found: list[str] = []
-    if _is_dir(ctx, root):
-        for path in _select(ctx, root, tuple(parts)):
+    tree = _Tree(ctx.ws)
+    if tree.is_dir(root):
+        for path in _select(tree, root, tuple(parts)):
             if ctx.visible(path):
                 found.append(path)
                 if len(found) >= WALK_MAX_ENTRIES:
                     break
     if not found:
         return TextOutput(result="no matches")
-    found.sort(key=lambda p: _mtime(ctx, p), reverse=True)
+    found.sort(key=lambda p: _mtime(ctx.ws, p), reverse=True)
     return TextOutput(result="\n".join(found[:GLOB_RESULT_LIMIT]))
 
 
