@@ -163,7 +163,7 @@ def test_an_unknown_workspace_is_refused_naming_the_workspaces(
 
 
 @pytest.mark.parametrize("tool", NAMES)
-def test_a_workspace_that_is_not_a_string_is_refused_by_validation(
+def test_a_workspace_that_is_not_a_name_is_refused_with_the_names(
     manual: agentfs.Workspace, garden: agentfs.Workspace, spaces: Workspaces, tool: str
 ) -> None:
     args: dict[str, Any] = {"workspace": 2, "path": "plan.md", "content": "x"}
@@ -171,7 +171,9 @@ def test_a_workspace_that_is_not_a_string_is_refused_by_validation(
         del args["content"]
     code, message = error(spaces, tool, **args)
     assert code == "invalid_argument"
-    assert message == f"invalid arguments for {tool}: workspace: Input should be a valid string"
+    assert message == (
+        f"invalid arguments for {tool}: workspace: a workspace's name (docs, notes), not 2"
+    )
     assert garden.read("/plan.md") == PLAN.encode() and not manual.exists("/plan.md")
 
 
@@ -558,6 +560,10 @@ def test_the_system_prompt_presents_each_workspace(spaces: Workspaces) -> None:
         "</workspace>"
     ) in prompt
     assert prompt.index('name="docs"') < prompt.index('name="notes"')
+    assert (
+        "Use list_directory, read_file, write_file, create_file, delete_file on these"
+        " workspaces, passing the workspace's name as `workspace`"
+    ) in prompt
 
 
 def test_the_system_prompt_escapes_descriptions(garden: agentfs.Workspace) -> None:
@@ -597,10 +603,12 @@ def test_the_system_prompt_keeps_to_the_policy(garden: agentfs.Workspace) -> Non
     no_ls = Policy(tools={"ls": ToolPolicy(enabled=False)})
     prompt = Workspaces([Space(garden, "notes", "The notebook")], policy=no_ls).system_prompt()
     assert "<root>" not in prompt and "plan.md" not in prompt
+    assert "Use read_file, write_file, create_file, delete_file on" in prompt
     assert '<workspace name="notes" writable="true">' in prompt
     assert "<description>The notebook</description>" in prompt
     frozen = Workspaces([Space(garden, "notes")], policy=Policy(read_only=True))
     assert '<workspace name="notes" writable="false">' in frozen.system_prompt()
+    assert "Use list_directory, read_file on" in frozen.system_prompt()
 
 
 # --- a plain toolset ----------------------------------------------------------------------------

@@ -129,13 +129,13 @@ class Workspaces(Toolset):
         first workspace."""
         raw = arguments_of(arguments)
         try:
-            member = self._chosen(raw.get("workspace"))
+            member = self._chosen(name, raw.get("workspace"))
         except ToolError as error:
             first = next(iter(self.members.values()))
             return first._failed(name, raw, error, time.time())
         return member.invoke(name, raw, approve=approve, strict=strict)
 
-    def _chosen(self, name: object) -> Member:
+    def _chosen(self, tool: str, name: object) -> Member:
         listed = ", ".join(self.members)
         if name is None:
             if len(self.members) == 1:
@@ -144,10 +144,12 @@ class Workspaces(Toolset):
                 "invalid_argument",
                 f"there are several workspaces; name one with workspace: {listed}",
             )
-        if not isinstance(name, str):  # the tool's own validation says what is wrong, on a
-            # member that reaches it (a read-only one would refuse a change as read_only)
-            members = self.members.values()
-            return next((m for m in members if not m.read_only), next(iter(members)))
+        if not isinstance(name, str):
+            raise ToolError(
+                "invalid_argument",
+                f"invalid arguments for {tool}: workspace: a workspace's name ({listed}),"
+                f" not {name!r}",
+            )
         member = self.members.get(name)
         if member is None:
             raise ToolError(
@@ -166,12 +168,13 @@ class Workspaces(Toolset):
         """The workspaces as a ``<workspaces>`` block for a system prompt: each one's name,
         whether it can be changed, its description and the entries at its root (the first
         50 the policy lets ``list_directory`` show)."""
-        browse = "list_directory and read_file"
-        parts = [
-            "<workspaces>",
-            f"Browse these workspaces with {browse}, passing the workspace's name as"
-            " `workspace`; paths are relative to its root.",
-        ]
+        parts = ["<workspaces>"]
+        offered = [spec.name for spec in self.tools()]
+        if offered:
+            parts.append(
+                f"Use {', '.join(offered)} on these workspaces, passing the workspace's name"
+                " as `workspace`; paths are relative to its root."
+            )
         for name, member in self.members.items():
             space = member.space
             writable = "false" if member.read_only else "true"
