@@ -180,6 +180,13 @@ class Done(ToolOutput):
     path: str
     _said: str = PrivateAttr("")
 
+    @classmethod
+    def saying(cls, path: str, said: str) -> Done:
+        """Success at ``path``, the model reading ``said``."""
+        done = cls(path=path)
+        done._said = said
+        return done
+
     def text(self) -> str:
         return self._said
 
@@ -326,15 +333,11 @@ def workspace_delete_file(ctx: Context, args: DeleteInput) -> Done:
             raise ToolError(
                 "not_found", f"{path} does not exist; pass force=true to accept that"
             ) from None
-        out = Done(path=path)
-        out._said = f"{path} did not exist; nothing to delete."
-        return out
+        return Done.saying(path, f"{path} did not exist; nothing to delete.")
     if st.is_dir():
         raise ToolError("is_directory", f"{path} is a directory; this tool deletes files")
     ctx.ws.remove(path)
-    out = Done(path=path)
-    out._said = f"Deleted {path} (its versions stay in the history)."
-    return out
+    return Done.saying(path, f"Deleted {path} (its versions stay in the history).")
 
 
 class PathInput(ToolInput):
@@ -390,14 +393,10 @@ def workspace_mkdir(ctx: Context, args: MkdirInput) -> Done:
                 "not_found", f"{parent} does not exist; pass recursive=true to make it too"
             ) from None
         ctx.ws.mkdir(path, parents=args.recursive)
-        out = Done(path=path)
-        out._said = f"Made {path}/"
-        return out
+        return Done.saying(path, f"Made {path}/")
     if not st.is_dir():
         raise ToolError("exists", f"{path} exists and is a file")
-    out = Done(path=path)
-    out._said = f"{path}/ already exists."
-    return out
+    return Done.saying(path, f"{path}/ already exists.")
 
 
 # --- workspace_search, workspace_index ----------------------------------------------------------
@@ -505,9 +504,7 @@ def workspace_index(ctx: Context, args: IndexInput) -> Done:
     )
     if args.metadata is not None:
         ctx.ws.setxattr(path, METADATA_XATTR, json.dumps(args.metadata).encode("utf-8"))
-    out = Done(path=path)
-    out._said = stored.text()
-    return out
+    return Done.saying(path, stored.text())
 
 
 # --- workspace_execute_code, workspace_execute_command ------------------------------------------

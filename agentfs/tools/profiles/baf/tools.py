@@ -54,6 +54,15 @@ def _not_found(path: str) -> ToolError:
     )
 
 
+def _is_dir(ctx: Context, path: str) -> bool:
+    """Is ``path`` a directory (a symlink followed)? ``not_found`` in this profile's words
+    when nothing is there."""
+    try:
+        return ctx.ws.stat(path).is_dir()
+    except FileNotFoundError:
+        raise _not_found(path) from None
+
+
 def _shown(path: str) -> str:
     """A workspace path as this profile's paths are written: relative to the root."""
     return path.lstrip("/") or "."
@@ -105,11 +114,7 @@ def listing(ctx: Context, path: str, most: int) -> tuple[list[str], bool]:
 )
 def list_directory(ctx: Context, args: ListInput) -> ListOutput:
     path = _resolve(ctx, args)
-    try:
-        is_dir = ctx.ws.stat(path).is_dir()
-    except FileNotFoundError:
-        raise _not_found(path) from None
-    if not is_dir:
+    if not _is_dir(ctx, path):
         raise ToolError("not_directory", f"{_shown(path)} is a file; call read_file on it")
     entries, more = listing(ctx, path, ctx.cap(MOST_ENTRIES))
     return ListOutput(path=_shown(path), entries=entries, truncated=more)
@@ -148,11 +153,7 @@ class ReadOutput(ToolOutput):
 )
 def read_file(ctx: Context, args: Located) -> ReadOutput:
     path = _resolve(ctx, args)
-    try:
-        is_dir = ctx.ws.stat(path).is_dir()
-    except FileNotFoundError:
-        raise _not_found(path) from None
-    if is_dir:
+    if _is_dir(ctx, path):
         raise ToolError("is_directory", f"{_shown(path)} is a directory; call list_directory")
     most = ctx.toolset.space.max_read_bytes if isinstance(ctx.toolset, Member) else None
     read = whole_text(ctx, path, DEFAULT_MAX_READ_BYTES if most is None else most)
