@@ -77,7 +77,7 @@ from agentfs.tools.errors import ToolError
 from agentfs.tools.files import WriteFileInput
 from agentfs.tools.files import write_file as agentfs_write_file
 from agentfs.tools.profiles.scope import resolve
-from agentfs.tools.reading import sniff_type, text_of
+from agentfs.tools.reading import whole_text
 from agentfs.tools.spec import Surface, ToolInput, ToolOutput, absent
 
 SURFACE = Surface("mastra")
@@ -148,22 +148,20 @@ def workspace_read_file(ctx: Context, args: ReadInput) -> ReadOutput:
     path = resolve(ctx, args.path)
     if _stat(ctx, path).is_dir():
         raise ToolError("is_directory", f"{path} is a directory; call workspace_list_files")
-    data = ctx.ws.read(path)
     if args.encoding not in ("utf-8", "utf8"):
+        data = ctx.ws.read(path)
         ctx.check_read_size(len(data), path, "it cannot be read whole here")
         return ReadOutput(content=_encode(data, args.encoding), size=len(data), path=path)
-    text = text_of(data)
-    if text is None:
+    read = whole_text(ctx, path)
+    if read.binary:
         raise ToolError(
             "invalid_argument",
-            f"{path} is a binary file ({len(data):,} bytes, {sniff_type(data)}), not UTF-8"
-            " text; read it with encoding=base64",
+            f"{path} is a binary file ({read.size:,} bytes, {read.mime}), not UTF-8 text;"
+            " read it with encoding=base64",
         )
-    most = ctx.limits.max_read_bytes
-    if most is not None and len(data) > most:
-        cut = data[:most].decode("utf-8", errors="ignore")
-        return ReadOutput(content=cut, size=len(data), path=path, truncated=True)
-    return ReadOutput(content=text, size=len(data), path=path)
+    return ReadOutput(
+        content=read.content, size=read.size, path=path, truncated=read.truncated or None
+    )
 
 
 # --- workspace_write_file -----------------------------------------------------------------------
