@@ -156,6 +156,10 @@ def _named_workspaces(
     if spaces is None:
         assert workspace is not None  # one of the two is given
         return Workspaces([Space(_workspace(workspace, layers, read_only))], **options)
+    found = SpacesFile.load(spaces)
+    for s in found:  # as WS is checked (WORKSPACE_FILE): SQLite fails obscurely on a directory
+        if s.path.is_dir():
+            raise ValueError(f"{s.path}: a directory, not a workspace file ({s.name} in {spaces})")
     members = [
         Space(
             workspace_for_command(s.path, readonly=read_only or not s.writable),
@@ -164,6 +168,6 @@ def _named_workspaces(
             s.writable,
             s.max_read_bytes,
         )
-        for s in SpacesFile.load(spaces)
+        for s in found
     ]
     return Workspaces(members, **options)

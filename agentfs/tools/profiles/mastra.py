@@ -31,7 +31,8 @@ limit or edge; where it says nothing, this profile does what agentfs's own tools
   ``max_results`` says so); then ``truncated`` is true.
 - ``workspace_delete_file`` deletes a file or a symlink, never a directory
   (``is_directory``); ``force`` makes a missing path a success.
-- ``workspace_file_exists`` follows symlinks: a dangling link does not exist.
+- ``workspace_file_exists`` follows symlinks: a dangling or looping link does not exist,
+  nor does a path through a file.
 - ``workspace_mkdir`` succeeds on an existing directory; without ``recursive`` a missing
   parent is ``not_found``.
 - ``workspace_search`` is agentfs's ranked search: ``mode`` left out is hybrid when the
@@ -41,14 +42,18 @@ limit or edge; where it says nothing, this profile does what agentfs's own tools
   ``filter`` (metadata) is not offered: agentfs's index has no metadata fields.
 - ``workspace_index`` stores ``content`` as the file at ``path`` and indexes it
   (agentfs's ``workspace_index_content``; a file written any other way is indexed too);
-  ``metadata`` is kept as the file's ``user.mastra.metadata`` extended attribute (JSON).
+  ``metadata`` is kept as the file's ``user.mastra.metadata`` extended attribute (JSON: a
+  NaN or an infinity is refused, ``invalid_argument``).
 - ``workspace_execute_code`` runs ``code`` with ``node -e``, ``python3 -c``, ``bash -c``,
   ``sh -c`` (``shell``) or ``ruby -e``; ``workspace_execute_command`` runs ``command`` (a
   shell command line) followed by ``args``, each quoted, from ``cwd``. Both are agentfs's
   ``execute_command``: its command denylist (checked against the code too), the sandbox, the
   mount, the snapshot taken first (``snapshot`` in the result undoes the run), approval by
   default; ``timeout`` is in milliseconds (default 10 s); code over 100 KiB is refused
-  (write it to a file and run that).
+  (write it to a file and run that), and so is a command line over the 128 KiB Linux takes
+  in one argument (each ``'`` of the code takes 5 bytes once quoted), before anything runs
+  (``too_large``). A NUL or a lone surrogate in ``command`` or ``args`` is
+  ``invalid_argument``, also before anything runs.
 - ``workspace_install_package`` is not offered: commands run without network by default;
   an agent installs with ``npm`` or ``pip`` through ``workspace_execute_command`` where the
   policy allows network.
@@ -60,6 +65,7 @@ limit or edge; where it says nothing, this profile does what agentfs's own tools
 from __future__ import annotations
 
 import base64
+import errno
 import itertools
 import json
 import shlex
@@ -87,6 +93,9 @@ MOST_ENTRIES = 1000
 #: Most bytes of code ``workspace_execute_code`` puts on a command line (Linux takes at most
 #: 128 KiB in one argument).
 MOST_CODE_BYTES = 100 * 1024
+#: Most bytes of a command line: the shell gets it as one argument, and Linux takes at most
+#: 128 KiB in one, its closing NUL included (MAX_ARG_STRLEN).
+MOST_LINE_BYTES = 128 * 1024 - 1
 
 PATH_DOC = "a workspace path (/data/config.json)"
 
@@ -361,7 +370,9 @@ def workspace_file_exists(ctx: Context, args: PathInput) -> ExistsOutput:
     path = resolve(ctx, args.path)
     try:
         is_dir = ctx.ws.stat(path).is_dir()
-    except FileNotFoundError:
+    except OSError as exc:  # nothing there, a path through a file, a looping link
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
+            raise
         return ExistsOutput(exists=False, type="none")
     return ExistsOutput(exists=True, type="directory" if is_dir else "file")
 
@@ -497,11 +508,19 @@ METADATA_XATTR = "user.mastra.metadata"
 )
 def workspace_index(ctx: Context, args: IndexInput) -> Done:
     path = resolve(ctx, args.path, write=True)
+    metadata = None
+    if args.metadata is not None:
+        try:
+            metadata = json.dumps(args.metadata, allow_nan=False).encode("utf-8")
+        except ValueError:
+            raise ToolError(
+                "invalid_argument", "metadata: NaN and Infinity are not JSON; give a number"
+            ) from None
     stored = finding.workspace_index_content(
         ctx, finding.IndexContentInput(path=path, content=args.content, source="mastra")
     )
-    if args.metadata is not None:
-        ctx.ws.setxattr(path, METADATA_XATTR, json.dumps(args.metadata).encode("utf-8"))
+    if metadata is not None:
+        ctx.ws.setxattr(path, METADATA_XATTR, metadata)
     return Done.saying(path, stored.text())
 
 
@@ -523,8 +542,17 @@ class RunOutput(ToolOutput):
         return self._said
 
 
-def _run(ctx: Context, line: str, timeout: int | None, cwd: str | None) -> RunOutput:
-    """``line`` run by agentfs's ``execute_command``, its result in Mastra's shape."""
+def _run(ctx: Context, line: str, timeout: int | None, cwd: str | None, advice: str) -> RunOutput:
+    """``line`` run by agentfs's ``execute_command``, its result in Mastra's shape. A line
+    longer than Linux takes in one argument is refused first (``advice`` says what to do
+    instead): the shell could not be started with it, and the run's snapshot would stay."""
+    size = len(line.encode("utf-8"))
+    if size > MOST_LINE_BYTES:
+        raise ToolError(
+            "too_large",
+            f"the command line is {size:,} bytes quoted, over the {MOST_LINE_BYTES:,} bytes"
+            f" Linux takes in one argument; not run: {advice}",
+        )
     asked = commands.ExecuteCommandInput(command=line, cwd=cwd)
     if timeout is not None:
         asked = asked.model_copy(update={"timeout_ms": timeout})
@@ -551,6 +579,9 @@ RUNTIMES = {
 }
 
 TIMEOUT_DOC = "kill it after this many milliseconds (default 10,000)"
+WRITE_IT_DOWN = (
+    "write it to a file with workspace_write_file and run that with workspace_execute_command"
+)
 
 
 class CodeInput(ToolInput):
@@ -577,9 +608,8 @@ def workspace_execute_code(ctx: Context, args: CodeInput) -> RunOutput:
     if size > MOST_CODE_BYTES:
         raise ToolError(
             "too_large",
-            f"{size:,} bytes of code is over the {MOST_CODE_BYTES:,} bytes this tool runs;"
-            " write it to a file with workspace_write_file and run that with"
-            " workspace_execute_command",
+            f"{size:,} bytes of code is over the {MOST_CODE_BYTES:,} bytes this tool runs; "
+            + WRITE_IT_DOWN,
         )
     if "\0" in args.code:
         raise ToolError("invalid_argument", "code cannot hold a NUL character")
@@ -589,7 +619,8 @@ def workspace_execute_code(ctx: Context, args: CodeInput) -> RunOutput:
     if pattern is not None:
         raise ToolError("denied", f"the policy forbids this code (it matches {pattern!r}); not run")
     program, flag = RUNTIMES[args.runtime]
-    return _run(ctx, f"{program} {flag} {shlex.quote(args.code)}", args.timeout, None)
+    line = f"{program} {flag} {shlex.quote(args.code)}"
+    return _run(ctx, line, args.timeout, None, WRITE_IT_DOWN)
 
 
 class CommandInput(ToolInput):
@@ -611,6 +642,16 @@ class CommandInput(ToolInput):
     governed_by="execute_command",
 )
 def workspace_execute_command(ctx: Context, args: CommandInput) -> RunOutput:
+    for where, text in [("command", args.command), *(("args", arg) for arg in args.args)]:
+        if "\0" in text:
+            raise ToolError("invalid_argument", f"{where} cannot hold a NUL character")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ToolError(
+                "invalid_argument", f"{where} holds a lone surrogate: it is not UTF-8 text"
+            ) from None
     line = " ".join([args.command, *map(shlex.quote, args.args)])
     cwd = None if args.cwd is None else resolve(ctx, args.cwd)
-    return _run(ctx, line, args.timeout, cwd)
+    advice = "pass long input in a file (workspace_write_file) and its path in args"
+    return _run(ctx, line, args.timeout, cwd, advice)

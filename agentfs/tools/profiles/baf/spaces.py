@@ -125,18 +125,26 @@ class Workspaces(Toolset):
         strict: bool = False,
     ) -> ToolResult:
         """``Toolset.invoke`` on the workspace the arguments name (``workspace``); an
-        unknown name, or none where there are several, is ``invalid_argument``, logged in the
-        first workspace."""
+        unknown name, or none where there are several, is ``invalid_argument``, and so are
+        arguments that are not a JSON object (they name no workspace), logged in the first
+        workspace; so is an unknown tool (``unknown_tool``, naming the tools offered)."""
         raw = arguments_of(arguments)
+        if self.surface.find(name) is None:  # nothing to route: Toolset's error, in the first
+            return super().invoke(name, raw, approve=approve, strict=strict)
         try:
-            member = self._chosen(name, raw.get("workspace"))
+            member = self._chosen(name, raw)
         except ToolError as error:
             first = next(iter(self.members.values()))
             return first._failed(name, raw, error, time.time())
         return member.invoke(name, raw, approve=approve, strict=strict)
 
-    def _chosen(self, tool: str, name: object) -> Member:
+    def _chosen(self, tool: str, raw: dict[str, Any]) -> Member:
+        if "__invalid__" in raw:  # not a JSON object (arguments_of): its problem, not a name
+            raise ToolError(
+                "invalid_argument", f"invalid arguments for {tool}: {raw['__invalid__']}"
+            )
         listed = ", ".join(self.members)
+        name = raw.get("workspace")
         if name is None:
             if len(self.members) == 1:
                 return next(iter(self.members.values()))
