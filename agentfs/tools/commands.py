@@ -18,6 +18,34 @@ from agentfs.tools.context import Context
 from agentfs.tools.errors import ToolError
 from agentfs.tools.spec import ToolInput, ToolOutput, tool
 
+#: Most bytes of a command line: the shell takes it as one argument, and Linux takes at most
+#: 128 KiB in one, its closing NUL included (MAX_ARG_STRLEN).
+MOST_LINE_BYTES = 128 * 1024 - 1
+
+
+def check_line(command: str, env: dict[str, str] | None = None) -> None:
+    """Refuse, before anything runs (and before the snapshot a run takes), a command line
+    or environment no process can be started with: a NUL byte, text that is not UTF-8 (a
+    lone surrogate, which JSON can carry), a line longer than one argument may be."""
+    texts = [("command", command)] + [(f"env {name}", value) for name, value in (env or {}).items()]
+    for where, text in texts:
+        if "\0" in text:
+            raise ToolError(
+                "invalid_argument", f"{where}: a NUL byte cannot be passed to a process"
+            )
+        try:
+            size = len(text.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise ToolError(
+                "invalid_argument", f"{where}: not UTF-8 text (a lone surrogate)"
+            ) from None
+        if size > MOST_LINE_BYTES:
+            raise ToolError(
+                "too_large",
+                f"{where}: {size:,} bytes, over the {MOST_LINE_BYTES:,} bytes Linux takes in one"
+                " argument; not run: write long input to a file and pass its path",
+            )
+
 
 class ExecuteCommandInput(ToolInput):
     command: str = Field(
@@ -117,6 +145,7 @@ class ExecuteCommandOutput(ToolOutput):
     run.""",
 )
 def execute_command(ctx: Context, args: ExecuteCommandInput) -> ExecuteCommandOutput:
+    check_line(args.command, args.env)
     rules = ctx.toolset.policy.commands
     pattern = rules.denied(args.command)
     if pattern is not None:

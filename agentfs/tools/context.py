@@ -57,6 +57,8 @@ class Context:
     def _check_missing_parents(self, path: str) -> None:
         """A write may make the directories above ``path`` that are missing (``parents``):
         each of them must be a name the policy lets this tool write, as ``path`` is."""
+        if path == "/":
+            return  # the root has no parent, and is never missing
         parent = paths.parent_and_name(path)[0]
         while parent != "/" and not self.ws.exists(parent):
             self._check(parent, True)

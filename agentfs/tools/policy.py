@@ -74,7 +74,7 @@ class Limits(BaseModel):
 #: is what contains a command.
 DEFAULT_DENIED_COMMANDS = (
     r"\bsudo\b",
-    r"(^|[;&|(]\s*)su(\s|$)",
+    r"(^|[;&|(`\n])\s*su([\s;&|)`]|$)",  # su as a command: first, or after a separator
     r"\brm\s+(-[a-zA-Z]*\s+)*-[a-zA-Z]*[rR][a-zA-Z]*\s+(-[a-zA-Z]*\s+)*(/|~|\$HOME)\*?(\s|$)",
     r"\bmkfs(\.\w+)?\b",
     r"\bdd\b[^|;&]*\bof=/dev/",

@@ -252,7 +252,8 @@ def read_one(ctx: Context, args: ReadFileInput) -> ReadFileOutput:
 
 
 def text_of(data: bytes) -> str | None:
-    """The text of ``data``, or None for binary content (a NUL byte, or not UTF-8)."""
+    """The text of ``data``, or None for binary content (a NUL byte in its first 8 KiB, as
+    git judges, or not UTF-8)."""
     if b"\0" in data[:SNIFF_BYTES]:
         return None
     try:

@@ -16,9 +16,11 @@ M = TypeVar("M", bound=BaseModel)
 def load(model: type[M], path: str | Path) -> M:
     """``model`` from the ``.toml`` or ``.json`` file at ``path``."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
     try:
+        text = path.read_text(encoding="utf-8")
         data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text: {exc}") from None
     except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path}: not valid {path.suffix[1:] or 'JSON'}: {exc}") from None
     try:

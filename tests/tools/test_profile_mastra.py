@@ -17,8 +17,9 @@ import pytest
 import agentfs
 from agentfs.mount.exec import fuse_available
 from agentfs.tools import Policy, Toolset
+from agentfs.tools.commands import MOST_LINE_BYTES
 from agentfs.tools.policy import CommandPolicy, Limits, ToolPolicy
-from agentfs.tools.profiles.mastra import METADATA_XATTR, MOST_CODE_BYTES, SURFACE
+from agentfs.tools.profiles.mastra import METADATA_XATTR, SURFACE
 from tests.tools.calling import call, error, served
 
 NAMES = [
@@ -593,12 +594,13 @@ def test_the_policys_own_denylist_holds_for_code_and_commands(ws: agentfs.Worksp
     assert command == "denied"
 
 
-def test_code_over_100_kib_is_refused(ws: agentfs.Workspace) -> None:
+def test_code_longer_than_one_argument_is_refused(ws: agentfs.Workspace) -> None:
     tools = approving(ws)
-    big = "x = 1\n" * (MOST_CODE_BYTES // 6 + 1)
-    assert len(big.encode()) > MOST_CODE_BYTES == 100 * 1024
+    big = "x = 1\n" * (MOST_LINE_BYTES // 6 + 1)
+    assert len(big.encode()) > MOST_LINE_BYTES == 128 * 1024 - 1
     code, message = error(tools, "workspace_execute_code", code=big, runtime="python")
-    assert code == "too_large" and "workspace_write_file" in message
+    assert code == "too_large" and "write long input to a file" in message
+    assert ws.snapshots.list() == []  # refused before the run's snapshot
     assert error(tools, "workspace_execute_code", code="a\0b", runtime="bash")[0] == (
         "invalid_argument"
     )

@@ -3,9 +3,7 @@ every argument is the agent's, and the workspace may hold links it made. The ope
 policy must hold through every tool and spelling of a path, a space that is not writable
 must stay unchanged, bad input must be a clear ``ToolError`` that changes nothing, and a
 bad spaces file must be one error line from the CLI.
-
-The tests marked ``xfail`` show a hole whose fix belongs in shared code (named in each
-reason); they pass once it is fixed there."""
+"""
 
 from __future__ import annotations
 
@@ -18,9 +16,9 @@ import pytest
 import agentfs
 from agentfs.mount.exec import fuse_available
 from agentfs.tools import Policy, Toolset
+from agentfs.tools.commands import MOST_LINE_BYTES
 from agentfs.tools.policy import Limits, ToolPolicy
 from agentfs.tools.profiles.baf import Space, Workspaces
-from agentfs.tools.profiles.mastra import MOST_CODE_BYTES
 from tests.clirun import assert_user_error, run
 from tests.tools.calling import call, error
 
@@ -197,15 +195,15 @@ def test_baf_a_space_that_is_not_writable_stays_unchanged(
 # --- holes that were open -----------------------------------------------------------------------
 
 
-def test_mastra_code_under_100_kib_too_long_once_quoted_is_refused_before_running(
+def test_mastra_code_too_long_once_quoted_is_refused_before_running(
     ws: agentfs.Workspace,
 ) -> None:
     # each ' takes 5 bytes quoted on the command line: 80 KiB of code becomes 160 KiB, over
     # the 128 KiB Linux takes in one argument
     code = "true #" + "'" * 20_000 + "x" * 60_000
-    assert len(code.encode()) < MOST_CODE_BYTES
+    assert len(code.encode()) < MOST_LINE_BYTES
     got, message = error(_approving(ws), "workspace_execute_code", code=code, runtime="shell")
-    assert got == "too_large" and "workspace_write_file" in message
+    assert got == "too_large" and "write long input to a file" in message
     assert ws.snapshots.list() == []  # refused before the run's snapshot
 
 
@@ -221,7 +219,7 @@ def test_mastra_command_args_that_cannot_run_are_refused_before_running(
     ws: agentfs.Workspace, args: list[str], code: str
 ) -> None:
     got, message = error(_approving(ws), "workspace_execute_command", command="echo", args=args)
-    assert got == code and "args" in message and "\n" not in message
+    assert got == code and message.startswith("command: ") and "\n" not in message
     assert ws.snapshots.list() == []  # no snapshot of a run that never ran
 
 
@@ -272,11 +270,6 @@ def test_the_cli_refuses_a_space_whose_path_is_a_directory(tmp_path: Path, writa
 # --- holes in shared code -----------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agentfs/tools/context.py: Context._check_missing_parents asks the root for its"
-    " parent when a path policy is set ('/: the root has no parent')",
-)
 def test_mkdir_of_the_root_under_a_path_policy_is_an_existing_directory(
     ws: agentfs.Workspace,
 ) -> None:
@@ -284,11 +277,6 @@ def test_mkdir_of_the_root_under_a_path_policy_is_an_existing_directory(
     assert call(tools, "workspace_mkdir", path="/")[0] == {"success": True, "path": "/"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agentfs/tools/policy.py: DEFAULT_DENIED_COMMANDS' su pattern sees a command only"
-    " at the start or after ; & | (, not after a newline",
-)
 def test_the_denylist_sees_su_on_a_later_line_of_code(ws: agentfs.Workspace) -> None:
     tools = _approving(ws)
     assert error(tools, "workspace_execute_code", code="true\nsu -c id", runtime="bash")[0] == (
@@ -296,13 +284,27 @@ def test_the_denylist_sees_su_on_a_later_line_of_code(ws: agentfs.Workspace) -> 
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="agentfs/tools/settings.py: load reads the file as UTF-8 outside its error"
-    " handling, so the error line does not name the file",
-)
 def test_the_cli_names_a_spaces_file_that_is_not_utf8(tmp_path: Path) -> None:
     spaces_file = tmp_path / "spaces.toml"
     spaces_file.write_bytes(b'\xff[[workspace]]\nname = "docs"\n')
     result = run("serve", "mcp", "--profile", "baf", "--spaces", spaces_file, input="")
     assert_user_error(result, str(spaces_file))
+
+
+@pytest.mark.parametrize(
+    ("command", "env", "code"),
+    [
+        ("echo a\x00b", None, "invalid_argument"),
+        ("echo \ud800", None, "invalid_argument"),
+        ("echo " + "x" * MOST_LINE_BYTES, None, "too_large"),
+        ("true", {"X": "a\x00b"}, "invalid_argument"),
+        ("true", {"X": "\udfff"}, "invalid_argument"),
+    ],
+)
+def test_agentfs_execute_command_refuses_what_no_process_takes_before_its_snapshot(
+    ws: agentfs.Workspace, command: str, env: dict[str, str] | None, code: str
+) -> None:
+    tools = Toolset(ws, approve=lambda _request: True)
+    got, message = error(tools, "execute_command", command=command, env=env)
+    assert got == code and "\n" not in message
+    assert ws.snapshots.list() == []

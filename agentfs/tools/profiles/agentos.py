@@ -19,8 +19,8 @@ do:
   ``content`` is cut to at most that many bytes, back to a whole UTF-8 character, and the
   result's ``truncated`` is true (so ``size`` > the bytes of ``content`` too, as AgentOS's
   advice has it); the text read by a model ends with a line saying where it was cut. A binary
-  file (a NUL byte, or not UTF-8) is not dumped: ``content`` is empty, ``binary`` true and
-  ``mime`` a guess. It is a tracked read (read-before-write relies on it).
+  file (a NUL byte in its first 8 KiB, or not UTF-8) is not dumped: ``content`` is empty,
+  ``binary`` true and ``mime`` a guess. It is a tracked read (read-before-write relies on it).
 - ``file_write`` creates or replaces the file and makes missing parent directories (agentfs's
   ``write_file`` with ``overwrite=true``); ``size`` is the bytes written (UTF-8). A directory
   at the path is ``is_directory``; the policy's ``max_write_bytes`` and read-before-write

@@ -16,10 +16,10 @@ limit or edge; where it says nothing, this profile does what agentfs's own tools
 
 - ``workspace_read_file`` returns ``{content, size, path}``. ``encoding`` (``utf-8``, the
   default, or ``utf8``, ``base64``, ``hex``, ``binary``: Latin-1) says how the bytes become
-  ``content``. A binary file (a NUL byte, or not UTF-8) read as UTF-8 is refused
-  (``invalid_argument``) with advice to ask for ``base64``, rather than mangled. Text over the
-  policy's ``max_read_bytes`` is cut on a character boundary and ``truncated`` is true; an
-  encoded read over it is refused (``too_large``). It is a tracked read.
+  ``content``. A binary file (a NUL byte in its first 8 KiB, or not UTF-8) read as UTF-8 is
+  refused (``invalid_argument``) with advice to ask for ``base64``, rather than mangled. Text
+  over the policy's ``max_read_bytes`` is cut on a character boundary and ``truncated`` is
+  true; an encoded read over it is refused (``too_large``). It is a tracked read.
 - ``workspace_write_file`` writes UTF-8 text and makes missing directories; ``overwrite``
   defaults to true, and false refuses an existing file (``exists``). The policy's
   ``max_write_bytes`` and read-before-write rules hold.
@@ -49,11 +49,10 @@ limit or edge; where it says nothing, this profile does what agentfs's own tools
   shell command line) followed by ``args``, each quoted, from ``cwd``. Both are agentfs's
   ``execute_command``: its command denylist (checked against the code too), the sandbox, the
   mount, the snapshot taken first (``snapshot`` in the result undoes the run), approval by
-  default; ``timeout`` is in milliseconds (default 10 s); code over 100 KiB is refused
-  (write it to a file and run that), and so is a command line over the 128 KiB Linux takes
-  in one argument (each ``'`` of the code takes 5 bytes once quoted), before anything runs
-  (``too_large``). A NUL or a lone surrogate in ``command`` or ``args`` is
-  ``invalid_argument``, also before anything runs.
+  default; ``timeout`` is in milliseconds (default 10 s). A command line over the 128 KiB
+  Linux takes in one argument (the code quoted: each ``'`` takes 5 bytes) is refused
+  (``too_large``: write the code to a file and run that), and a NUL or a lone surrogate in
+  the code, ``command`` or ``args`` is ``invalid_argument``, both before anything runs.
 - ``workspace_install_package`` is not offered: commands run without network by default;
   an agent installs with ``npm`` or ``pip`` through ``workspace_execute_command`` where the
   policy allows network.
@@ -90,12 +89,6 @@ SURFACE = Surface("mastra")
 
 #: Most entries a listing returns unless the policy says fewer.
 MOST_ENTRIES = 1000
-#: Most bytes of code ``workspace_execute_code`` puts on a command line (Linux takes at most
-#: 128 KiB in one argument).
-MOST_CODE_BYTES = 100 * 1024
-#: Most bytes of a command line: the shell gets it as one argument, and Linux takes at most
-#: 128 KiB in one, its closing NUL included (MAX_ARG_STRLEN).
-MOST_LINE_BYTES = 128 * 1024 - 1
 
 PATH_DOC = "a workspace path (/data/config.json)"
 
@@ -542,17 +535,10 @@ class RunOutput(ToolOutput):
         return self._said
 
 
-def _run(ctx: Context, line: str, timeout: int | None, cwd: str | None, advice: str) -> RunOutput:
-    """``line`` run by agentfs's ``execute_command``, its result in Mastra's shape. A line
-    longer than Linux takes in one argument is refused first (``advice`` says what to do
-    instead): the shell could not be started with it, and the run's snapshot would stay."""
-    size = len(line.encode("utf-8"))
-    if size > MOST_LINE_BYTES:
-        raise ToolError(
-            "too_large",
-            f"the command line is {size:,} bytes quoted, over the {MOST_LINE_BYTES:,} bytes"
-            f" Linux takes in one argument; not run: {advice}",
-        )
+def _run(ctx: Context, line: str, timeout: int | None, cwd: str | None) -> RunOutput:
+    """``line`` run by agentfs's ``execute_command``, its result in Mastra's shape (the line
+    checked first, as that tool's input could not be made of every line)."""
+    commands.check_line(line)
     asked = commands.ExecuteCommandInput(command=line, cwd=cwd)
     if timeout is not None:
         asked = asked.model_copy(update={"timeout_ms": timeout})
@@ -579,9 +565,6 @@ RUNTIMES = {
 }
 
 TIMEOUT_DOC = "kill it after this many milliseconds (default 10,000)"
-WRITE_IT_DOWN = (
-    "write it to a file with workspace_write_file and run that with workspace_execute_command"
-)
 
 
 class CodeInput(ToolInput):
@@ -604,15 +587,6 @@ class CodeInput(ToolInput):
     governed_by="execute_command",
 )
 def workspace_execute_code(ctx: Context, args: CodeInput) -> RunOutput:
-    size = len(args.code.encode("utf-8"))
-    if size > MOST_CODE_BYTES:
-        raise ToolError(
-            "too_large",
-            f"{size:,} bytes of code is over the {MOST_CODE_BYTES:,} bytes this tool runs; "
-            + WRITE_IT_DOWN,
-        )
-    if "\0" in args.code:
-        raise ToolError("invalid_argument", "code cannot hold a NUL character")
     # the code itself, not only its quoted command line: quoted, a pattern anchored to the
     # start or end of a command (su, rm -rf /) cannot match it
     pattern = ctx.toolset.policy.commands.denied(args.code)
@@ -620,7 +594,7 @@ def workspace_execute_code(ctx: Context, args: CodeInput) -> RunOutput:
         raise ToolError("denied", f"the policy forbids this code (it matches {pattern!r}); not run")
     program, flag = RUNTIMES[args.runtime]
     line = f"{program} {flag} {shlex.quote(args.code)}"
-    return _run(ctx, line, args.timeout, None, WRITE_IT_DOWN)
+    return _run(ctx, line, args.timeout, None)
 
 
 class CommandInput(ToolInput):
@@ -642,16 +616,6 @@ class CommandInput(ToolInput):
     governed_by="execute_command",
 )
 def workspace_execute_command(ctx: Context, args: CommandInput) -> RunOutput:
-    for where, text in [("command", args.command), *(("args", arg) for arg in args.args)]:
-        if "\0" in text:
-            raise ToolError("invalid_argument", f"{where} cannot hold a NUL character")
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ToolError(
-                "invalid_argument", f"{where} holds a lone surrogate: it is not UTF-8 text"
-            ) from None
     line = " ".join([args.command, *map(shlex.quote, args.args)])
     cwd = None if args.cwd is None else resolve(ctx, args.cwd)
-    advice = "pass long input in a file (workspace_write_file) and its path in args"
-    return _run(ctx, line, args.timeout, cwd, advice)
+    return _run(ctx, line, args.timeout, cwd)

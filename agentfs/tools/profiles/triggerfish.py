@@ -14,8 +14,9 @@ Gaps: where Triggerfish's description says nothing, this profile does what agent
 tools do:
 
 - ``read_file`` returns the whole text of the file (no line numbers, no paging); a binary file
-  (a NUL byte, or not UTF-8) is described, not dumped; the policy's ``max_read_bytes`` cuts the
-  text, with a line saying so. It is a tracked read (read-before-write relies on it).
+  (a NUL byte in its first 8 KiB, or not UTF-8) is described, not dumped; the policy's
+  ``max_read_bytes`` cuts the text, with a line saying so. It is a tracked read
+  (read-before-write relies on it).
 - ``write_file`` creates or replaces a file without asking, and makes missing parent
   directories (as agentfs's ``write_file`` with ``overwrite=true``); the result is agentfs's
   (``Created``/``Replaced`` with the size and version). A directory at the path is

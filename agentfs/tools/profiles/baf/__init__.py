@@ -21,8 +21,8 @@ where it says nothing, this profile does what agentfs's own tools do:
 - ``read_file`` returns the file's text. Past the workspace's ``max_read_bytes`` (200,000 by
   default; the policy's ``max_read_bytes`` when smaller) the text is cut on a character
   boundary and a marker line says how much of the file is shown; ``truncated`` is true. A
-  binary file (a NUL byte, or not UTF-8) is described, not dumped. It is a tracked read
-  (read-before-write relies on it).
+  binary file (a NUL byte in its first 8 KiB, or not UTF-8) is described, not dumped. It is
+  a tracked read (read-before-write relies on it).
 - ``write_file`` creates or replaces the file and makes missing parent directories; a
   directory at the path is ``is_directory``. ``create_file`` (``content`` defaults to empty)
   refuses an existing path (``exists``) and makes missing parents. Both confirm with the

@@ -1,8 +1,10 @@
 """``Workspaces``: several named workspaces behind one set of baf tools. The model names the
 workspace in each call (``workspace``); the call runs on that workspace's own ``Member``
 toolset, so it is checked, logged and versioned in that workspace, under the set's thread,
-actor and policy. ``system_prompt`` tells the model which workspaces there are and what each
-holds (without it the model sees only their names and may never look in them)::
+actor and policy (a workspace opened read-only, as ``serve mcp`` opens one that is not
+writable, keeps no log: its file is never changed). ``system_prompt`` tells the model which
+workspaces there are and what each holds (without it the model sees only their names and may
+never look in them)::
 
     spaces = Workspaces(
         [Space(docs, "docs", "The product manual", writable=False), Space(notes, "notes")],
