@@ -682,6 +682,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(12, "a staged log row's first link in columns", _staged_link),
     Migration(13, "root's inodes in a user's workspace given to that user", _owned),
     Migration(14, "a saved sync token moved out of the file", _token_out),
+    Migration(15, "a host directory under the workspace", _run_sql("migrations/0015-base.sql")),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -20,6 +20,7 @@ import apsw
 
 from agentfs import db, skills
 from agentfs.core import paths, treeops
+from agentfs.core.base import Base
 from agentfs.core.checkpoint import BackgroundCheckpointer
 from agentfs.core.errors import fs_error
 from agentfs.core.fs import FileSystem
@@ -112,6 +113,7 @@ class Workspace(FileSystem):
         chunk_size: int = db.DEFAULT_CHUNK_SIZE,
         actor: str | None = None,
         thread: str | None = None,
+        base: str | os.PathLike[str] | None = None,
     ) -> None:
         if chunk_size < 512 or chunk_size > 4 * 1024 * 1024:
             raise fs_error(errno.EINVAL, str(path), "chunk_size must be 512 B .. 4 MiB")
@@ -146,6 +148,23 @@ class Workspace(FileSystem):
             self._checkpointer.install(conn)
             self.orphans.purge()  # finish deletes a crash interrupted
             self.tool_calls.publish()  # log rows a killed toolset left staged
+        if base is not None:
+            self._put_base(os.fspath(base))
+
+    def _put_base(self, root: str) -> None:
+        """``base=``: the workspace's base is ``root``; set it on a new workspace, check it on
+        one that has it already (a workspace's base never moves)."""
+        host = os.path.abspath(root)
+        try:
+            if self.base is None:
+                Base.attach(self, host)
+            elif self.base.root != host:
+                raise fs_error(
+                    errno.EINVAL, str(self.path), f"its base is {self.base.root}, not {host}"
+                )
+        except BaseException:
+            self.close()
+            raise
 
     # --- lifecycle -----------------------------------------------------------------------------
 

@@ -49,14 +49,24 @@ from agentfs.db import DEFAULT_CHUNK_SIZE
     show_default=True,
     help="Bytes per content chunk (512 B .. 4 MiB); fixed for the workspace's lifetime.",
 )
+@click.option(
+    "--base",
+    metavar="DIR",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="A host directory under the workspace, brought in as it is read; never written.",
+)
 @json_option
-def init(workspace: Path, chunk_size: int, as_json: bool) -> None:
+def init(workspace: Path, chunk_size: int, base: Path | None, as_json: bool) -> None:
     """Create a new, empty workspace file (in a new file or an empty one; refuses any other).
+
+    With --base, the workspace starts as the host directory DIR: each directory of it comes
+    in the first time it is needed, and the workspace's changes never touch DIR.
 
     \b
     Example:
       agentfs init ws.db
       agentfs init big.db --chunk-size 262144
+      agentfs init .agentfs/work.db --base .
     """
     if workspace.exists() and (workspace.is_dir() or workspace.stat().st_size > 0):
         raise FileExistsError(
@@ -64,7 +74,7 @@ def init(workspace: Path, chunk_size: int, as_json: bool) -> None:
             "already exists (init makes a new workspace, in a new or empty file)",
             str(workspace),
         )
-    ws = workspace_for_command(workspace, create=True, chunk_size=chunk_size)
+    ws = workspace_for_command(workspace, create=True, chunk_size=chunk_size, base=base)
     render(ws.info().as_dict(), as_json, lambda i: [f"created {i['path']}"])
 
 

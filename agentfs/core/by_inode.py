@@ -73,14 +73,14 @@ class ByInode:
     def lookup(self, parent: int, name: str) -> Stat | None:
         """The entry ``name`` of directory ``parent`` (not following a symlink), or None."""
         with self.fs.read_transaction():
-            row = self.conn.execute(_LOOKUP, (parent, name)).get
+            row = self.conn.execute(_LOOKUP, (self.fs._listed(parent), name)).get
         return None if row is None else exact(Stat(*row), self.conn)  # type: ignore[misc]
 
     def entries(self, parent: int, after: int, limit: int) -> list[tuple[int, str, Stat]]:
         """Up to ``limit`` entries of directory ``parent`` past cursor ``after`` (0: from the
         start), each ``(cursor, name, lstat)``, in cursor order."""
         with self.fs.read_transaction():
-            rows = self.conn.execute(_ENTRIES, (parent, after, limit)).fetchall()
+            rows = self.conn.execute(_ENTRIES, (self.fs._listed(parent), after, limit)).fetchall()
         conn = self.conn
         return [(row[0], row[1], exact(Stat(*row[2:]), conn)) for row in rows]  # type: ignore[misc, arg-type]
 

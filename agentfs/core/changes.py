@@ -80,6 +80,10 @@ class Changes:
         """The metadata of ``ino`` (named by ``dentry_id``; 0: by none; None: by whichever
         names it has) changed: mode or times."""
 
+    def brought_in(self, dir_ino: int) -> None:
+        """The entries of directory ``dir_ino`` came in from the workspace's base
+        (``agentfs.core.base``): they were there all along, not made now."""
+
     def holds(self, ino: int) -> bool:
         """Does something above the core still need ``ino`` once its last name is gone?"""
         return False

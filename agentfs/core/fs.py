@@ -20,6 +20,7 @@ from typing import NamedTuple
 import apsw
 
 from agentfs.core import handle, limits, paths, treeops, xattrs
+from agentfs.core.base import Base
 from agentfs.core.by_inode import ByInode
 from agentfs.core.changes import Change, Changes, Place
 from agentfs.core.chunks import Chunks
@@ -153,6 +154,8 @@ class FileSystem:
 
     def __init__(self, conn: apsw.Connection) -> None:
         self.conn = conn
+        #: The host directory under the workspace, if it has one (read at the end).
+        self.base: Base | None = None
         chunk_size = conn.execute("SELECT value FROM fs_config WHERE key = 'chunk_size'").get
         if not (isinstance(chunk_size, str) and chunk_size.isdigit() and int(chunk_size) > 0):
             raise fs_error(
@@ -182,6 +185,7 @@ class FileSystem:
         conn.set_rollback_hook(self.drop_caches)
         self._data_version = conn.execute("PRAGMA data_version").get
         self._readonly = conn.readonly("main")
+
         #: What a write refused on a read-only handle says (the opener may know more: why).
         self.readonly_reason = "the workspace is open read-only"
         #: The workspace's limits, read when first needed after another connection commits.
@@ -189,6 +193,7 @@ class FileSystem:
         #: This handle's all-or-nothing block (``transaction``), open or not: made once, as
         #: every changing tool call opens one, and reset as it opens.
         self._block: Block | None = None
+        self.base = Base.of(self)
 
     # --- transactions and the directory cache -------------------------------------------------
 
@@ -250,6 +255,8 @@ class FileSystem:
         )
 
     def _read(self) -> Transaction:
+        if self.base is not None and not self._readonly:
+            return self._write()  # a read may bring a directory of the base in (core/base.py)
         return Transaction(
             self.conn, write=False, on_begin=self._check_cache, on_rollback=self.drop_caches
         )
@@ -286,6 +293,8 @@ class FileSystem:
         self.dir_paths = {ROOT_INO: "/"}
         self._links_cached = False
         self._limits = None
+        if self.base is not None:
+            self.base.forget()
         self.hooks.invalidate()
 
     # --- limits ---------------------------------------------------------------------------------
@@ -337,7 +346,7 @@ class FileSystem:
         recurse once a level, and a tree may be deeper than Python's recursion limit."""
         ino = self._dirs.get(path)
         if ino is not None:
-            return ino
+            return ino if self.base is None else self._listed(ino)
         pending = []
         above = paths.parent_and_name(path)[0]
         while above not in self._dirs:  # "/" always is
@@ -357,7 +366,21 @@ class FileSystem:
         self._dirs[path] = ino
         if hops[0] != followed:
             self._links_cached = True
-        return ino
+        return self._listed(ino)
+
+    def _listed(self, dir_ino: int) -> int:
+        """``dir_ino``, its entries from the base brought in first if they are not yet
+        (``agentfs.core.base``): the one place a directory's entries are first needed."""
+        base = self.base
+        if base is not None and base.needs(dir_ino):
+            if self._readonly:
+                raise fs_error(
+                    errno.EROFS,
+                    self.conn.filename,
+                    "a directory of the base is not in the workspace yet; open it writable",
+                )
+            base.bring_in(dir_ino)
+        return dir_ino
 
     def _resolve(self, path: str, follow: bool, hops: list[int] | None = None) -> tuple:
         """(dentry id or 0 for root, ino, mode) of ``path``; follows a final symlink if asked.

@@ -16,6 +16,21 @@ import apsw
 
 from agentfs.core.inodes import STAT_COLUMNS, Stat, exact, split_ns
 from agentfs.core.xattrs import copy_all
+from agentfs.history.trees import ENTRY_MTIME
+
+#: Open rows for the entries of directory :dir born at generation :gen, where none is open.
+_HELD_ALL_ALONG = (
+    "INSERT INTO ws_entry(parent, name, born, ino, mode, mtime_ns)"
+    f" SELECT d.parent_ino, d.name, :gen, d.ino, i.mode, {ENTRY_MTIME}"
+    " FROM fs_dentry d JOIN fs_inode i ON i.ino = d.ino WHERE d.parent_ino = :dir"
+    " AND NOT EXISTS (SELECT 1 FROM ws_entry e WHERE e.parent = d.parent_ino"
+    " AND e.name = d.name AND e.died IS NULL)"
+)
+#: The watermark at the newest inode: every inode so far may be in a snapshot.
+RAISE_WATERMARK = (
+    "UPDATE ws_config SET value = (SELECT coalesce(max(seq), 0) FROM sqlite_sequence"
+    " WHERE name = 'fs_inode') WHERE key = 'snapshot.watermark'"
+)
 
 #: ``history.keep`` as stored: 'all', 'none' or a number of versions per path.
 KEEP_ALL = "all"
@@ -156,6 +171,17 @@ class CopyOnWrite:
     def invalidate(self) -> None:
         """Settings may have been rolled back: reload them at the next transaction."""
         self._settings_version = None
+
+    def held_all_along(self, dir_ino: int) -> None:
+        """Directory ``dir_ino``'s entries, just brought in from the base, are in every
+        snapshot that exists, as the base held them when each was taken: their rows are
+        born at the oldest generation, and their inodes are frozen like a snapshot's."""
+        oldest = self.conn.execute("SELECT min(id) FROM ws_snapshot").get
+        if oldest is None:  # no snapshot yet: the first will record them
+            return
+        self.conn.execute(_HELD_ALL_ALONG, {"gen": oldest, "dir": dir_ino})
+        self.conn.execute(RAISE_WATERMARK)
+        self.snapshot_taken()
 
     def snapshotted(self, ino: int) -> bool:
         """Does a snapshot hold ``ino``'s current content? (Versions that name it are

@@ -72,6 +72,9 @@ class HistoryHooks(Changes):
     def created(self, ino: int) -> None:
         self.cow.fresh.add(ino)
 
+    def brought_in(self, dir_ino: int) -> None:
+        self.cow.held_all_along(dir_ino)
+
     def dir_changed(self, dir_ino: int) -> None:
         self.cow.mark_dirty(dir_ino)
 

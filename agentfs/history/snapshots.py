@@ -22,6 +22,7 @@ from agentfs.core import paths
 from agentfs.core.errors import HistoryNotFoundError, fs_error
 from agentfs.core.inodes import ROOT_INO, S_IFDIR, S_IFLNK, S_IFMT, S_IFREG, is_dir, split_ns
 from agentfs.history import imported
+from agentfs.history.cow import RAISE_WATERMARK as _RAISE_WATERMARK
 from agentfs.history.imported import ImportedEntry
 from agentfs.history.trees import ENTRY_MTIME, Entry, Tree, TreeDiff, changed_dirs, diff
 
@@ -60,10 +61,6 @@ _SIZES = "SELECT count(*), coalesce(sum(size), 0) FROM fs_inode WHERE ino IN"
 _TOTALS = f"{_SIZES} (SELECT ino FROM ws_entry WHERE died IS NULL AND {_IS_FILE})"
 _JSON_LIST = "(SELECT value FROM json_each(?))"
 #: Every inode issued so far may be in a snapshot now (``agentfs.history.cow``'s watermark).
-_RAISE_WATERMARK = (
-    "UPDATE ws_config SET value = (SELECT coalesce(max(seq), 0) FROM sqlite_sequence"
-    " WHERE name = 'fs_inode') WHERE key = 'snapshot.watermark'"
-)
 #: Files of any generation :gen.
 _TOTALS_AT = (
     f"{_SIZES} (SELECT ino FROM ws_entry WHERE born <= :gen AND (died IS NULL OR died > :gen)"

@@ -1,0 +1,44 @@
+"""The base's tables (``ws_base``, ``ws_origin``: schema/migrations/0015-base.sql): where the
+host directory is and what the workspace saw of each entry it brought in. A damaged row cannot
+be guessed back (only the host knew what it held), so these checks report and never repair."""
+
+from __future__ import annotations
+
+import apsw
+
+from agentfs.core.inodes import S_IFDIR
+from agentfs.fsck.report import INODE_COUNTER, _check, _Finding, _is
+
+
+@_check
+def check_ws_base_root(conn: apsw.Connection) -> _Finding:
+    """The base is an absolute path, and a workspace with origins has a base."""
+    root = conn.execute("SELECT root FROM ws_base WHERE id = 1").get
+    if root is not None and not str(root).startswith("/"):
+        yield f"the base {root!r} is not an absolute path", False
+    if root is None and conn.execute("SELECT 1 FROM ws_origin LIMIT 1").get is not None:
+        yield "ws_origin has rows but the workspace has no base (ws_base)", False
+
+
+_BAD_ORIGINS = (
+    "SELECT o.ino, o.path, o.listed, length(o.hash), i.mode FROM ws_origin o"
+    " LEFT JOIN fs_inode i ON i.ino = o.ino"
+    f" WHERE o.ino > {INODE_COUNTER} OR o.ino < 1 OR o.listed NOT IN (0, 1)"
+    " OR (o.hash IS NOT NULL AND length(o.hash) <> 32)"
+    " OR o.path LIKE '/%' OR o.path LIKE '%/' OR '/' || o.path || '/' LIKE '%/../%'"
+    " OR '/' || o.path || '/' LIKE '%/./%' OR (o.path = '' AND o.ino <> 1)"
+    f" OR (o.listed = 0 AND (i.ino IS NULL OR NOT {_is(S_IFDIR, 'i.mode')}))"
+)
+
+
+@_check
+def check_ws_origin_values(conn: apsw.Connection) -> _Finding:
+    """Each origin names an inode number that was issued, a path relative to the base with
+    no ``.`` or ``..`` (the root's is '' and is inode 1's), a SHA-256 or no hash, and a
+    directory not yet listed is a live directory."""
+    for ino, path, listed, hash_size, mode in conn.execute(_BAD_ORIGINS):
+        yield (
+            f"origin of inode {ino} ({path!r}, listed={listed}, hash of {hash_size} bytes,"
+            f" mode {mode}) is not a valid record of the base",
+            False,
+        )

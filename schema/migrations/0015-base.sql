@@ -1,0 +1,42 @@
+-- Migration 15: a host directory under the workspace (an overlay, docs/overlay.md).
+--
+-- The host directory is the workspace's lowest layer, brought in one directory at a time: the
+-- first time a directory of it is needed, its entries become ordinary inodes and dentries (the
+-- host's modes, times, symlinks and hard links), so the mount, history, snapshots, search and
+-- sync see one tree. The host is never written by reading or changing the workspace; only
+-- `agentfs apply` writes it, after checking each file is still what the workspace saw.
+--
+-- ws_base: the host directory, one row or none (a workspace without a base).
+--   root   the host directory's absolute path
+CREATE TABLE IF NOT EXISTS ws_base (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  root TEXT NOT NULL
+);
+
+-- ws_origin: every inode brought in from the base, and what the workspace saw of it there.
+-- A row outlives the inode's names: an origin with no dentry is a base entry the workspace
+-- deleted, one whose inode is named elsewhere a base entry it renamed.
+--   ino        the fs_inode made from the base entry
+--   path       its path in the base, '/'-separated from the host directory ('' the root)
+--   host_dev   st_dev and st_ino of the host entry (a host hard link: one inode, one row)
+--   host_ino
+--   mode       st_mode, size, st_mtime_ns and st_ctime_ns as seen when brought in
+--   size
+--   mtime_ns
+--   ctime_ns
+--   hash       SHA-256 of a file's content as read (NULL for a directory or a symlink)
+--   listed     0 for a directory whose host entries are not in the workspace yet
+CREATE TABLE IF NOT EXISTS ws_origin (
+  ino INTEGER PRIMARY KEY,
+  path TEXT NOT NULL,
+  host_dev INTEGER NOT NULL,
+  host_ino INTEGER NOT NULL,
+  mode INTEGER NOT NULL,
+  size INTEGER NOT NULL,
+  mtime_ns INTEGER NOT NULL,
+  ctime_ns INTEGER NOT NULL,
+  hash BLOB,
+  listed INTEGER NOT NULL DEFAULT 1
+);
+CREATE INDEX IF NOT EXISTS ws_origin_host ON ws_origin(host_dev, host_ino);
+CREATE INDEX IF NOT EXISTS ws_origin_unlisted ON ws_origin(ino) WHERE listed = 0;

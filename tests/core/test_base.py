@@ -1,0 +1,211 @@
+"""A workspace over a host directory (``base=``): each directory of the host comes in the first
+time it is needed, as the host has it (modes, times, symlinks, hard links), and nothing the
+workspace does writes the host."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import agentfs
+from agentfs.mount.exec import fuse_available
+
+
+def host_tree(root: Path) -> dict[str, bytes]:
+    """Every file below ``root`` and its bytes (what the host holds)."""
+    return {
+        str(path.relative_to(root)): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and not path.is_symlink()
+    }
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "src" / "lib").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("print('app')\n")
+    (root / "src" / "lib" / "util.py").write_text("def util():\n    return 1\n")
+    (root / "README.md").write_text("# project\n")
+    (root / "run.sh").write_text("#!/bin/sh\necho run\n")
+    (root / "run.sh").chmod(0o755)
+    (root / "data.bin").write_bytes(bytes(range(256)) * 3)
+    os.symlink("src/app.py", root / "app-link")
+    os.link(root / "README.md", root / "README-copy.md")
+    os.utime(root / "src" / "app.py", ns=(1_600_000_000_000_000_000, 1_600_000_000_123_456_789))
+    (root / ".agentfs").mkdir()  # where a workspace over it may live: never brought in
+    (root / ".agentfs" / "state.db").write_bytes(b"not part of the project")
+    return root
+
+
+@pytest.fixture
+def ws(tmp_path: Path, host: Path) -> Iterator[agentfs.Workspace]:
+    with agentfs.open(tmp_path / "ws.db", base=host) as workspace:
+        yield workspace
+
+
+def test_the_workspace_shows_the_host_tree(ws: agentfs.Workspace, host: Path) -> None:
+    assert ws.listdir("/") == [
+        "README-copy.md",
+        "README.md",
+        "app-link",
+        "data.bin",
+        "run.sh",
+        "src",
+    ]
+    assert ws.read("/src/lib/util.py") == (host / "src" / "lib" / "util.py").read_bytes()
+    assert ws.read("/data.bin") == (host / "data.bin").read_bytes()
+    assert ws.stat("/run.sh").st_mode & 0o777 == 0o755
+    assert ws.stat("/src/app.py").st_mtime_ns == 1_600_000_000_123_456_789
+    assert ws.readlink("/app-link") == "src/app.py"
+    assert ws.read("/app-link") == b"print('app')\n"
+    assert ws.stat("/README.md").st_ino == ws.stat("/README-copy.md").st_ino  # a hard link
+    assert ws.stat("/README.md").st_nlink == 2
+
+
+def test_a_directory_comes_in_only_when_needed(ws: agentfs.Workspace) -> None:
+    unlisted = "SELECT path FROM ws_origin WHERE listed = 0"
+    assert [row for (row,) in ws.conn.execute(unlisted)] == [""]  # nothing read yet
+    ws.listdir("/")
+    assert [row for (row,) in ws.conn.execute(unlisted)] == ["src"]
+    ws.stat("/src/app.py")
+    assert [row for (row,) in ws.conn.execute(unlisted)] == ["src/lib"]
+
+
+def test_the_hidden_directory_never_comes_in(ws: agentfs.Workspace) -> None:
+    assert not ws.exists("/.agentfs")
+    ws.mkdir("/.agentfs")  # the workspace may make its own
+    assert ws.listdir("/.agentfs") == []
+
+
+def test_what_was_seen_is_recorded(ws: agentfs.Workspace, host: Path) -> None:
+    ws.read("/src/app.py")
+    path, size, mtime, digest = ws.conn.execute(
+        "SELECT path, size, mtime_ns, hash FROM ws_origin WHERE ino = ?",
+        (ws.stat("/src/app.py").st_ino,),
+    ).fetchall()[0]
+    seen = (host / "src" / "app.py").stat()
+    assert (path, size, mtime) == ("src/app.py", seen.st_size, seen.st_mtime_ns)
+    assert digest == hashlib.sha256(b"print('app')\n").digest()
+
+
+def test_changes_stay_in_the_workspace(ws: agentfs.Workspace, host: Path) -> None:
+    before = host_tree(host)
+    ws.write("/src/app.py", "print('changed')\n")
+    ws.remove("/README-copy.md")
+    ws.rename("/src/lib", "/src/library")
+    ws.write("/NEW.md", "new\n")
+    ws.remove("/data.bin")
+    ws.chmod("/run.sh", 0o700)
+    assert host_tree(host) == before
+    assert (host / "run.sh").stat().st_mode & 0o777 == 0o755
+    assert ws.listdir("/src") == ["app.py", "library"]
+    assert ws.read("/src/library/util.py") == before["src/lib/util.py"]
+    assert not ws.exists("/data.bin") and ws.read("/NEW.md") == b"new\n"
+
+
+def test_history_starts_from_the_hosts_content(ws: agentfs.Workspace) -> None:
+    ws.write("/src/app.py", "print('changed')\n")
+    first, second = ws.history("/src/app.py")
+    assert ws.read_version("/src/app.py", first.n) == b"print('app')\n"
+    assert ws.read_version("/src/app.py", second.n) == b"print('changed')\n"
+
+
+def test_a_reopened_workspace_keeps_its_base_and_its_changes(
+    tmp_path: Path, host: Path, ws: agentfs.Workspace
+) -> None:
+    ws.remove("/README.md")
+    ws.close()
+    with agentfs.open(tmp_path / "ws.db") as again:
+        assert again.base is not None and again.base.root == str(host)
+        assert "README.md" not in again.listdir("/")  # a deleted host file stays deleted
+        assert again.read("/src/lib/util.py") == b"def util():\n    return 1\n"
+    with pytest.raises(OSError) as moved:
+        agentfs.open(tmp_path / "ws.db", base=tmp_path)
+    assert moved.value.errno == errno.EINVAL and str(host) in str(moved.value)
+
+
+def test_a_base_goes_under_an_empty_workspace_only(tmp_path: Path, host: Path) -> None:
+    with agentfs.open(tmp_path / "full.db") as full:
+        full.write("/x", "x")
+    with pytest.raises(OSError) as refused:
+        agentfs.open(tmp_path / "full.db", base=host)
+    assert refused.value.errno == errno.ENOTEMPTY
+    with pytest.raises(OSError) as not_dir:
+        agentfs.open(tmp_path / "file.db", base=host / "README.md")
+    assert not_dir.value.errno == errno.ENOTDIR
+
+
+def test_a_read_only_handle_reads_what_came_in_and_says_what_did_not(
+    tmp_path: Path, host: Path, ws: agentfs.Workspace
+) -> None:
+    ws.listdir("/")
+    ws.close()
+    with agentfs.open(tmp_path / "ws.db", readonly=True) as reader:
+        assert reader.read("/README.md") == b"# project\n"
+        with pytest.raises(OSError) as unlisted:
+            reader.listdir("/src")
+        assert unlisted.value.errno == errno.EROFS and "open it writable" in str(unlisted.value)
+
+
+def test_two_handles_bring_a_directory_in_once(tmp_path: Path, host: Path) -> None:
+    with (
+        agentfs.open(tmp_path / "ws.db", base=host) as one,
+        agentfs.open(tmp_path / "ws.db") as two,
+    ):
+        assert one.listdir("/") == two.listdir("/")
+        assert two.listdir("/src") == one.listdir("/src") == ["app.py", "lib"]
+        count = "SELECT count(*) FROM fs_dentry WHERE name = 'app.py'"
+        assert one.conn.execute(count).get == 1
+
+
+def test_a_snapshot_holds_what_comes_in_after_it(ws: agentfs.Workspace) -> None:
+    """A snapshot taken before a directory came in holds the base's entries as they were:
+    bringing them in is no change, and restoring it undoes what was done to them since."""
+    snap = ws.snapshots.create(thread="t", label="before anything came in")
+    ws.listdir("/src/lib")  # brought in now
+    assert ws.snapshots.diff(snap.name).as_dict() == {"added": [], "removed": [], "modified": []}
+    ws.remove("/src/app.py")
+    ws.write("/src/lib/util.py", "changed\n")
+    ws.remove("/data.bin")
+    ws.snapshots.restore(snap.name)
+    assert ws.read("/src/app.py") == b"print('app')\n"
+    assert ws.read("/src/lib/util.py") == b"def util():\n    return 1\n"
+    assert ws.read("/data.bin") == bytes(range(256)) * 3
+
+
+def test_a_snapshot_holds_the_hosts_content_without_versions(tmp_path: Path, host: Path) -> None:
+    with agentfs.open(tmp_path / "ws.db", base=host) as ws:
+        ws.configure_history(keep=0)  # no versions: the snapshot alone must hold the bytes
+        snap = ws.snapshots.create(thread="t")
+        ws.write("/README.md", "changed\n")  # brought in, then changed in place
+        ws.snapshots.restore(snap.name)
+        assert ws.read("/README.md") == b"# project\n"
+        assert ws.read("/README-copy.md") == b"# project\n"
+
+
+@pytest.mark.skipif(fuse_available() is not None, reason=f"no FUSE here: {fuse_available()}")
+def test_git_sees_the_host_repository_through_the_mount(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "mod.py").write_text("v = 1\n")
+    (repo / "README.md").write_text("# repo\n")
+    git = ["git", "-c", "user.email=a@example.org", "-c", "user.name=a"]
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    subprocess.run(["git", "add", "."], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], cwd=repo, check=True)
+    with agentfs.open(tmp_path / "ws.db", base=repo) as ws:
+        script = "echo 'v = 2' > pkg/mod.py; echo new > added.txt; git status --short"
+        done = ws.run(["sh", "-c", script], mode="mount", timeout=60)
+        assert done.exit_code == 0, done.stderr
+        assert done.stdout.splitlines() == [" M pkg/mod.py", "?? added.txt"]
+    assert (repo / "pkg" / "mod.py").read_text() == "v = 1\n"  # the host is untouched
+    assert not (repo / "added.txt").exists()
+    clean = subprocess.run(["git", "status", "--short"], cwd=repo, capture_output=True, text=True)
+    assert clean.stdout == ""
