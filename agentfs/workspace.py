@@ -305,6 +305,7 @@ class Workspace(FileSystem):
         replace: bool = False,
         progress: Callable[[int, int], None] | None = None,
     ) -> IndexStatus:
+        self._bring_in_below(path)
         return self._index.index(
             embedder, rebuild=rebuild, path=path, replace=replace, progress=progress
         )
@@ -472,18 +473,33 @@ class Workspace(FileSystem):
     ) -> list[GlobMatch]:
         """Entries matching ``pattern`` at or below directory ``path``, newest first (or by
         name); directories only with ``include_dirs`` (``agentfs.search.glob``)."""
+        self._bring_in_below(path)
         return glob_files(self, pattern, path, sort=sort, include_dirs=include_dirs)
 
     def grep(self, pattern: str, path: str = "/", **options: Unpack[GrepFields]) -> GrepResult:
         """The lines of the text files at or below ``path`` matching ``pattern``, as
         ripgrep finds them (``agentfs.search.grep``)."""
+        self._bring_in_below(path)
         return grep_files(self._index, pattern, path, **options)
 
     def search(
         self, query: str, *, embedder: Embedder | None = None, **options: Unpack[SearchFields]
     ) -> SearchResults:
         """The files that best answer ``query``, best first (``SearchOptions``)."""
+        self._bring_in_below(options.get("path") or "/")
         return search_files(self._index, query, SearchOptions(**options), embedder)
+
+    def _bring_in_below(self, path: str) -> None:
+        """Bring in every directory of the base below ``path`` (``agentfs.core.base``): glob,
+        grep and search query the tables, which hold only what came in, and an answer that
+        silently missed the host's files would be wrong."""
+        if self.base is None or self.readonly or not self.base.pending():
+            return
+        try:
+            for _ in treeops.walk(self, path):  # each directory comes in as it is listed
+                pass
+        except (FileNotFoundError, NotADirectoryError):
+            return  # the search itself says what is wrong with the path
 
     # --- skills (``agentfs.skills``): /skills/<id>/SKILL.md and each thread's active set ------
 

@@ -92,19 +92,25 @@ class Base:
         """Read the unlisted directories again when next needed."""
         self._unlisted = None
 
+    def pending(self) -> bool:
+        """Are some directories of the base not in the workspace yet?"""
+        return bool(self._load())
+
     def needs(self, ino: int) -> bool:
         """Is ``ino`` a directory whose host entries are not in the workspace yet?"""
+        return ino in self._load()
+
+    def _load(self) -> set[int]:
         if self._unlisted is None:
             self._unlisted = {
                 row for (row,) in self.fs.conn.execute("SELECT ino FROM ws_origin WHERE listed = 0")
             }
-        return ino in self._unlisted
+        return self._unlisted
 
     def bring_in(self, dir_ino: int) -> None:
         """Make the host entries of directory ``dir_ino`` the workspace's. Called inside a
         write transaction, as the directory is first resolved."""
-        assert self._unlisted is not None
-        self._unlisted.discard(dir_ino)
+        self._load().discard(dir_ino)
         conn = self.fs.conn
         where = conn.execute(
             "SELECT path FROM ws_origin WHERE ino = ? AND listed = 0", (dir_ino,)
@@ -140,8 +146,7 @@ class Base:
         if st.S_ISDIR(mode):
             made = fs.mkdir(path, st.S_IMODE(mode))
             conn.execute(_ORIGIN, _row(made.st_ino, relative, info, None, 0))
-            assert self._unlisted is not None
-            self._unlisted.add(made.st_ino)
+            self._load().add(made.st_ino)
         elif st.S_ISLNK(mode):
             made = fs.symlink(os.readlink(entry.path), path)
             conn.execute(_ORIGIN, _row(made.st_ino, relative, info, None, 1))

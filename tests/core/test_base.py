@@ -209,3 +209,14 @@ def test_git_sees_the_host_repository_through_the_mount(tmp_path: Path) -> None:
     assert not (repo / "added.txt").exists()
     clean = subprocess.run(["git", "status", "--short"], cwd=repo, capture_output=True, text=True)
     assert clean.stdout == ""
+
+
+def test_glob_grep_and_search_see_the_whole_host_tree(ws: agentfs.Workspace) -> None:
+    """They query the tables, which hold only what came in: each brings in the directories
+    below its path first, so no host file is missed."""
+    assert [m.path for m in ws.glob("**/*.py", sort="name")] == ["/src/app.py", "/src/lib/util.py"]
+    found = ws.grep("return 1", "/src")
+    assert [(hit.path, hit.line) for hit in found.lines if hit.is_match] == [
+        ("/src/lib/util.py", 2)
+    ]
+    assert [hit.path for hit in ws.search("util").hits][:1] == ["/src/lib/util.py"]
