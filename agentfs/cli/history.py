@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,50 @@ def diff(ws: agentfs.Workspace, path: str, a: int | None, b: int | None) -> None
       agentfs diff ws.db /src/app.py 1 3      # version 1 -> version 3
     """
     click.echo(ws.diff(path, a, b), nl=False)
+
+
+_LETTER = {"added": "A", "modified": "M", "deleted": "D", "renamed": "R"}
+
+
+def _change_line(c: dict[str, Any]) -> str:
+    where = f"{c['old_path']} -> {c['path']}" if c["old_path"] else c["path"]
+    counted = c["insertions"] is not None
+    stats = f"  (+{c['insertions']} -{c['deletions']})" if counted else ""
+    return f"{_LETTER[c['kind']]}  {where}{stats}"
+
+
+def _change_lines(found: list[dict[str, Any]]) -> list[str]:
+    if not found:
+        return ["no changes"]
+    plus = sum(c["insertions"] or 0 for c in found)
+    minus = sum(c["deletions"] or 0 for c in found)
+    total = f"{len(found)} changed, {plus} insertions(+), {minus} deletions(-)"
+    return [*map(_change_line, found), total]
+
+
+@cli.command()
+@workspace_argument
+@click.argument("path", default="/")
+@click.option("--patch", is_flag=True, help="Print the unified diff against the base instead.")
+@json_option
+def changes(ws: agentfs.Workspace, path: str, patch: bool, as_json: bool) -> None:
+    """What a workspace over a host directory (init --base) changed there, at or below PATH:
+    each file or symlink added (A), modified (M), deleted (D) or renamed (R), with the lines
+    added and removed. Reads nothing of the host but what a diff needs.
+
+    \b
+    Example:
+      agentfs changes .agentfs/work.db
+      agentfs changes .agentfs/work.db /src --patch
+      agentfs changes .agentfs/work.db --json
+    """
+    from agentfs import overlay
+
+    found = overlay.changes(ws, path)
+    if patch:
+        click.echo(overlay.patch(ws, found), nl=False)
+        return
+    render([asdict(c) for c in found], as_json, _change_lines)
 
 
 @cli.command("restore-version")

@@ -148,8 +148,10 @@ class Base:
             conn.execute(_ORIGIN, _row(made.st_ino, relative, info, None, 0))
             self._load().add(made.st_ino)
         elif st.S_ISLNK(mode):
-            made = fs.symlink(os.readlink(entry.path), path)
-            conn.execute(_ORIGIN, _row(made.st_ino, relative, info, None, 1))
+            target = os.readlink(entry.path)
+            made = fs.symlink(target, path)
+            digest = hashlib.sha256(os.fsencode(target)).digest()
+            conn.execute(_ORIGIN, _row(made.st_ino, relative, info, digest, 1))
         elif st.S_ISREG(mode):
             linked = None
             if info.st_nlink > 1:
@@ -160,7 +162,11 @@ class Base:
             if linked is not None:
                 first = fs.by_inode.path_of(int(linked))  # type: ignore[arg-type]
                 if first is not None:
-                    fs.link(first, path)
+                    made = fs.link(first, path)
+                    seen = conn.execute(
+                        "SELECT hash FROM ws_origin WHERE ino = ? LIMIT 1", (made.st_ino,)
+                    ).get
+                    conn.execute(_ORIGIN, _row(made.st_ino, relative, info, seen, 1))  # type: ignore[arg-type]
                     return
             with open(entry.path, "rb") as host_file:
                 info = os.fstat(host_file.fileno())  # what was read, not what was listed

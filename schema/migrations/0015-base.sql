@@ -13,22 +13,22 @@ CREATE TABLE IF NOT EXISTS ws_base (
   root TEXT NOT NULL
 );
 
--- ws_origin: every inode brought in from the base, and what the workspace saw of it there.
--- A row outlives the inode's names: an origin with no dentry is a base entry the workspace
--- deleted, one whose inode is named elsewhere a base entry it renamed.
---   ino        the fs_inode made from the base entry
---   path       its path in the base, '/'-separated from the host directory ('' the root)
---   host_dev   st_dev and st_ino of the host entry (a host hard link: one inode, one row)
+-- ws_origin: every name brought in from the base, and what the workspace saw of it there. A
+-- row outlives the name: an origin whose inode no longer has its name is a base entry the
+-- workspace deleted or moved (moved when the inode has a name no origin accounts for).
+--   path       the name's path in the base, '/'-separated from the host directory ('' the root)
+--   ino        the fs_inode it became (a host file with several names: one inode, a row each)
+--   host_dev   st_dev and st_ino of the host entry
 --   host_ino
 --   mode       st_mode, size, st_mtime_ns and st_ctime_ns as seen when brought in
 --   size
 --   mtime_ns
 --   ctime_ns
---   hash       SHA-256 of a file's content as read (NULL for a directory or a symlink)
+--   hash       SHA-256 of a file's content as read, of a symlink's target (NULL: a directory)
 --   listed     0 for a directory whose host entries are not in the workspace yet
 CREATE TABLE IF NOT EXISTS ws_origin (
-  ino INTEGER PRIMARY KEY,
-  path TEXT NOT NULL,
+  path TEXT PRIMARY KEY,
+  ino INTEGER NOT NULL,
   host_dev INTEGER NOT NULL,
   host_ino INTEGER NOT NULL,
   mode INTEGER NOT NULL,
@@ -38,5 +38,6 @@ CREATE TABLE IF NOT EXISTS ws_origin (
   hash BLOB,
   listed INTEGER NOT NULL DEFAULT 1
 );
+CREATE INDEX IF NOT EXISTS ws_origin_ino ON ws_origin(ino);
 CREATE INDEX IF NOT EXISTS ws_origin_host ON ws_origin(host_dev, host_ino);
 CREATE INDEX IF NOT EXISTS ws_origin_unlisted ON ws_origin(ino) WHERE listed = 0;
