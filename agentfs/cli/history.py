@@ -106,6 +106,64 @@ def changes(ws: agentfs.Workspace, path: str, patch: bool, as_json: bool) -> Non
     render([asdict(c) for c in found], as_json, _change_lines)
 
 
+def _applied_lines(done: dict[str, Any]) -> list[str]:
+    if done["conflicts"]:
+        lines = [f"conflict  {c['path']}: {c['reason']}" for c in done["conflicts"]]
+        return [
+            *lines,
+            "nothing was written; resolve each with --ours PATH (the workspace's side) or"
+            " --theirs PATH (the host's), or leave it out",
+        ]
+    verb = "would " if done["dry_run"] else ""
+    lines = [f"{verb}write   {p}" for p in done["written"]]
+    lines += [f"{verb}delete  {p}" for p in done["deleted"]]
+    lines += [f"took the host's  {p}" for p in done["taken"]]
+    lines += [f"skipped {p}: {why}" for p, why in done["skipped"]]
+    return lines or ["no changes to apply"]
+
+
+@cli.command()
+@workspace_argument
+@click.argument("paths", nargs=-1)
+@click.option("--dry-run", is_flag=True, help="Say what would be written; write nothing.")
+@click.option(
+    "--include-git", is_flag=True, help="Apply changes inside .git/ too (not hooks, config)."
+)
+@click.option("--ours", multiple=True, metavar="PATH", help="Apply PATH over a host change.")
+@click.option("--theirs", multiple=True, metavar="PATH", help="Take the host's PATH instead.")
+@json_option
+def apply(
+    ws: agentfs.Workspace,
+    paths: tuple[str, ...],
+    dry_run: bool,
+    include_git: bool,
+    ours: tuple[str, ...],
+    theirs: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Write a workspace's changes (all, or those at or below PATHS) into its base directory.
+
+    Nothing is written if a host file it would touch changed since the workspace read it:
+    each such conflict is named and the exit status is 1. Each file is replaced atomically;
+    a run killed part-way is finished by the next. .git/hooks and .git/config are never
+    applied, the rest of .git/ only with --include-git.
+
+    \b
+    Example:
+      agentfs apply .agentfs/work.db --dry-run
+      agentfs apply .agentfs/work.db /src
+      agentfs apply .agentfs/work.db --theirs /README.md
+    """
+    from agentfs import overlay
+
+    done = asdict(
+        overlay.apply(ws, paths, dry_run=dry_run, include_git=include_git, ours=ours, theirs=theirs)
+    )
+    render(done, as_json, _applied_lines)
+    if done["conflicts"]:
+        raise SystemExit(1)
+
+
 @cli.command("restore-version")
 @workspace_argument
 @click.argument("path")

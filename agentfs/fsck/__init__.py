@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import apsw
 
 from agentfs.db import read_transaction, write_transaction
-from agentfs.fsck.base import check_ws_base_root, check_ws_origin_values
+from agentfs.fsck.base import check_ws_apply_values, check_ws_base_root, check_ws_origin_values
 from agentfs.fsck.content import (
     check_fs_data_layout,
     check_fs_data_type,
@@ -144,6 +144,7 @@ __all__ = [
     "check_tool_calls_json",
     "check_tool_calls_outcome",
     "check_tool_calls_times",
+    "check_ws_apply_values",
     "check_ws_base_root",
     "check_ws_config_values",
     "check_ws_dirty_baseline",
@@ -242,6 +243,7 @@ CHECKS: tuple[CheckFn, ...] = (
     STRAY_CHECKS["check_ws_skill_active_values"],
     check_ws_base_root,
     check_ws_origin_values,
+    check_ws_apply_values,
 )
 
 #: The repair of each check that has one; it runs only when its check found repairable problems.

@@ -42,3 +42,22 @@ def check_ws_origin_values(conn: apsw.Connection) -> _Finding:
             f" mode {mode}) is not a valid record of the base",
             False,
         )
+
+
+_BAD_PLANS = (
+    "SELECT path, length(hash), mode FROM ws_apply"
+    " WHERE path = '' OR path LIKE '/%' OR '/' || path || '/' LIKE '%/../%'"
+    " OR '/' || path || '/' LIKE '%/./%' OR (hash IS NULL) <> (mode IS NULL)"
+    " OR (hash IS NOT NULL AND length(hash) <> 32)"
+)
+
+
+@_check
+def check_ws_apply_values(conn: apsw.Connection) -> _Finding:
+    """Each planned host path is relative to the base without ``.`` or ``..``, and a write has
+    a SHA-256 and a mode where a deletion has neither (an apply under way: rerun it)."""
+    for path, hash_size, mode in conn.execute(_BAD_PLANS):
+        yield (
+            f"apply plan for {path!r} (hash of {hash_size} bytes, mode {mode}) is malformed",
+            False,
+        )

@@ -41,3 +41,16 @@ CREATE TABLE IF NOT EXISTS ws_origin (
 CREATE INDEX IF NOT EXISTS ws_origin_ino ON ws_origin(ino);
 CREATE INDEX IF NOT EXISTS ws_origin_host ON ws_origin(host_dev, host_ino);
 CREATE INDEX IF NOT EXISTS ws_origin_unlisted ON ws_origin(ino) WHERE listed = 0;
+
+-- ws_apply: what `agentfs apply` is writing into the host, so a run killed part-way is finished
+-- by the next: each row is a host path and what the workspace puts there, written before the
+-- host is touched and deleted once the origins are brought up to date. A host file that
+-- already holds `hash` (or, for a deletion, is gone) was written by the killed run.
+--   path   the host path, relative to the base ('/'-separated)
+--   hash   SHA-256 of the file's new bytes or the symlink's new target; NULL: deleted
+--   mode   the new st_mode (file type and permissions); NULL: deleted
+CREATE TABLE IF NOT EXISTS ws_apply (
+  path TEXT PRIMARY KEY,
+  hash BLOB,
+  mode INTEGER
+);

@@ -1,0 +1,342 @@
+"""Carrying a workspace's changes back into its base (``agentfs apply``).
+
+Nothing is written unless every host file the changes touch is still what the workspace saw
+(``ws_origin``): a file the user changed meanwhile is a conflict, named, and the run writes
+nothing (``ours`` overrides the host's side for a path, ``theirs`` takes it into the workspace
+instead). Each file is then replaced atomically (a temporary file in the same directory, synced,
+renamed over the old), so a kill leaves every host file old or new, never partial. The plan is
+recorded first (``ws_apply``): a rerun after a kill recognises what the killed run already
+wrote and finishes the job. Afterwards the origins describe the new host files, so the change
+list is empty.
+
+What is never applied: ``.agentfs/`` at the root (where the workspace may live), and
+``.git/hooks/`` and ``.git/config``, so an agent cannot plant code the host will run; the rest
+of ``.git/`` only with ``include_git``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import secrets
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from agentfs.core import paths
+from agentfs.core.errors import fs_error
+from agentfs.overlay.changes import Change, changes
+
+if TYPE_CHECKING:
+    from agentfs.workspace import Workspace
+
+#: The prefix of the temporary files a write makes next to its target.
+TEMP_PREFIX = ".agentfs-apply-"
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A host path the changes would touch that is no longer what the workspace saw."""
+
+    path: str
+    reason: str
+
+
+@dataclass
+class Applied:
+    """What ``apply`` did (or, with ``dry_run``, would do).
+
+    Attributes:
+        written: host paths written (files and symlinks), as workspace paths.
+        deleted: host paths deleted.
+        taken: paths whose host side was taken into the workspace (``theirs``).
+        skipped: paths never applied, with why.
+        conflicts: what stopped the run: when not empty, nothing was written.
+        dry_run: nothing was written, by request.
+    """
+
+    written: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    taken: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    conflicts: list[Conflict] = field(default_factory=list)
+    dry_run: bool = False
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One host path to write (``digest``: the new bytes' or target's SHA-256) or delete."""
+
+    path: str
+    mode: int | None = None
+    digest: bytes | None = None
+
+    @property
+    def deletes(self) -> bool:
+        return self.mode is None
+
+
+def apply(
+    ws: Workspace,
+    only: Sequence[str] = (),
+    *,
+    dry_run: bool = False,
+    include_git: bool = False,
+    ours: Iterable[str] = (),
+    theirs: Iterable[str] = (),
+) -> Applied:
+    """Write the workspace's changes (those at or below the paths ``only``, default all)
+    into its base; see the module docstring."""
+    base = ws.base
+    if base is None:
+        raise fs_error(errno.EINVAL, str(ws.path), "the workspace has no base (init --base)")
+    keep_ours = {paths.normalize(p) for p in ours}
+    take_theirs = {paths.normalize(p) for p in theirs}
+    result = Applied(dry_run=dry_run)
+    selected = [
+        c for c in changes(ws) if not only or any(_within(c, paths.normalize(p)) for p in only)
+    ]
+    steps: list[_Step] = []
+    for change in selected:
+        for path in filter(None, (change.old_path, change.path)):
+            why = _never(path, include_git)
+            if why is not None:
+                result.skipped.append((path, why))
+        if any(_never(p, include_git) for p in filter(None, (change.old_path, change.path))):
+            continue
+        steps += _steps(ws, change)
+    journal = dict(_journal(ws))
+    if journal and not dry_run:
+        _sweep(base.root, journal)
+    pending: list[_Step] = []
+    for step in steps:
+        if _done(base.root, step, journal):
+            continue  # a killed run wrote it
+        if step.path in take_theirs:
+            result.taken.append(step.path)
+            continue
+        if step.path not in keep_ours:
+            reason = _conflict(ws, base.root, step)
+            if reason is not None:
+                result.conflicts.append(Conflict(step.path, reason))
+        pending.append(step)
+    if result.conflicts or dry_run:
+        _report(result, steps)
+        return result
+    with ws.transaction():
+        for path in result.taken:
+            _take_theirs(ws, base.root, path)
+        ws.conn.execute("DELETE FROM ws_apply")
+        ws.conn.executemany(
+            "INSERT INTO ws_apply(path, hash, mode) VALUES (?, ?, ?)",
+            [(s.path.lstrip("/"), s.digest, s.mode) for s in steps],
+        )
+    for step in pending:
+        _write(ws, base.root, step)
+    with ws.transaction():
+        for step in steps:
+            _settle(ws, base.root, step)
+        ws.conn.execute("DELETE FROM ws_apply")
+    _report(result, steps)
+    return result
+
+
+def _within(change: Change, path: str) -> bool:
+    return paths.is_within(change.path, path) or (
+        change.old_path is not None and paths.is_within(change.old_path, path)
+    )
+
+
+def _never(path: str, include_git: bool) -> str | None:
+    """Why ``path`` is never applied (or not without ``include_git``), or None."""
+    if paths.is_within(path, "/.agentfs"):
+        return "the workspace's own directory"
+    if paths.is_within(path, "/.git/hooks") or path == "/.git/config":
+        return "git runs it: never applied"
+    if paths.is_within(path, "/.git") and not include_git:
+        return "inside .git (include_git to apply it)"
+    return None
+
+
+def _steps(ws: Workspace, change: Change) -> list[_Step]:
+    """The host paths ``change`` writes or deletes (a rename: the new one first)."""
+    if change.kind == "deleted":
+        return [_Step(change.path)]
+    st = ws.lstat(change.path)
+    if stat.S_ISLNK(st.st_mode):
+        content = os.fsencode(ws.readlink(change.path))
+    else:
+        content = ws.read(change.path, track=False)
+    wrote = _Step(change.path, st.st_mode, hashlib.sha256(content).digest())
+    return [wrote, _Step(change.old_path)] if change.old_path else [wrote]
+
+
+def _journal(ws: Workspace) -> list[tuple[str, tuple[bytes | None, int | None]]]:
+    rows = ws.conn.execute("SELECT path, hash, mode FROM ws_apply")
+    return [("/" + str(p), (h, m)) for p, h, m in rows]  # type: ignore[misc]
+
+
+def _sweep(root: str, journal: dict[str, tuple[bytes | None, int | None]]) -> None:
+    """Remove the temporary files a killed run left next to the paths it planned."""
+    for directory in {os.path.dirname(_host(root, path)) for path in journal}:
+        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+            for name in os.listdir(directory):
+                if name.startswith(TEMP_PREFIX):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(os.path.join(directory, name))
+
+
+def _host(root: str, path: str) -> str:
+    return os.path.join(root, path.lstrip("/"))
+
+
+def _host_digest(full: str) -> bytes | None:
+    """The SHA-256 of a host file's bytes or a symlink's target; None when nothing is there."""
+    try:
+        if os.path.islink(full):
+            return hashlib.sha256(os.fsencode(os.readlink(full))).digest()
+        with open(full, "rb") as f:
+            return hashlib.file_digest(f, "sha256").digest()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        return b"directory"
+
+
+def _done(root: str, step: _Step, journal: dict[str, tuple[bytes | None, int | None]]) -> bool:
+    """Did a killed run already carry ``step`` out?"""
+    planned = journal.get(step.path)
+    if planned is None or planned != (step.digest, step.mode):
+        return False
+    now = _host_digest(_host(root, step.path))
+    return now is None if step.deletes else now == step.digest
+
+
+def _conflict(ws: Workspace, root: str, step: _Step) -> str | None:
+    """Why ``step`` would overwrite something the workspace did not see, or None."""
+    full = _host(root, step.path)
+    seen = ws.conn.execute(
+        "SELECT size, mtime_ns, host_ino, host_dev, hash FROM ws_origin WHERE path = ?",
+        (step.path.lstrip("/"),),
+    ).fetchall()
+    try:
+        host = os.lstat(full)
+    except FileNotFoundError:
+        if step.deletes or not seen:
+            return None
+        return "deleted on the host since the workspace read it"
+    if not seen:
+        if _host_digest(full) == step.digest:
+            return None  # the host made the same file
+        return "created on the host since the workspace read its directory"
+    size, mtime, ino, dev, digest = seen[0]
+    if (host.st_size, host.st_mtime_ns, host.st_ino, host.st_dev) == (size, mtime, ino, dev):
+        return None
+    if _host_digest(full) == digest:
+        return None
+    return "changed on the host since the workspace read it"
+
+
+def _write(ws: Workspace, root: str, step: _Step) -> None:
+    """Carry ``step`` out on the host: a deletion, or an atomic replacement."""
+    full = _host(root, step.path)
+    if step.deletes:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(full)
+        return
+    assert step.mode is not None
+    parent = os.path.dirname(full)
+    os.makedirs(parent, exist_ok=True)
+    temp = os.path.join(parent, TEMP_PREFIX + secrets.token_hex(6))
+    try:
+        if stat.S_ISLNK(step.mode):
+            os.symlink(ws.readlink(step.path), temp)
+        else:
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                _write_all(fd, ws.read(step.path, track=False))
+                os.fchmod(fd, stat.S_IMODE(step.mode))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            mtime = ws.stat(step.path).st_mtime_ns
+            os.utime(temp, ns=(mtime, mtime))
+        os.replace(temp, full)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _settle(ws: Workspace, root: str, step: _Step) -> None:
+    """The origin of ``step``'s path made what the host now holds."""
+    key = step.path.lstrip("/")
+    if step.deletes:
+        ws.conn.execute("DELETE FROM ws_origin WHERE path = ?", (key,))
+        return
+    host = os.lstat(_host(root, step.path))
+    ino = ws.lstat(step.path).st_ino
+    ws.conn.execute(
+        "INSERT OR REPLACE INTO ws_origin(path, ino, host_dev, host_ino, mode, size, mtime_ns,"
+        " ctime_ns, hash, listed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
+        (
+            key,
+            ino,
+            host.st_dev,
+            host.st_ino,
+            host.st_mode,
+            host.st_size,
+            host.st_mtime_ns,
+            host.st_ctime_ns,
+            step.digest,
+        ),
+    )
+
+
+def _take_theirs(ws: Workspace, root: str, path: str) -> None:
+    """The host's side of ``path`` made the workspace's, and what was seen."""
+    full = _host(root, path)
+    try:
+        host = os.lstat(full)
+    except FileNotFoundError:
+        if _lexists(ws, path):
+            ws.remove(path)
+        ws.conn.execute("DELETE FROM ws_origin WHERE path = ?", (path.lstrip("/"),))
+        return
+    if stat.S_ISLNK(host.st_mode):
+        target = os.readlink(full)
+        if _lexists(ws, path):
+            ws.remove(path)
+        ws.symlink(target, path)
+        digest = hashlib.sha256(os.fsencode(target)).digest()
+    else:
+        with open(full, "rb") as f:
+            data = f.read()
+        ws.write(path, data, parents=True, mode=stat.S_IMODE(host.st_mode))
+        digest = hashlib.sha256(data).digest()
+    ws.utime(path, (host.st_atime_ns, host.st_mtime_ns), follow_symlinks=False)
+    _settle(ws, root, _Step(path, host.st_mode, digest))
+
+
+def _lexists(ws: Workspace, path: str) -> bool:
+    try:
+        ws.lstat(path)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _report(result: Applied, steps: list[_Step]) -> None:
+    for step in steps:
+        if step.path in result.taken:
+            continue
+        (result.deleted if step.deletes else result.written).append(step.path)

