@@ -194,6 +194,17 @@ BENCHES = (
         quick=["--runs", "1", "--files", "1000", "--mib", "64"],
     ),
     Bench(
+        "overlay",
+        "A workspace over a host directory (`benchmarks/overlay.py`)",
+        "overlay.py",
+        "Opening a workspace over a 100,000-file tree against `agentfs import` of it; `git"
+        " status` and `grep -r` in the mounted overlay of a 10,000-file repository against a"
+        " plain mount of the imported repository and bindfs over the host; `agentfs apply` of"
+        " 100 changed files.",
+        needs=lambda: _first(_fuse, lambda: _missing_tools("bindfs", "git")),
+        quick=["--files", "2000", "--repo-files", "1000", "--changed", "20", "--runs", "2"],
+    ),
+    Bench(
         "sync",
         "Sync through Turso (`benchmarks/sync.py`)",
         "sync.py",

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
+    import agentfs
     from agentfs.mount.daemon_args import MountOptions
     from agentfs.mount.doctor import Check
     from agentfs.tools.policy import Policy
@@ -199,10 +200,28 @@ def exec_command(
       agentfs exec ws.db --copy -- make
       agentfs exec ws.db --sandbox --policy policy.toml -- make
     """
-    from agentfs.mount.exec import fuse_available
-
     loaded = _policy(policy)
     ws = workspace_for_command(workspace, thread=thread)
+    code = _run_command(ws, workspace, command, root, cwd, sandbox, network, timeout, copy, loaded)
+    raise SystemExit(code)
+
+
+def _run_command(
+    ws: agentfs.Workspace,
+    workspace: Path,
+    command: tuple[str, ...],
+    root: str,
+    cwd: str | None,
+    sandbox: bool,
+    network: bool,
+    timeout: float | None,
+    copy: bool,
+    loaded: Policy | None,
+) -> int:
+    """Run ``command`` in ``ws`` as ``exec`` does, say on stderr what the policy refused and
+    how to undo it; the exit status to leave with."""
+    from agentfs.mount.exec import fuse_available
+
     reason = None if copy else fuse_available()
     if reason is not None:
         click.echo(
@@ -238,7 +257,70 @@ def exec_command(
         click.echo(f"agentfs: killed after {timeout:g} s", err=True)
     if result.out_of_memory:
         click.echo("agentfs: a process was killed at the sandbox's memory limit", err=True)
-    raise SystemExit(result.exit_code if result.exit_code >= 0 else 128 - result.exit_code)
+    return result.exit_code if result.exit_code >= 0 else 128 - result.exit_code
+
+
+#: Where ``agentfs run`` keeps its workspace, below the directory it runs in.
+RUN_WORKSPACE = Path(".agentfs") / "run.db"
+
+
+@cli.command("run", context_settings={"ignore_unknown_options": True})
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option(
+    "--ws",
+    "workspace",
+    type=WORKSPACE_FILE,
+    help=f"The workspace to keep the changes in (default: {RUN_WORKSPACE}).",
+)
+@click.option("--sandbox", is_flag=True, help="Run under bubblewrap (docs/mount.md).")
+@click.option("--network", is_flag=True, help="With --sandbox: keep the network.")
+@click.option("--timeout", type=float, help="Kill the command after this many seconds.")
+def run_command(
+    command: tuple[str, ...],
+    workspace: Path | None,
+    sandbox: bool,
+    network: bool,
+    timeout: float | None,
+) -> None:
+    """Run COMMAND over the current directory without touching it: the directory is the
+    base of a workspace (created the first time, kept for the next run), the command runs
+    in its mount, and what it changed stays in the workspace, to review (agentfs changes)
+    and apply (agentfs apply). Exits with the command's exit status.
+
+    Not `ws.run()`, which runs a command in any workspace (`agentfs exec`).
+
+    \b
+    Example:
+      agentfs run -- make test
+      agentfs run --sandbox -- sh -c 'npm install && npm test'
+      agentfs run --ws .agentfs/refactor.db -- ./agent.sh
+    """
+    here = Path.cwd()
+    db = workspace if workspace is not None else RUN_WORKSPACE
+    if not db.exists():
+        db.parent.mkdir(parents=True, exist_ok=True)
+        ignore = db.parent / ".gitignore"
+        if db.parent.name == ".agentfs" and not ignore.exists():
+            ignore.write_text("*\n")  # the host's git sees nothing of it
+    ws = workspace_for_command(db, create=True, base=here)
+    code = _run_command(ws, db, command, "/", None, sandbox, network, timeout, False, None)
+    from agentfs import overlay
+
+    found = overlay.changes(ws)
+    if found:
+        click.echo(f"agentfs: {len(found)} changed against {here}:", err=True)
+        for change in found[:20]:
+            where = f"{change.old_path} -> {change.path}" if change.old_path else change.path
+            click.echo(f"agentfs:   {change.kind:8} {where}", err=True)
+        if len(found) > 20:
+            click.echo(f"agentfs:   ... and {len(found) - 20} more", err=True)
+        click.echo(
+            f"agentfs: review with: agentfs changes {db} --patch; apply with: agentfs apply {db}",
+            err=True,
+        )
+    else:
+        click.echo(f"agentfs: nothing changed against {here}", err=True)
+    raise SystemExit(code)
 
 
 @cli.command()
