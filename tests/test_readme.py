@@ -69,11 +69,12 @@ CHAINS: dict[str, tuple[str, ...]] = {
     "finding": ("Finding things",),
     "python": ("A 5-minute tour of the Python API",),
     "sync": ("Syncing through Turso",),
+    "overlay": ("Working on a project without touching it",),
 }
 #: The sync server's address as the README writes it.
 README_REMOTE = "http://127.0.0.1:8080"
 #: What a mount needs: the blocks holding one of these run only where FUSE works.
-MOUNTS = re.compile(r"\bagentfs (mount|exec)\b|\.run\(")
+MOUNTS = re.compile(r"\bagentfs (mount|exec|run)\b|\.run\(")
 #: (pattern, replacement): what differs from run to run, hidden on both sides.
 MASKS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?"), "<time>"),

@@ -307,19 +307,17 @@ def run_command(
     from agentfs import overlay
 
     found = overlay.changes(ws)
-    if found:
-        click.echo(f"agentfs: {len(found)} changed against {here}:", err=True)
+    if not found:
+        click.echo("agentfs: nothing changed", err=True)
+    else:
+        click.echo("agentfs: changed in the workspace, not in this directory:", err=True)
         for change in found[:20]:
             where = f"{change.old_path} -> {change.path}" if change.old_path else change.path
             click.echo(f"agentfs:   {change.kind:8} {where}", err=True)
         if len(found) > 20:
             click.echo(f"agentfs:   ... and {len(found) - 20} more", err=True)
-        click.echo(
-            f"agentfs: review with: agentfs changes {db} --patch; apply with: agentfs apply {db}",
-            err=True,
-        )
-    else:
-        click.echo(f"agentfs: nothing changed against {here}", err=True)
+        click.echo(f"agentfs: review: agentfs changes {db} --patch", err=True)
+        click.echo(f"agentfs: apply:  agentfs apply {db}", err=True)
     raise SystemExit(code)
 
 
