@@ -12,6 +12,7 @@ from agentfs.tools import (
     editing,
     files,
     finding,
+    hostdir,
     kv,
     listing,
     patching,
@@ -36,6 +37,7 @@ _MODULES = (
     kv,
     skills,
     syncing,
+    hostdir,
 )
 _RANK = {module.__name__: rank for rank, module in enumerate(_MODULES)}
 TOOLS.sort(key=lambda spec: _RANK[spec.run.__module__])

@@ -83,7 +83,10 @@ DEFAULT_DENIED_COMMANDS = (
     r"\bchmod\s+(-[a-zA-Z]+\s+)*[0-7]*777\s+/(\s|$)",
 )
 #: Tools whose calls need approval unless the policy says otherwise.
-APPROVAL_BY_DEFAULT = frozenset({"execute_command"})
+APPROVAL_BY_DEFAULT = frozenset({"execute_command", "workspace_apply"})
+#: Tools disabled unless the policy's entry for the tool itself enables them (``[defaults]``
+#: does not): ``workspace_apply`` writes the host directory, outside the workspace.
+OFF_UNLESS_ENABLED = frozenset({"workspace_apply"})
 
 
 class CommandPolicy(BaseModel):
@@ -207,7 +210,7 @@ class Policy(BaseModel):
 
         rbw = pick("require_read_before_write", False)
         return ResolvedToolPolicy(
-            enabled=pick("enabled", True),
+            enabled=bool(own.enabled) if name in OFF_UNLESS_ENABLED else pick("enabled", True),
             needs_approval=pick("needs_approval", name in APPROVAL_BY_DEFAULT),
             read_before_write=read_before_write_globs(rbw),
             allow=tuple(pick("allow", [])),

@@ -19,6 +19,7 @@ from typing import Any
 from agentfs.tools import catalog
 from agentfs.tools.errors import ERROR_CODES, ERROR_MEANINGS
 from agentfs.tools.export import json_schema
+from agentfs.tools.policy import Policy
 from agentfs.tools.spec import Tool
 from agentfs.tools.toolset import Toolset
 from agentfs.workspace import Workspace
@@ -117,6 +118,13 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "sync_status": {"offline": True},  # the demo workspace syncs with no server
 }
 
+#: The examples of the tools offered only over a base directory, run on a workspace over a
+#: copy of the same project on the host (``build_base_demo``).
+BASE_EXAMPLES: dict[str, dict[str, Any]] = {
+    "workspace_changes": {"path": "/", "patch": True},
+    "workspace_apply": {"dry_run": True},
+}
+
 #: A failing call shown in the errors section.
 ERROR_EXAMPLE = (
     "edit_file",
@@ -138,6 +146,13 @@ def build_demo(ws: Workspace) -> None:
     ws.snapshots.create("start")
 
 
+def build_base_demo(host: Path) -> None:
+    """The project on the host, for the workspace over it."""
+    (host / "src").mkdir(parents=True)
+    (host / "README.md").write_text("# Demo\n\nSays hello.\n")
+    (host / "src" / "app.py").write_text(APP)
+
+
 def render() -> str:
     """The whole of docs/tools.md."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -151,9 +166,23 @@ def render() -> str:
             toolset.flush()
         finally:
             ws.close()
+        results |= _base_results(Path(tmp))
+    examples = EXAMPLES | BASE_EXAMPLES
     parts = [_intro(), _index(), _profiles(), _errors(error)]
-    parts += [_tool(spec, EXAMPLES[spec.name], results[spec.name]) for spec in catalog.all_tools()]
+    parts += [_tool(spec, examples[spec.name], results[spec.name]) for spec in catalog.all_tools()]
     return "\n".join(parts).rstrip("\n") + "\n"
+
+
+def _base_results(tmp: Path) -> dict[str, dict[str, Any]]:
+    """``BASE_EXAMPLES`` run on a workspace over the demo project on the host, the agent
+    having changed one file and added one (``workspace_apply`` enabled by the policy)."""
+    build_base_demo(tmp / "host")
+    with Workspace(tmp / "base.db", actor="docs", thread="main", base=tmp / "host") as ws:
+        ws.write("/src/app.py", APP.replace("hello", "hi"))
+        ws.write("/NOTES.md", "- greet shorter\n")
+        policy = Policy.model_validate({"tools": {"workspace_apply": {"enabled": True}}})
+        toolset = Toolset(ws, thread="main", actor="agent", policy=policy, approve=lambda _: True)
+        return {name: toolset.call(name, args) for name, args in BASE_EXAMPLES.items()}
 
 
 def write(path: str | os.PathLike[str]) -> None:

@@ -90,6 +90,8 @@ class Tool:
     #: The agentfs tool whose policy rules this one (None: itself): a framework's ``read``
     #: governed as ``read_file`` keeps an operator's rules on every surface (``Surface``).
     governed_by: str | None = None
+    #: Offered only over a workspace with a base directory (``agentfs.core.base``).
+    needs_base: bool = False
     #: ``governed_by`` or the tool's own name: the policy entry that rules it.
     policy_name: str = field(init=False)
     #: runs in one transaction (a change with its audit row, or a tracked read); a field, not
@@ -162,6 +164,7 @@ class Surface:
         aliases: tuple[str, ...] = (),
         elsewhere: bool = False,
         governed_by: str | None = None,
+        needs_base: bool = False,
     ) -> Callable[[F], F]:
         """Register ``run`` as the tool ``name``; its annotations give the models."""
 
@@ -181,6 +184,7 @@ class Surface:
                 aliases=aliases,
                 elsewhere=elsewhere,
                 governed_by=governed_by,
+                needs_base=needs_base,
             )
             if self.find(name) is not None or any(self.find(a) for a in aliases):
                 raise ValueError(f"tool {name!r} is declared twice in {self.name}")

@@ -144,6 +144,8 @@ class Toolset:
             return False
         if spec.mutates and self.read_only:
             return False
+        if spec.needs_base and getattr(self.ws, "base", None) is None:
+            return False
         return self._policy(spec.policy_name).enabled
 
     @property

@@ -26,6 +26,7 @@ from agentfs.tools import Policy, Toolset, catalog
 from agentfs.tools.export import json_schema
 from agentfs.tools.policy import ToolPolicy
 from agentfs.tools.reference import EXAMPLES, build_demo
+from tests.tools.calling import PLAIN
 
 
 @pytest.fixture
@@ -91,8 +92,8 @@ def _walk(node: Any) -> Iterator[dict[str, Any]]:
 def test_every_tool_converts_to_a_schema_strict_mode_accepts(ws: agentfs.Workspace) -> None:
     tools = function_tools(ws)
     assert [t.name for t in tools] == [t.name for t in Toolset(ws).tools()]
-    assert len(tools) == len(catalog.all_tools())
-    for tool, spec in zip(tools, catalog.all_tools(), strict=True):
+    assert len(tools) == len(PLAIN)
+    for tool, spec in zip(tools, PLAIN, strict=True):
         assert tool.strict_json_schema and tool.description == spec.description
         original = json_schema(spec.input)
         schema, _ = strict_schema(original)
@@ -167,7 +168,7 @@ def test_calls_do_what_the_toolsets_calls_do(tmp_path: Path) -> None:
             toolset = Toolset(ws, thread="main", actor="agent", approve=lambda _call: True)
             tools = {t.name: t for t in function_tools(toolset)}
             seen = []
-            for spec in catalog.all_tools():
+            for spec in PLAIN:
                 arguments = EXAMPLES[spec.name]
                 if route == "function":
                     strict = _strict_form(json_schema(spec.input), arguments)
@@ -177,7 +178,7 @@ def test_calls_do_what_the_toolsets_calls_do(tmp_path: Path) -> None:
             toolset.flush()
             texts.append(seen)
             logged = sorted(c.name for c in ws.tool_calls.list())
-            assert logged == sorted(s.name for s in catalog.all_tools())
+            assert logged == sorted(s.name for s in PLAIN)
 
     def masked(text: str) -> str:  # times, durations, sizes of the database
         return re.sub(r"\d+", "#", text)

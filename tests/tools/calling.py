@@ -12,7 +12,10 @@ from typing import Any
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from agentfs.tools import Toolset
+from agentfs.tools import Toolset, catalog
+
+#: The tools a ``Toolset`` offers over a workspace without a base directory (the usual one).
+PLAIN = [spec for spec in catalog.all_tools() if not spec.needs_base]
 
 #: The installed ``agentfs`` script of this environment.
 AGENTFS = Path(sys.executable).parent / "agentfs"

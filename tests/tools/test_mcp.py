@@ -21,6 +21,7 @@ from mcp.client.stdio import stdio_client
 import agentfs
 from agentfs.tools import catalog, reference
 from agentfs.tools.toolset import Toolset
+from tests.tools.calling import PLAIN
 
 ROOT = Path(__file__).resolve().parents[2]
 AGENTFS = Path(sys.executable).parent / "agentfs"
@@ -66,8 +67,8 @@ def _error(result: types.CallToolResult) -> str:
 async def test_lists_every_tool_with_schemas_and_annotations(served: Path) -> None:
     async with client(served) as session:
         listed = {t.name: t for t in (await session.list_tools()).tools}
-    assert set(listed) == {spec.name for spec in catalog.all_tools()}
-    for spec in catalog.all_tools():
+    assert set(listed) == {spec.name for spec in PLAIN}
+    for spec in PLAIN:
         tool = listed[spec.name]
         assert tool.description == spec.description
         assert tool.input_schema["type"] == "object" and "$defs" not in json.dumps(
@@ -271,7 +272,8 @@ def test_every_schema_passes_the_inspectors_strict_portability_check(
         stdin=subprocess.DEVNULL,
     )
     assert run.returncode == 0 and "Warning" not in run.stderr, run.stderr[:2000]
-    assert len(json.loads(run.stdout)["tools"]) == len(catalog.profile(profile).all_tools())
+    offered = [s for s in catalog.profile(profile).all_tools() if not s.needs_base]
+    assert len(json.loads(run.stdout)["tools"]) == len(offered)
 
 
 def test_a_profile_is_served_under_its_own_names(served: Path) -> None:
@@ -310,7 +312,7 @@ def test_a_profile_is_served_under_its_own_names(served: Path) -> None:
 
 def test_the_mcp_inspector_cli_lists_and_calls_tools(served: Path) -> None:
     listed = _inspector(served, "--method", "tools/list")
-    assert {t["name"] for t in listed["tools"]} == {s.name for s in catalog.all_tools()}
+    assert {t["name"] for t in listed["tools"]} == {s.name for s in PLAIN}
     called = _inspector(
         served,
         "--method",

@@ -11,6 +11,7 @@ import pytest
 
 import agentfs
 from agentfs.tools import Limits, Policy, ToolPolicy, Toolset, catalog
+from agentfs.tools.policy import OFF_UNLESS_ENABLED
 from agentfs.tools.toolset import ToolCallRequest
 
 MUTATING = {spec.name for spec in catalog.all_tools() if spec.mutates}
@@ -100,7 +101,9 @@ def test_read_only_lists_no_mutating_tool_and_refuses_them(project: agentfs.Work
     assert {t["name"] for t in tools.anthropic_tools()} == offered
     before = snapshot_bytes(project)
     for name in sorted(MUTATING):
-        assert tools.call(name, {})["error"]["code"] == "read_only", name
+        # a tool off unless its own entry enables it is refused as disabled first
+        refusal = "denied" if name in OFF_UNLESS_ENABLED else "read_only"
+        assert tools.call(name, {})["error"]["code"] == refusal, name
     assert snapshot_bytes(project) == before
     assert "print" in tools.call("read_file", {"path": "/src/app.py"})["content"]
 
