@@ -139,15 +139,24 @@ def tmpfs_dir() -> Iterator[Path]:
 
 
 @contextmanager
-def bindfs_dir(scratch: Path) -> Iterator[Path]:
-    source, mnt = scratch / "bindfs-src", scratch / "bindfs-mnt"
-    source.mkdir()
+def bindfs(source: Path, mnt: Path) -> Iterator[Path]:
+    """``source`` mounted through bindfs on the new directory ``mnt``."""
     mnt.mkdir()
     subprocess.run(["bindfs", str(source), str(mnt)], check=True)
     try:
         yield mnt
     finally:
         subprocess.run(["fusermount3", "-u", str(mnt)], check=False)
+
+
+@contextmanager
+def bindfs_dir(scratch: Path) -> Iterator[Path]:
+    source = scratch / "bindfs-src"
+    source.mkdir()
+    try:
+        with bindfs(source, scratch / "bindfs-mnt") as mnt:
+            yield mnt
+    finally:
         shutil.rmtree(source, ignore_errors=True)
 
 

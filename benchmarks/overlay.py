@@ -33,6 +33,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from mount import bindfs
+
 import agentfs
 from agentfs.overlay import apply
 
@@ -93,17 +95,6 @@ def mounted(db: Path, where: Path) -> Iterator[Path]:
         subprocess.run([*AGENTFS, "umount", str(mnt)], check=False)
 
 
-@contextmanager
-def bindfs(source: Path, where: Path) -> Iterator[Path]:
-    mnt = where / "mnt-bindfs"
-    mnt.mkdir()
-    subprocess.run(["bindfs", str(source), str(mnt)], check=True)
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["fusermount3", "-u", str(mnt)], check=False)
-
-
 def shell(command: str, cwd: Path) -> Callable[[], object]:
     return lambda: subprocess.run(
         ["bash", "-c", command], cwd=cwd, check=True, stdout=subprocess.DEVNULL
@@ -146,7 +137,7 @@ def mount_rows(work: Path, files: int, runs: int) -> list[Row]:
     }
     times: dict[str, dict[str, float]] = {}
     for name, place in (("overlay", overlay_db), ("plain", plain_db), ("bindfs", repo)):
-        with mounted(place, work) if name != "bindfs" else bindfs(place, work) as mnt:
+        with mounted(place, work) if name != "bindfs" else bindfs(place, work / "mnt-b") as mnt:
             shell("git status --porcelain", mnt)()  # untimed: the index's stat data, the base
             times[name] = {w: median_s(shell(c, mnt), runs) for w, c in workloads.items()}
     rows = []
