@@ -8,6 +8,7 @@ import errno
 import hashlib
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -220,3 +221,23 @@ def test_glob_grep_and_search_see_the_whole_host_tree(ws: agentfs.Workspace) -> 
         ("/src/lib/util.py", 2)
     ]
     assert [hit.path for hit in ws.search("util").hits][:1] == ["/src/lib/util.py"]
+
+
+@pytest.mark.skipif(fuse_available() is not None, reason=f"no FUSE here: {fuse_available()}")
+def test_pytest_runs_a_host_projects_tests_in_the_mount(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "tests").mkdir(parents=True)
+    (project / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    (project / "tests" / "test_calc.py").write_text(
+        "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    )
+    with agentfs.open(tmp_path / "ws.db", base=project) as ws:
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+        env = {"PYTHONPATH": "."}
+        done = ws.run(command, mode="mount", timeout=120, env=env)
+        assert done.exit_code == 0, done.stdout + done.stderr
+        assert "1 passed" in done.stdout
+        ws.write("/calc.py", "def add(a, b):\n    return a - b\n")  # the agent breaks it
+        broken = ws.run(command, mode="mount", timeout=120, env=env)
+        assert broken.exit_code == 1 and "1 failed" in broken.stdout
+    assert "a + b" in (project / "calc.py").read_text()  # the host's copy is untouched

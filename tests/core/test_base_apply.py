@@ -228,3 +228,24 @@ def test_a_killed_apply_leaves_old_or_new_files_and_a_rerun_finishes(tmp_path: P
         assert done.conflicts == []  # what the killed runs wrote is recognised, not a conflict
         assert changes(ws) == []
     assert tree_of(host) == new  # and the temporary files a kill left are gone
+
+
+def test_binary_files_and_a_rename_over_a_deleted_file(ws: agentfs.Workspace, host: Path) -> None:
+    blob = bytes(range(256)) * 40
+    (host / "data.bin").write_bytes(blob)
+    ws.listdir("/")  # the root comes in again with data.bin (written after the fixture)
+    ws.write("/data.bin", blob[::-1])  # binary, changed
+    ws.remove("/README.md")
+    ws.rename("/src/app.py", "/README.md")  # a rename onto a name the workspace deleted
+    # path by path, as git sees it: README.md holds other bytes, src/app.py is gone
+    assert [(c.kind, c.path) for c in changes(ws)] == [
+        ("modified", "/README.md"),
+        ("modified", "/data.bin"),
+        ("deleted", "/src/app.py"),
+    ]
+    done = apply(ws)
+    assert done.conflicts == []
+    assert (host / "data.bin").read_bytes() == blob[::-1]
+    assert (host / "README.md").read_text() == "app\n"
+    assert not (host / "src" / "app.py").exists()
+    assert changes(ws) == []
