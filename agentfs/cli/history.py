@@ -112,12 +112,13 @@ def _applied_lines(done: dict[str, Any]) -> list[str]:
         return [
             *lines,
             "nothing was written; resolve each with --ours PATH (the workspace's side) or"
-            " --theirs PATH (the host's), or leave it out",
+            " --theirs PATH (the host's), --merge for text, or leave it out",
         ]
     verb = "would " if done["dry_run"] else ""
     lines = [f"{verb}write   {p}" for p in done["written"]]
     lines += [f"{verb}delete  {p}" for p in done["deleted"]]
     lines += [f"took the host's  {p}" for p in done["taken"]]
+    lines += [f"merged  {p}" for p in done["merged"]]
     lines += [f"skipped {p}: {why}" for p, why in done["skipped"]]
     return lines or ["no changes to apply"]
 
@@ -131,6 +132,7 @@ def _applied_lines(done: dict[str, Any]) -> list[str]:
 )
 @click.option("--ours", multiple=True, metavar="PATH", help="Apply PATH over a host change.")
 @click.option("--theirs", multiple=True, metavar="PATH", help="Take the host's PATH instead.")
+@click.option("--merge", is_flag=True, help="Merge text files the host changed too, 3 ways.")
 @json_option
 def apply(
     ws: agentfs.Workspace,
@@ -139,12 +141,15 @@ def apply(
     include_git: bool,
     ours: tuple[str, ...],
     theirs: tuple[str, ...],
+    merge: bool,
     as_json: bool,
 ) -> None:
     """Write a workspace's changes (all, or those at or below PATHS) into its base directory.
 
     Nothing is written if a host file it would touch changed since the workspace read it:
-    each such conflict is named and the exit status is 1. Each file is replaced atomically;
+    each such conflict is named and the exit status is 1 (with --merge, a text file whose
+    changes on the two sides touch different lines is merged instead, in the workspace and
+    on the host). Each file is replaced atomically;
     a run killed part-way is finished by the next. .git/hooks and .git/config are never
     applied, the rest of .git/ only with --include-git.
 
@@ -153,6 +158,7 @@ def apply(
       agentfs apply .agentfs/work.db --dry-run
       agentfs apply .agentfs/work.db /src
       agentfs apply .agentfs/work.db --theirs /README.md
+      agentfs apply .agentfs/work.db --merge
     """
     from agentfs import overlay
 

@@ -26,6 +26,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import merge3
+
 from agentfs.core import paths
 from agentfs.core.errors import fs_error
 from agentfs.overlay.changes import Change, changes
@@ -35,6 +37,8 @@ if TYPE_CHECKING:
 
 #: The prefix of the temporary files a write makes next to its target.
 TEMP_PREFIX = ".agentfs-apply-"
+#: Why a file the host changed since the workspace read it cannot simply be written.
+CHANGED = "changed on the host since the workspace read it"
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,7 @@ class Applied:
         written: host paths written (files and symlinks), as workspace paths.
         deleted: host paths deleted.
         taken: paths whose host side was taken into the workspace (``theirs``).
+        merged: paths the host changed too, merged three ways (``merge``).
         skipped: paths never applied, with why.
         conflicts: what stopped the run: when not empty, nothing was written.
         dry_run: nothing was written, by request.
@@ -61,6 +66,7 @@ class Applied:
     written: list[str] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     taken: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
     dry_run: bool = False
@@ -87,15 +93,19 @@ def apply(
     include_git: bool = False,
     ours: Iterable[str] = (),
     theirs: Iterable[str] = (),
+    merge: bool = False,
 ) -> Applied:
     """Write the workspace's changes (those at or below the paths ``only``, default all)
-    into its base; see the module docstring."""
+    into its base; see the module docstring. ``merge``: a text file the host changed too is
+    merged three ways (what the workspace saw, its version, the host's), and the merge is
+    written to both, unless the same lines changed on both sides."""
     base = ws.base
     if base is None:
         raise fs_error(errno.EINVAL, str(ws.path), "the workspace has no base (init --base)")
     keep_ours = {paths.normalize(p) for p in ours}
     take_theirs = {paths.normalize(p) for p in theirs}
     result = Applied(dry_run=dry_run)
+    merged: dict[str, bytes] = {}  # path: the three-way merge to write in the workspace
     selected = [
         c for c in changes(ws) if not only or any(_within(c, paths.normalize(p)) for p in only)
     ]
@@ -120,15 +130,29 @@ def apply(
             continue
         if step.path not in keep_ours:
             reason = _conflict(ws, base.root, step)
+            if reason == CHANGED and merge:
+                together = _merged(ws, base.root, step.path)
+                if together is not None:
+                    merged[step.path] = together
+                    result.merged.append(step.path)
+                    step = _Step(step.path, step.mode, _digest(together))
+                    reason = None
+                else:
+                    reason = CHANGED + "; the same lines changed on both sides (or not text)"
             if reason is not None:
                 result.conflicts.append(Conflict(step.path, reason))
         pending.append(step)
     if result.conflicts or dry_run:
         _report(result, steps)
         return result
+    steps = [
+        _Step(s.path, s.mode, _digest(merged[s.path])) if s.path in merged else s for s in steps
+    ]
     with ws.transaction():
         for path in result.taken:
             _take_theirs(ws, base.root, path)
+        for path, data in merged.items():
+            ws.write(path, data)  # the workspace holds what the host will
         ws.conn.execute("DELETE FROM ws_apply")
         ws.conn.executemany(
             "INSERT INTO ws_apply(path, hash, mode) VALUES (?, ?, ?)",
@@ -237,7 +261,35 @@ def _conflict(ws: Workspace, root: str, step: _Step) -> str | None:
         return None
     if _host_digest(full) == digest:
         return None
-    return "changed on the host since the workspace read it"
+    return CHANGED
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+def _merged(ws: Workspace, root: str, path: str) -> bytes | None:
+    """The three-way merge of ``path``: what the workspace saw of the host's file (its first
+    version in the workspace's history, when that is it), the workspace's text and the host's
+    now; None when one of them is not text or the same lines changed on both sides."""
+    seen = ws.conn.execute("SELECT hash FROM ws_origin WHERE path = ?", (path.lstrip("/"),)).get
+    first = next((v for v in ws.history(path) if v.size is not None), None)
+    if first is None or seen is None:
+        return None
+    base = ws.read_version(path, first.n)
+    if _digest(base) != seen:
+        return None
+    try:
+        with open(_host(root, path), "rb") as host:
+            theirs = host.read()
+        sides = [data.decode("utf-8") for data in (base, ws.read(path, track=False), theirs)]
+    except (OSError, UnicodeDecodeError):
+        return None
+    base_lines, ours, theirs_lines = (side.splitlines(keepends=True) for side in sides)
+    merge = merge3.Merge3(base_lines, ours, theirs_lines)
+    if any(region[0] == "conflict" for region in merge.merge_regions()):
+        return None
+    return "".join(merge.merge_lines()).encode("utf-8")
 
 
 def _write(ws: Workspace, root: str, step: _Step) -> None:

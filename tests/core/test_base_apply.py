@@ -249,3 +249,35 @@ def test_binary_files_and_a_rename_over_a_deleted_file(ws: agentfs.Workspace, ho
     assert (host / "README.md").read_text() == "app\n"
     assert not (host / "src" / "app.py").exists()
     assert changes(ws) == []
+
+
+def test_merge_takes_both_sides_of_a_text_file(ws: agentfs.Workspace, host: Path) -> None:
+    lines = [f"line {i}\n" for i in range(10)]
+    (host / "notes.txt").write_text("".join(lines))
+    ws.listdir("/")
+    ours = lines.copy()
+    ours[1] = "line 1, the agent's\n"
+    ws.write("/notes.txt", "".join(ours))
+    theirs = lines.copy()
+    theirs[8] = "line 8, the user's\n"
+    (host / "notes.txt").write_text("".join(theirs))
+    assert [c.path for c in apply(ws).conflicts] == ["/notes.txt"]  # without merge: stopped
+    done = apply(ws, merge=True)
+    assert (done.conflicts, done.merged, done.written) == ([], ["/notes.txt"], ["/notes.txt"])
+    both = lines.copy()
+    both[1], both[8] = ours[1], theirs[8]
+    assert (host / "notes.txt").read_text() == "".join(both)
+    assert ws.read("/notes.txt") == "".join(both).encode()  # the workspace holds it too
+    assert changes(ws) == []
+
+
+def test_merge_refuses_lines_changed_on_both_sides(ws: agentfs.Workspace, host: Path) -> None:
+    ws.write("/src/app.py", "app, the agent's\n")
+    (host / "src" / "app.py").write_text("app, the user's\n")
+    done = apply(ws, merge=True)
+    assert [c.reason for c in done.conflicts] == [
+        "changed on the host since the workspace read it; the same lines changed on both"
+        " sides (or not text)"
+    ]
+    assert (host / "src" / "app.py").read_text() == "app, the user's\n"
+    assert ws.read("/src/app.py") == b"app, the agent's\n"
