@@ -11,7 +11,8 @@ list is empty.
 
 What is never applied: ``.agentfs/`` at the root (where the workspace may live), and
 ``.git/hooks/`` and ``.git/config``, so an agent cannot plant code the host will run; the rest
-of ``.git/`` only with ``include_git``.
+of ``.git/`` only with ``include_git``, its objects written first and its refs, ``HEAD`` and
+index last.
 """
 
 from __future__ import annotations
@@ -145,9 +146,13 @@ def apply(
     if result.conflicts or dry_run:
         _report(result, steps)
         return result
+    taken = set(result.taken)  # settled by taking the host's side: nothing to write
     steps = [
-        _Step(s.path, s.mode, _digest(merged[s.path])) if s.path in merged else s for s in steps
+        _Step(s.path, s.mode, _digest(merged[s.path])) if s.path in merged else s
+        for s in steps
+        if s.path not in taken
     ]
+    pending.sort(key=_git_order)
     with ws.transaction():
         for path in result.taken:
             _take_theirs(ws, base.root, path)
@@ -262,6 +267,19 @@ def _conflict(ws: Workspace, root: str, step: _Step) -> str | None:
     if _host_digest(full) == digest:
         return None
     return CHANGED
+
+
+def _git_order(step: _Step) -> int:
+    """Objects before everything, what points at them (refs, ``HEAD``, the index) after
+    everything: a run killed part-way never leaves a git repository whose refs name objects
+    it does not have (a stable sort: a rename still writes its new name first)."""
+    if paths.is_within(step.path, "/.git/objects"):
+        return 0
+    if step.path in ("/.git/HEAD", "/.git/index", "/.git/packed-refs") or paths.is_within(
+        step.path, "/.git/refs"
+    ):
+        return 2
+    return 1
 
 
 def _digest(data: bytes) -> bytes:

@@ -5,6 +5,7 @@ file old or new and is finished by the next."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import subprocess
@@ -132,6 +133,8 @@ def test_ours_and_theirs_resolve_a_conflict(ws: agentfs.Workspace, host: Path) -
     assert (host / "README.md").read_text() == "theirs too\n"
     assert ws.read("/README.md") == b"theirs too\n"  # the host's side came in
     assert changes(ws) == []
+    seen = ws.conn.execute("SELECT hash FROM ws_origin WHERE path = 'README.md'").get
+    assert seen == hashlib.sha256(b"theirs too\n").digest()  # what was seen: the host's side
 
 
 def test_only_the_paths_asked_for(ws: agentfs.Workspace, host: Path) -> None:
@@ -281,3 +284,16 @@ def test_merge_refuses_lines_changed_on_both_sides(ws: agentfs.Workspace, host: 
     ]
     assert (host / "src" / "app.py").read_text() == "app, the user's\n"
     assert ws.read("/src/app.py") == b"app, the agent's\n"
+
+
+def test_git_objects_go_before_the_refs_that_name_them() -> None:
+    from agentfs.overlay.apply import _git_order, _Step
+
+    written = ["/.git/refs/heads/main", "/src/a.py", "/.git/objects/ab/cdef", "/.git/HEAD"]
+    order = sorted((_Step(p, 0o100644, b"") for p in written), key=_git_order)
+    assert [s.path for s in order] == [
+        "/.git/objects/ab/cdef",
+        "/src/a.py",
+        "/.git/refs/heads/main",
+        "/.git/HEAD",
+    ]
