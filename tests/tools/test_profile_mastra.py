@@ -654,7 +654,7 @@ def test_execute_code_times_out(ws: agentfs.Workspace) -> None:
         timeout=500,
     )[0]
     assert data["exitCode"] == -9 and data["success"] is False
-    assert data["executionTimeMs"] < 10_000
+    assert data["stdout"] == "start\n"  # what it printed before it was killed
 
 
 @needs_mount

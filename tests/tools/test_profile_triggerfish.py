@@ -185,6 +185,10 @@ def test_search_files_by_content(ws: agentfs.Workspace) -> None:
         {"path": "/src/app.py", "line": 1, "text": "def main():"},
         {"path": "/src/call.py", "line": 1, "text": "main("},
     ]
+    # a valid regular expression RE2 will not run (lookahead): searched as plain text too
+    ws.write("/src/look.py", "x(?=y)\n")
+    found = call(tools, "search_files", path="/src", pattern="x(?=y)", content_search=True)
+    assert found[0]["lines"] == [{"path": "/src/look.py", "line": 1, "text": "x(?=y)"}]
 
 
 def test_the_policy_of_the_ruling_tools_holds(ws: agentfs.Workspace) -> None:

@@ -291,7 +291,7 @@ def test_the_policy_of_the_ruling_tools_holds(ws: agentfs.Workspace) -> None:
     call(tools, "edit_file", **args)
     ws.write("/garden/beds.txt", "changed meanwhile\n")
     args = {"path": "/garden/beds.txt", "old_string": "changed", "new_string": "x"}
-    assert error(tools, "edit_file", **args)[0] in {"read_required", "stale_read"}
+    assert error(tools, "edit_file", **args)[0] == "stale_read"
 
 
 def test_execute_command_needs_approval(ws: agentfs.Workspace) -> None:

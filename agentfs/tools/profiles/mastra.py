@@ -212,7 +212,7 @@ def workspace_write_file(ctx: Context, args: WriteInput) -> WriteOutput:
     wrote = agentfs_write_file(
         ctx, WriteFileInput(path=path, content=args.content, overwrite=args.overwrite)
     )
-    out = WriteOutput(path=path, size=len(args.content.encode("utf-8")))
+    out = WriteOutput(path=path, size=wrote.size)
     out._said = wrote.text()
     return out
 

@@ -50,6 +50,7 @@ tools do:
 
 from __future__ import annotations
 
+import errno
 import itertools
 from typing import Any
 
@@ -290,7 +291,7 @@ def _grep_lines(ctx: Context, pattern: str, base: str) -> tuple[list[dict[str, A
     try:
         found = ctx.ws.grep(pattern, base, output="content")
     except OSError as exc:
-        if "not a regular expression" not in str(exc):
+        if exc.errno != errno.EINVAL:  # the core refuses every pattern RE2 cannot run so
             raise
         found = ctx.ws.grep(pattern, base, output="content", fixed_strings=True)  # plain text
     shown: dict[str, bool] = {}

@@ -3,6 +3,7 @@ exclusions with: braces, ``**``, classes, extglobs, a leading ``!`` or ``#``."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 # --- minimatch ----------------------------------------------------------------------------------
@@ -24,10 +25,15 @@ def minimatch(path: str, pattern: str) -> bool:
     if not pattern:
         return (path == "") != negated
     names = path.split("/")
-    matched = any(
-        _match_names(names, 0, _compile_pattern(expanded), 0) for expanded in braces(pattern)
-    )
+    matched = any(_match_names(names, 0, segments, 0) for segments in _compiled(pattern))
     return matched != negated
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(pattern: str) -> tuple[list[_Segment], ...]:
+    """``pattern``'s brace expansions, each as its compiled segments: made once per pattern,
+    not once per path it is matched against (a tree search matches every entry)."""
+    return tuple(_compile_pattern(expanded) for expanded in braces(pattern))
 
 
 def _closing(text: str, start: int, opening: str, closing: str) -> int:
