@@ -70,10 +70,15 @@ def median_s(run: Callable[[], object], runs: int) -> float:
 def small_tree(root: Path, files: int) -> Path:
     """``files`` small files in 100 directories of 10 subdirectories each."""
     for i in range(files):
-        where = root / f"pkg{i % 100:03d}" / f"sub{i % 10}"
-        where.mkdir(parents=True, exist_ok=True)
-        (where / f"m{i:06d}.py").write_text(f"value = {i}\n")
+        where = root / _name(i)
+        where.parent.mkdir(parents=True, exist_ok=True)
+        where.write_text(f"value = {i}\n")
     return root
+
+
+def _name(i: int) -> str:
+    """The path of file ``i`` of ``small_tree``."""
+    return f"pkg{i % 100:03d}/sub{i % 10}/m{i:06d}.py"
 
 
 def repository(root: Path, files: int) -> Path:
@@ -101,13 +106,20 @@ def shell(command: str, cwd: Path) -> Callable[[], object]:
     )
 
 
+def answer(command: str, cwd: Path) -> str:
+    """What ``command`` prints in ``cwd``."""
+    done = subprocess.run(["bash", "-c", command], cwd=cwd, check=True, capture_output=True)
+    return done.stdout.decode()
+
+
 def open_rows(work: Path, files: int, runs: int) -> list[Row]:
     tree = small_tree(work / "tree", files)
     counter = iter(range(1_000_000))
 
     def open_over() -> None:
         with agentfs.open(work / f"open{next(counter)}.db", base=tree) as ws:
-            ws.listdir("/")
+            if len(ws.listdir("/")) != 100:  # the tree's 100 package directories
+                raise SystemExit(f"the overlay lists {ws.listdir('/')[:5]}... at its root")
 
     def imported() -> None:
         db = work / f"import{next(counter)}.db"
@@ -136,10 +148,17 @@ def mount_rows(work: Path, files: int, runs: int) -> list[Row]:
         "grep -r": f"grep -r -l 'value = {files // 2}$' --exclude-dir=.git .",
     }
     times: dict[str, dict[str, float]] = {}
+    answers: dict[str, dict[str, str]] = {}
     for name, place in (("overlay", overlay_db), ("plain", plain_db), ("bindfs", repo)):
         with mounted(place, work) if name != "bindfs" else bindfs(place, work / "mnt-b") as mnt:
             shell("git status --porcelain", mnt)()  # untimed: the index's stat data, the base
+            answers[name] = {w: answer(c, mnt) for w, c in workloads.items()}
             times[name] = {w: median_s(shell(c, mnt), runs) for w, c in workloads.items()}
+    # every place does the same work: a clean repository, the one file with the value
+    wanted = {"git status": "", "grep -r": f"./{_name(files // 2)}\n"}
+    for name, got in answers.items():
+        if got != wanted:
+            raise SystemExit(f"{name} answers {got}, not {wanted}: the timings would not compare")
     rows = []
     for workload in workloads:
         ours = times["overlay"][workload]

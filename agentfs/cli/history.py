@@ -163,7 +163,15 @@ def apply(
     from agentfs import overlay
 
     done = asdict(
-        overlay.apply(ws, paths, dry_run=dry_run, include_git=include_git, ours=ours, theirs=theirs)
+        overlay.apply(
+            ws,
+            paths,
+            dry_run=dry_run,
+            include_git=include_git,
+            ours=ours,
+            theirs=theirs,
+            merge=merge,
+        )
     )
     render(done, as_json, _applied_lines)
     if done["conflicts"]:

@@ -14,6 +14,7 @@ workspace with a base reads in write transactions (``FileSystem._read``).
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -127,16 +128,33 @@ class Base:
             entries = sorted(os.scandir(host_dir), key=lambda e: e.name)
         except FileNotFoundError:
             return  # the host removed it since: it stays empty here
+        own = self._own_files()
         for entry in entries:
             if not relative and entry.name == HIDDEN:
                 continue
-            self._bring(entry, paths.join(at, entry.name), f"{relative}/{entry.name}".lstrip("/"))
+            try:
+                if (entry.stat(follow_symlinks=False).st_dev, entry.inode()) in own:
+                    continue  # the workspace's own file (agentfs run --ws in the directory)
+                where = f"{relative}/{entry.name}".lstrip("/")
+                with self.fs.transaction():  # one entry's failure undoes that entry only
+                    self._bring(entry, paths.join(at, entry.name), where)
+            except OSError:
+                continue  # unreadable, gone meanwhile, or a name no workspace can hold
         host = os.lstat(host_dir)
         self.fs.utime(at, (host.st_atime_ns, host.st_mtime_ns))
         self.fs.hooks.brought_in(dir_ino)
         # what came in is recorded as its own operation: the change that needed it (a write
         # to a file just brought in) gets a version of its own after the host's
         self.fs.next_operation()
+
+    def _own_files(self) -> set[tuple[int, int]]:
+        """(device, inode) of the workspace's database file and its WAL and shared memory."""
+        found = set()
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                info = os.stat(self.fs.conn.filename + suffix)
+                found.add((info.st_dev, info.st_ino))
+        return found
 
     def _bring(self, entry: os.DirEntry[str], path: str, relative: str) -> None:
         """One host entry, at workspace ``path``."""

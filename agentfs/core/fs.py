@@ -255,7 +255,7 @@ class FileSystem:
         )
 
     def _read(self) -> Transaction:
-        if self.base is not None and not self._readonly:
+        if self.base is not None and not self._readonly and self.base.pending():
             return self._write()  # a read may bring a directory of the base in (core/base.py)
         return Transaction(
             self.conn, write=False, on_begin=self._check_cache, on_rollback=self.drop_caches
@@ -367,6 +367,23 @@ class FileSystem:
         if hops[0] != followed:
             self._links_cached = True
         return self._listed(ino)
+
+    def _listed_below(self, top: int) -> None:
+        """Bring in every directory of the base below directory ``top``, so that removing the
+        tree removes (and records the removal of) everything the host holds there."""
+        if self.base is None or not self.base.pending():
+            return
+        pending = [top]
+        while pending:
+            directory = self._listed(pending.pop())
+            pending += [
+                child
+                for (child,) in self.conn.execute(
+                    "SELECT d.ino FROM fs_dentry d JOIN fs_inode i ON i.ino = d.ino"
+                    f" WHERE d.parent_ino = ? AND (i.mode & {S_IFMT}) = {S_IFDIR}",
+                    (directory,),
+                )
+            ]
 
     def _listed(self, dir_ino: int) -> int:
         """``dir_ino``, its entries from the base brought in first if they are not yet
@@ -947,6 +964,10 @@ class FileSystem:
         dentry_id, ino, mode = found
         if directory is not None and directory != is_dir(mode):
             raise fs_error(errno.ENOTDIR if directory else errno.EISDIR, shown)
+        if is_dir(mode) and recursive:
+            self._listed_below(ino)  # what the host holds there goes too, recorded
+        elif is_dir(mode):
+            self._listed(ino)  # empty only if the host's entries are not there either
         tree = is_dir(mode) and self.conn.execute(_HAS_ENTRIES, (ino,)).get
         if tree:
             if not recursive:
@@ -1138,9 +1159,7 @@ class FileSystem:
             raise fs_error(errno.EISDIR, dst)
         if (
             is_dir(existing[2])
-            and self.conn.execute(
-                "SELECT 1 FROM fs_dentry WHERE parent_ino = ? LIMIT 1", (existing[1],)
-            ).get
+            and self.conn.execute(_HAS_ENTRIES, (self._listed(existing[1]),)).get
         ):
             raise fs_error(errno.ENOTEMPTY, dst)
 

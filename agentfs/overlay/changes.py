@@ -90,6 +90,9 @@ def changes(ws: Workspace, under: str = "/") -> list[Change]:
             for path, ino, mode, size, mtime in ws.conn.execute(_LIVE)
         }
         accounted = {origin.path for origin in seen}
+        names_of: dict[int, list[str]] = {}  # each live inode's paths, in path order
+        for path in sorted(live):
+            names_of.setdefault(live[path][0], []).append(path)
         found: list[Change] = []
         moved_to: set[str] = set()
         for origin in seen:
@@ -99,11 +102,11 @@ def changes(ws: Workspace, under: str = "/") -> list[Change]:
                     modified = Change("modified", origin.path, _type(now[1]))
                     found.append(_with_stats(ws, modified, origin))
                 continue
-            elsewhere = sorted(
+            elsewhere = [
                 path
-                for path, (ino, *_) in live.items()
-                if ino == origin.ino and path not in accounted and path not in moved_to
-            )
+                for path in names_of.get(origin.ino, [])
+                if path not in accounted and path not in moved_to
+            ]
             if not elsewhere:
                 found.append(Change("deleted", origin.path, _type(origin.mode)))
                 continue

@@ -127,24 +127,22 @@ class ApplyOutput(ToolOutput):
 def workspace_apply(ctx: Context, args: ApplyInput) -> ApplyOutput:
     _require_base(ctx)
     chosen = [ctx.path(p) for p in args.paths]
-    allowed, refused = [], []
+    allowed = []
     for change in overlay.changes(ctx.ws):  # type: ignore[arg-type]
         names = [p for p in (change.path, change.old_path) if p is not None]
         if chosen and not any(paths.is_within(n, c) for n in names for c in chosen):
             continue
+        # a path the policy does not let this tool write is left out, unnamed: the policy
+        # hides it from the model too
         if all(_may_write(ctx, n) for n in names):
             allowed.append(change.path)
-        else:
-            refused += [f"{n}: the policy does not let workspace_apply write it" for n in names]
     if not allowed:
-        return ApplyOutput(
-            written=[], deleted=[], skipped=refused, conflicts=[], dry_run=args.dry_run
-        )
+        return ApplyOutput(written=[], deleted=[], skipped=[], conflicts=[], dry_run=args.dry_run)
     done = overlay.apply(ctx.ws, allowed, dry_run=args.dry_run)  # type: ignore[arg-type]
     return ApplyOutput(
         written=done.written,
         deleted=done.deleted,
-        skipped=refused + [f"{path}: {why}" for path, why in done.skipped],
+        skipped=[f"{path}: {why}" for path, why in done.skipped],
         conflicts=[{"path": c.path, "reason": c.reason} for c in done.conflicts],
         dry_run=done.dry_run,
     )

@@ -241,3 +241,28 @@ def test_pytest_runs_a_host_projects_tests_in_the_mount(tmp_path: Path) -> None:
         broken = ws.run(command, mode="mount", timeout=120, env=env)
         assert broken.exit_code == 1 and "1 failed" in broken.stdout
     assert "a + b" in (project / "calc.py").read_text()  # the host's copy is untouched
+
+
+def test_a_host_directory_not_yet_in_is_not_empty(ws: agentfs.Workspace) -> None:
+    ws.listdir("/")  # /src is there, what it holds not yet
+    with pytest.raises(OSError) as removed:
+        ws.remove("/src")
+    assert removed.value.errno == errno.ENOTEMPTY
+    ws.mkdir("/empty")
+    with pytest.raises(OSError) as replaced:
+        ws.rename("/empty", "/src")
+    assert replaced.value.errno == errno.ENOTEMPTY
+    ws.remove("/src", recursive=True)  # everything the host holds there goes, recorded
+    origins = ws.conn.execute("SELECT path FROM ws_origin WHERE path LIKE 'src/%' ORDER BY path")
+    assert [row for (row,) in origins] == ["src/app.py", "src/lib", "src/lib/util.py"]
+
+
+def test_an_entry_that_cannot_come_in_is_left_out(tmp_path: Path) -> None:
+    host = tmp_path / "host"
+    host.mkdir()
+    (host / "ok.txt").write_text("ok\n")
+    with open(os.fsencode(host) + b"/bad\xff.txt", "wb") as bad:
+        bad.write(b"a name no workspace holds")
+    with agentfs.open(host / "work.db", base=host) as ws:  # the workspace file inside it
+        assert ws.listdir("/") == ["ok.txt"]  # neither the bad name nor its own database
+        assert ws.read("/ok.txt") == b"ok\n"

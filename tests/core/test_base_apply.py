@@ -294,3 +294,14 @@ def test_git_objects_go_before_the_refs_that_name_them() -> None:
         "/.git/refs/heads/main",
         "/.git/HEAD",
     ]
+
+
+def test_the_cli_merges(ws: agentfs.Workspace, host: Path) -> None:
+    (host / "notes.txt").write_text("".join(f"{i}\n" for i in range(10)))
+    ws.write("/notes.txt", "".join(f"{i}\n" for i in range(10)).replace("1\n", "one\n"))
+    (host / "notes.txt").write_text("".join(f"{i}\n" for i in range(10)).replace("8\n", "eight\n"))
+    ws.close()
+    assert run("apply", str(ws.path)).exit_code == 1
+    merged = run("apply", str(ws.path), "--merge")
+    assert merged.exit_code == 0 and merged.output == "write   /notes.txt\nmerged  /notes.txt\n"
+    assert (host / "notes.txt").read_text().splitlines()[1:9:7] == ["one", "eight"]
