@@ -665,6 +665,15 @@ def _token_out(conn: apsw.Connection) -> None:
         conn.pragma("secure_delete", secure)
 
 
+def _present(conn: apsw.Connection) -> None:
+    """ws_origin.listed renamed present (now said of a file's bytes too), where it is still
+    ``listed``, and its index made anew."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(ws_origin)")}
+    if "listed" in columns:
+        conn.execute("ALTER TABLE ws_origin RENAME COLUMN listed TO present")
+    _run_sql("migrations/0016-present.sql")(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "spec tables v0.4", _bootstrap),
     Migration(2, "orphan queue", _run_sql("migrations/0002-workspace.sql")),
@@ -683,6 +692,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(13, "root's inodes in a user's workspace given to that user", _owned),
     Migration(14, "a saved sync token moved out of the file", _token_out),
     Migration(15, "a host directory under the workspace", _run_sql("migrations/0015-base.sql")),
+    Migration(16, "a base file's bytes brought in when first needed", _present),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -648,6 +648,8 @@ def export_agentfs(
         raise fs_error(errno.EINVAL, str(out_path), "an in-memory workspace cannot be exported")
     out = Path(out_path)
     _claim(out)
+    if ws.base is not None and ws.base.pending():
+        ws.bring_in()  # the copy holds every file whole: it has no base to read the rest from
     ws.tool_calls.publish()  # the log rows of changing calls that are still staged go too
     conn = apsw.Connection(
         str(out), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE | apsw.SQLITE_OPEN_URI

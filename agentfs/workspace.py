@@ -52,6 +52,7 @@ from agentfs.search.glob import glob as glob_files
 from agentfs.search.grep import GrepFields, GrepResult
 from agentfs.search.grep import grep as grep_files
 from agentfs.search.index import IndexStatus
+from agentfs.search.names import names_below
 from agentfs.search.ranking import SearchFields, SearchOptions, SearchResults
 from agentfs.search.ranking import search as search_files
 from agentfs.toolcalls import ToolCallLog
@@ -61,6 +62,8 @@ _LIVE = "(ino = 1 OR ino IN (SELECT ino FROM fs_dentry))"
 
 #: Where ``make demo`` and the CLI put a workspace when none is named.
 DEFAULT_WORKSPACE = Path(".agentfs") / "workspace.db"
+#: Files of the base whose bytes come in per transaction when grep or index needs them all.
+_FILL_BATCH = 256
 
 
 @dataclass(frozen=True)
@@ -305,7 +308,7 @@ class Workspace(FileSystem):
         replace: bool = False,
         progress: Callable[[int, int], None] | None = None,
     ) -> IndexStatus:
-        self._bring_in_below(path)
+        self._bring_in_below(path, content=True)
         return self._index.index(
             embedder, rebuild=rebuild, path=path, replace=replace, progress=progress
         )
@@ -479,20 +482,39 @@ class Workspace(FileSystem):
     def grep(self, pattern: str, path: str = "/", **options: Unpack[GrepFields]) -> GrepResult:
         """The lines of the text files at or below ``path`` matching ``pattern``, as
         ripgrep finds them (``agentfs.search.grep``)."""
-        self._bring_in_below(path)
+        self._bring_in_below(path, content=True)
         return grep_files(self._index, pattern, path, **options)
 
     def search(
         self, query: str, *, embedder: Embedder | None = None, **options: Unpack[SearchFields]
     ) -> SearchResults:
         """The files that best answer ``query``, best first (``SearchOptions``)."""
-        self._bring_in_below(options.get("path") or "/")
-        return search_files(self._index, query, SearchOptions(**options), embedder)
+        where = options.get("path") or "/"
+        self._bring_in_below(where)
+        results = search_files(self._index, query, SearchOptions(**options), embedder)
+        unread = len(self._unread_below(where))
+        if not unread:
+            return results
+        note = (
+            f"{unread:,} files of the base directory are not read into the workspace yet and"
+            " are not searched (`agentfs index WS` reads and indexes them; grep reads them)"
+        )
+        return replace(results, note=note if results.note is None else f"{results.note}; {note}")
 
-    def _bring_in_below(self, path: str) -> None:
+    def bring_in(self, path: str = "/") -> None:
+        """Bring in now everything of the base at or below ``path``: every directory's
+        entries and every file's bytes (``agentfs.core.base`` brings each in only when first
+        needed). After it, the workspace no longer needs the host directory for that part of
+        the tree. Nothing to do without a base."""
+        self._check_writable()
+        self._bring_in_below(path, content=True)
+
+    def _bring_in_below(self, path: str, *, content: bool = False) -> None:
         """Bring in every directory of the base below ``path`` (``agentfs.core.base``): glob,
         grep and search query the tables, which hold only what came in, and an answer that
-        silently missed the host's files would be wrong."""
+        silently missed the host's files would be wrong. With ``content`` the bytes of each
+        file below come in too (grep reads them, ``index`` indexes them); a file whose host
+        file is gone is left for its own read to report."""
         if self.base is None or self.readonly or not self.base.pending():
             return
         try:
@@ -500,6 +522,32 @@ class Workspace(FileSystem):
                 pass
         except (FileNotFoundError, NotADirectoryError):
             return  # the search itself says what is wrong with the path
+        if not content:
+            return
+        unread = self._unread_below(path)
+        for start in range(0, len(unread), _FILL_BATCH):
+            with self.transaction():
+                for ino in unread[start : start + _FILL_BATCH]:
+                    try:
+                        self.chunks.present(ino)
+                    except OSError:
+                        continue
+
+    def _unread_below(self, path: str) -> list[int]:
+        """The files of the base at or below ``path`` whose bytes are not in yet."""
+        if self.base is None:
+            return []
+        with self.read_transaction():
+            unread = self.base.unread_files()
+            if not unread or paths.normalize(path) == "/":
+                return unread
+            try:
+                top = self.stat(path)
+            except OSError:
+                return []
+            if not top.is_dir():
+                return [top.st_ino] if top.st_ino in set(unread) else []
+            return sorted({ino for _p, ino, _size in names_below(self, unread, top.st_ino, path)})
 
     # --- skills (``agentfs.skills``): /skills/<id>/SKILL.md and each thread's active set ------
 

@@ -302,5 +302,7 @@ def _status_lines(status: dict[str, Any]) -> list[str]:
         + (f", dimension {status['dim']}" if status["dim"] else ""),
         f"vectors:   {status['embedded']}, {status['pending']} pending",
     ]
+    if status["unread"]:
+        lines.append(f"base:      {status['unread']} files not read in yet (not indexed)")
     lines.extend(f"skipped:   {path} ({why.replace('_', ' ')})" for path, why in status["skipped"])
     return lines

@@ -1,15 +1,19 @@
-"""The host directory under a workspace: its lowest layer, brought in a directory at a time.
+"""The host directory under a workspace: its lowest layer, brought in when first needed.
 
 The first time a directory of the base is needed (a path resolved through it, its listing),
 its host entries become ordinary inodes and dentries, made by the file system's own
 operations: the host's modes and times, symlinks as symlinks, a host file with several names
-one inode with several names. From then on the directory is the workspace's like any other,
-so deleting or renaming what came from the host is an ordinary change, and the host is never
-written. ``ws_origin`` keeps, for every inode brought in, where it came from and what was
-seen (the conflict check of ``apply`` compares the host with it).
+one inode with several names. A file comes in as its name and its stat; its bytes follow the
+first time anything reads or changes them (``fill``, called by ``Chunks`` and by the file
+system before a write), so listing a tree of large files copies none of them. From then on
+the directory is the workspace's like any other, so deleting or renaming what came from the
+host is an ordinary change, and the host is never written. ``ws_origin`` keeps, for every
+inode brought in, where it came from and what was seen (the conflict check of ``apply``
+compares the host with it).
 
-Bringing a directory in writes to the workspace, so it happens in a write transaction: a
-workspace with a base reads in write transactions (``FileSystem._read``).
+Bringing something in writes to the workspace, so it happens in a write transaction: a
+workspace with a base reads in write transactions while anything is still to come in
+(``FileSystem._read``).
 """
 
 from __future__ import annotations
@@ -19,11 +23,12 @@ import errno
 import hashlib
 import os
 import stat as st
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from agentfs.core import paths
 from agentfs.core.errors import fs_error
-from agentfs.core.inodes import ROOT_INO
+from agentfs.core.inodes import ROOT_INO, S_IFDIR, S_IFMT, S_IFREG
 
 if TYPE_CHECKING:
     from agentfs.core.fs import FileSystem
@@ -33,8 +38,17 @@ HIDDEN = ".agentfs"
 
 _ORIGIN = (
     "INSERT INTO ws_origin(ino, path, host_dev, host_ino, mode, size, mtime_ns, ctime_ns, hash,"
-    " listed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " present) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+#: Read a host file's bytes this many at a time (a large file is never held whole).
+_BLOCK = 1 << 22
+_ANY_ABSENT = "SELECT 1 FROM ws_origin WHERE present = 0 LIMIT 1"
+_ABSENT_DIRS = f"SELECT ino FROM ws_origin WHERE present = 0 AND (mode & {S_IFMT}) = {S_IFDIR}"
+_UNREAD_FILES = (
+    f"SELECT DISTINCT o.ino FROM ws_origin o JOIN fs_inode i ON i.ino = o.ino"
+    f" WHERE o.present = 0 AND (o.mode & {S_IFMT}) = {S_IFREG} AND i.nlink > 0 ORDER BY o.ino"
+)
+_UNREAD = "SELECT 1 FROM ws_origin WHERE ino = ? AND present = 0 LIMIT 1"
 
 
 class Base:
@@ -43,10 +57,11 @@ class Base:
     def __init__(self, fs: FileSystem, root: str) -> None:
         self.fs = fs
         self.root = root
-        #: Directories whose host entries are not in the workspace yet, read when first
-        #: needed and again whenever the file system drops its caches (another connection
-        #: may have brought some in).
-        self._unlisted: set[int] | None = None
+        #: Directories whose host entries are not in the workspace yet, read when first needed and again whenever the file system drops
+        #: its caches (another connection may have brought some in).
+        self._absent: set[int] | None = None
+        #: Is anything still to come in (None: not known since the caches were dropped)?
+        self._pending: bool | None = None
 
     @classmethod
     def of(cls, fs: FileSystem) -> Base | None:
@@ -86,39 +101,50 @@ class Base:
                 ),
             )
         base = cls(fs, host)
-        fs.base = base
+        fs.base = fs.chunks.base = base
         return base
 
     def forget(self) -> None:
-        """Read the unlisted directories again when next needed."""
-        self._unlisted = None
+        """Read what is still to come in again when next needed."""
+        self._absent = None
+        self._pending = None
 
     def pending(self) -> bool:
-        """Are some directories of the base not in the workspace yet?"""
-        return bool(self._load())
+        """Is some directory's listing or some file's content of the base not in yet?"""
+        if self._pending is None:
+            self._pending = self.fs.conn.execute(_ANY_ABSENT).get is not None
+        return self._pending
 
-    def needs(self, ino: int) -> bool:
-        """Is ``ino`` a directory whose host entries are not in the workspace yet?"""
-        return ino in self._load()
+    def needs(self, dir_ino: int) -> bool:
+        """Is ``dir_ino`` a directory whose host entries are not in the workspace yet?"""
+        return dir_ino in self._absent_dirs()
 
-    def _load(self) -> set[int]:
-        if self._unlisted is None:
-            self._unlisted = {
-                row for (row,) in self.fs.conn.execute("SELECT ino FROM ws_origin WHERE listed = 0")
-            }
-        return self._unlisted
+    def unread(self, ino: int) -> bool:
+        """Is ``ino`` a file of the base whose bytes are not in the workspace yet? (One
+        indexed lookup: a large tree has too many such files to keep them in memory.)"""
+        return self.fs.conn.execute(_UNREAD, (ino,)).get is not None
+
+    def unread_files(self) -> list[int]:
+        """Every live file of the base whose bytes are not in the workspace yet."""
+        return [ino for (ino,) in self.fs.conn.execute(_UNREAD_FILES)]
+
+    def _absent_dirs(self) -> set[int]:
+        if self._absent is None:
+            self._absent = {row for (row,) in self.fs.conn.execute(_ABSENT_DIRS)}
+        return self._absent
 
     def bring_in(self, dir_ino: int) -> None:
         """Make the host entries of directory ``dir_ino`` the workspace's. Called inside a
         write transaction, as the directory is first resolved."""
-        self._load().discard(dir_ino)
+        self._absent_dirs().discard(dir_ino)
+        self._pending = None
         conn = self.fs.conn
         where = conn.execute(
-            "SELECT path FROM ws_origin WHERE ino = ? AND listed = 0", (dir_ino,)
+            "SELECT path FROM ws_origin WHERE ino = ? AND present = 0", (dir_ino,)
         ).get
         if where is None:  # another connection brought it in
             return
-        conn.execute("UPDATE ws_origin SET listed = 1 WHERE ino = ?", (dir_ino,))
+        conn.execute("UPDATE ws_origin SET present = 1 WHERE ino = ?", (dir_ino,))
         relative = str(where)
         host_dir = os.path.join(self.root, relative) if relative else self.root
         at = self.fs.by_inode.path_of(dir_ino)
@@ -137,7 +163,7 @@ class Base:
                     continue  # the workspace's own file (agentfs run --ws in the directory)
                 where = f"{relative}/{entry.name}".lstrip("/")
                 with self.fs.transaction():  # one entry's failure undoes that entry only
-                    self._bring(entry, paths.join(at, entry.name), where)
+                    self._bring(entry, dir_ino, paths.join(at, entry.name), where)
             except OSError:
                 continue  # unreadable, gone meanwhile, or a name no workspace can hold
         host = os.lstat(host_dir)
@@ -146,6 +172,84 @@ class Base:
         # what came in is recorded as its own operation: the change that needed it (a write
         # to a file just brought in) gets a version of its own after the host's
         self.fs.next_operation()
+
+    def fill(self, ino: int) -> int:
+        """Bring in the bytes of file ``ino`` (``unread``) and return its size, inside the
+        caller's write transaction. They are what the host file holds now: should it have
+        changed since it was listed (the user kept working), its new size and modification
+        time come too, and are what is recorded as seen. A host file gone, or no longer a
+        regular file, leaves the workspace as it was (EIO: its bytes are nowhere)."""
+        fs, conn = self.fs, self.fs.conn
+        rows = conn.execute(
+            "SELECT path, size, mtime_ns FROM ws_origin WHERE ino = ? AND present = 0", (ino,)
+        ).fetchall()
+        if not rows:
+            return int(conn.execute("SELECT size FROM fs_inode WHERE ino = ?", (ino,)).get)  # type: ignore[arg-type]
+        if fs.readonly:
+            raise fs_error(
+                errno.EROFS,
+                conn.filename,
+                "a file of the base is not in the workspace yet; open it writable",
+            )
+        with fs.transaction():  # all of its bytes or none
+            fd = self._open_host(str(path) for path, _size, _mtime in rows)
+            with os.fdopen(fd, "rb") as host:
+                info = os.fstat(host.fileno())  # what is read, not what was listed
+                hashing = hashlib.sha256()
+                block = max(1, _BLOCK // fs.chunks.size) * fs.chunks.size
+                size = 0
+                while data := host.read(block):
+                    fs.chunks.append_new(ino, size // fs.chunks.size, data)
+                    hashing.update(data)
+                    size += len(data)
+            _path, seen_size, seen_mtime = rows[0]
+            if (size, info.st_mtime_ns) == (seen_size, seen_mtime):
+                # the size written again, unchanged: it queues the file for the search index
+                conn.execute("UPDATE fs_inode SET size = ? WHERE ino = ?", (size, ino))
+            else:
+                sec, nsec = divmod(info.st_mtime_ns, 1_000_000_000)
+                conn.execute(
+                    "UPDATE fs_inode SET size = ?, mtime = ?, mtime_nsec = ? WHERE ino = ?",
+                    (size, sec, nsec, ino),
+                )
+                fs.hooks.names_changed(None, ino)
+            conn.execute(
+                "UPDATE ws_origin SET present = 1, hash = ?, host_dev = ?, host_ino = ?,"
+                " size = ?, mtime_ns = ?, ctime_ns = ? WHERE ino = ?",
+                (
+                    hashing.digest(),
+                    info.st_dev,
+                    info.st_ino,
+                    size,
+                    info.st_mtime_ns,
+                    info.st_ctime_ns,
+                    ino,
+                ),
+            )
+        self._pending = None
+        return size
+
+    def _open_host(self, relatives: Iterable[str]) -> int:
+        """A descriptor of the first of ``relatives`` (one host file's names) that is still a
+        regular file, never through a symlink put in its place; EIO naming the first when
+        none is."""
+        tried = []
+        for relative in relatives:
+            where = os.path.join(self.root, relative)
+            tried.append(where)
+            try:
+                fd = os.open(where, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError:
+                continue
+            if st.S_ISREG(os.fstat(fd).st_mode):
+                return fd
+            os.close(fd)
+        raise fs_error(
+            errno.EIO,
+            tried[0],
+            "the host file is gone or no longer a regular file since the workspace listed it:"
+            " its bytes cannot be read",
+        )
 
     def _own_files(self) -> set[tuple[int, int]]:
         """(device, inode) of the workspace's database file and its WAL and shared memory."""
@@ -156,15 +260,16 @@ class Base:
                 found.add((info.st_dev, info.st_ino))
         return found
 
-    def _bring(self, entry: os.DirEntry[str], path: str, relative: str) -> None:
-        """One host entry, at workspace ``path``."""
+    def _bring(self, entry: os.DirEntry[str], dir_ino: int, path: str, relative: str) -> None:
+        """One host entry, at workspace ``path`` in directory ``dir_ino``."""
         fs, conn = self.fs, self.fs.conn
+        path = paths.normalize(path)  # OSError for a name no workspace can hold
         info = entry.stat(follow_symlinks=False)
         mode = info.st_mode
         if st.S_ISDIR(mode):
             made = fs.mkdir(path, st.S_IMODE(mode))
             conn.execute(_ORIGIN, _row(made.st_ino, relative, info, None, 0))
-            self._load().add(made.st_ino)
+            self._absent_dirs().add(made.st_ino)
         elif st.S_ISLNK(mode):
             target = os.readlink(entry.path)
             made = fs.symlink(target, path)
@@ -182,18 +287,14 @@ class Base:
                 if first is not None:
                     made = fs.link(first, path)
                     seen = conn.execute(
-                        "SELECT hash FROM ws_origin WHERE ino = ? LIMIT 1", (made.st_ino,)
+                        "SELECT hash, present FROM ws_origin WHERE ino = ? LIMIT 1", (made.st_ino,)
                     ).get
-                    conn.execute(_ORIGIN, _row(made.st_ino, relative, info, seen, 1))  # type: ignore[arg-type]
+                    conn.execute(_ORIGIN, _row(made.st_ino, relative, info, *seen))  # type: ignore[misc]
                     return
-            with open(entry.path, "rb") as host_file:
-                info = os.fstat(host_file.fileno())  # what was read, not what was listed
-                data = host_file.read()
-            made = fs.write(path, data, mode=st.S_IMODE(info.st_mode))
-            conn.execute(
-                _ORIGIN,
-                _row(made.st_ino, relative, info, hashlib.sha256(data).digest(), 1),
-            )
+            # its name and stat only: the bytes come when first needed (``fill``)
+            made_ino = fs._make_in(dir_ino, entry.name, mode, path, info.st_size)
+            conn.execute(_ORIGIN, _row(made_ino, relative, info, None, 0))
+            self._pending = True
         else:  # a FIFO, socket or device: not content a workspace keeps
             return
         fs.utime(path, (info.st_atime_ns, info.st_mtime_ns), follow_symlinks=False)

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import apsw
+
+if TYPE_CHECKING:
+    from agentfs.core.base import Base
 
 _SELECT_RANGE = (
     "SELECT chunk_index, data FROM fs_data WHERE ino = ? AND chunk_index BETWEEN ? AND ?"
@@ -32,13 +36,28 @@ class Chunks:
     def __init__(self, conn: apsw.Connection, chunk_size: int) -> None:
         self.conn = conn
         self.size = chunk_size
+        #: The host directory under the workspace, whose files' bytes come in when first
+        #: read (``agentfs.core.base``); None for a workspace without one.
+        self.base: Base | None = None
+
+    def present(self, ino: int) -> int | None:
+        """Make sure the bytes of file ``ino`` are in the workspace: None when they were,
+        else its size once they are (brought in from the base's host file now)."""
+        if self.base is not None and self.base.unread(ino):
+            return self.base.fill(ino)
+        return None
 
     def read(self, ino: int, file_size: int, offset: int = 0, length: int | None = None) -> bytes:
         """Bytes ``[offset, offset+length)`` clipped to ``file_size``: short at the end of file.
 
         A damaged file (a chunk missing or short, found by fsck) still reads as ``file_size``
-        bytes with zeros in the gaps, never with later bytes shifted into the wrong place.
+        bytes with zeros in the gaps, never with later bytes shifted into the wrong place. A
+        file of the base whose bytes are not in yet is brought in first, and clipped to the
+        size it has then (the host's file may have changed since it was listed).
         """
+        filled = self.present(ino)
+        if filled is not None:
+            file_size = filled
         end = file_size if length is None else min(file_size, offset + length)
         if offset >= end:
             return b""
@@ -61,6 +80,8 @@ class Chunks:
         """Bytes ``[start, end)`` of each (ino, start, end), with one query for all of them
         (a search reading thousands of small pieces would otherwise pay a query each). The
         ranges must lie within their files, as the search index records them."""
+        for ino in {ino for ino, _start, _end in ranges}:
+            self.present(ino)
         cs = self.size
         wanted = sorted(
             {

@@ -193,7 +193,7 @@ class FileSystem:
         #: This handle's all-or-nothing block (``transaction``), open or not: made once, as
         #: every changing tool call opens one, and reset as it opens.
         self._block: Block | None = None
-        self.base = Base.of(self)
+        self.base = self.chunks.base = Base.of(self)
 
     # --- transactions and the directory cache -------------------------------------------------
 
@@ -533,8 +533,11 @@ class FileSystem:
                 (sec, nsec, ino),
             )
         )
-        if nlink <= 0 and not self.hooks.holds(ino):
-            self.orphans.release(ino, mode, size)
+        if nlink <= 0:
+            if not self.hooks.holds(ino):
+                self.orphans.release(ino, mode, size)
+            else:  # a snapshot keeps it: a file of the base keeps what its host file holds now
+                self.chunks.present(ino)
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -763,7 +766,8 @@ class FileSystem:
             return None
         dentry_id, parent_ino, name, size, mode = row  # type: ignore[misc]
         self._require_file(f"inode {ino}", mode)
-        return WriteTarget(ino, False, dentry_id, parent_ino, name, size)
+        filled = self.chunks.present(ino)  # a change starts from the bytes it has
+        return WriteTarget(ino, False, dentry_id, parent_ino, name, size if filled is None else filled)
 
     def _unchanged_by(self, ino: int, size: int, at: int, data: bytes) -> bool:
         """Would writing ``data`` at ``at`` leave the file's bytes as they are?"""
@@ -813,7 +817,9 @@ class FileSystem:
                 path = self._follow(paths.parent_and_name(path)[0], found[1], hops, start)
                 continue
             self._require_file(start, found[2])
-            return WriteTarget(found[1], False, found[0], parent_ino, name, found[3])
+            filled = self.chunks.present(found[1])  # a change starts from the bytes it has
+            size = found[3] if filled is None else filled
+            return WriteTarget(found[1], False, found[0], parent_ino, name, size)
 
     def _require_file(self, path: str, mode: int) -> None:
         if is_dir(mode):

@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING
 import apsw
 
 from agentfs.db import read_transaction, write_transaction
-from agentfs.fsck.base import check_ws_apply_values, check_ws_base_root, check_ws_origin_values
+from agentfs.fsck.base import (
+    check_ws_apply_values,
+    check_ws_base_root,
+    check_ws_origin_unread,
+    check_ws_origin_values,
+)
 from agentfs.fsck.content import (
     check_fs_data_layout,
     check_fs_data_type,
@@ -154,6 +159,7 @@ __all__ = [
     "check_ws_entry_overlap",
     "check_ws_keeper_holder",
     "check_ws_kept_named",
+    "check_ws_origin_unread",
     "check_ws_origin_values",
     "check_ws_orphan_unlinked",
     "check_ws_pin_holder",
@@ -243,6 +249,7 @@ CHECKS: tuple[CheckFn, ...] = (
     STRAY_CHECKS["check_ws_skill_active_values"],
     check_ws_base_root,
     check_ws_origin_values,
+    check_ws_origin_unread,
     check_ws_apply_values,
 )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import apsw
 
-from agentfs.core.inodes import S_IFDIR
+from agentfs.core.inodes import S_IFDIR, S_IFREG
 from agentfs.fsck.report import INODE_COUNTER, _check, _Finding, _is
 
 
@@ -21,27 +21,40 @@ def check_ws_base_root(conn: apsw.Connection) -> _Finding:
 
 
 _BAD_ORIGINS = (
-    "SELECT o.ino, o.path, o.listed, length(o.hash), i.mode FROM ws_origin o"
+    "SELECT o.ino, o.path, o.present, length(o.hash), i.mode FROM ws_origin o"
     " LEFT JOIN fs_inode i ON i.ino = o.ino"
-    f" WHERE o.ino > {INODE_COUNTER} OR o.ino < 1 OR o.listed NOT IN (0, 1)"
+    f" WHERE o.ino > {INODE_COUNTER} OR o.ino < 1 OR o.present NOT IN (0, 1)"
     " OR (o.hash IS NOT NULL AND length(o.hash) <> 32)"
     " OR o.path LIKE '/%' OR o.path LIKE '%/' OR '/' || o.path || '/' LIKE '%/../%'"
     " OR '/' || o.path || '/' LIKE '%/./%' OR (o.path = '' AND o.ino <> 1)"
-    f" OR (o.listed = 0 AND (i.ino IS NULL OR NOT {_is(S_IFDIR, 'i.mode')}))"
+    f" OR (o.present = 0 AND NOT (coalesce({_is(S_IFDIR, 'i.mode')}, 0)"
+    f" OR ({_is(S_IFREG, 'o.mode')} AND o.hash IS NULL"
+    f" AND coalesce({_is(S_IFREG, 'i.mode')}, 1))))"
 )
 
 
 @_check
 def check_ws_origin_values(conn: apsw.Connection) -> _Finding:
     """Each origin names an inode number that was issued, a path relative to the base with
-    no ``.`` or ``..`` (the root's is '' and is inode 1's), a SHA-256 or no hash, and a
-    directory not yet listed is a live directory."""
-    for ino, path, listed, hash_size, mode in conn.execute(_BAD_ORIGINS):
+    no ``.`` or ``..`` (the root's is '' and is inode 1's), a SHA-256 or no hash; what is not
+    in yet is a live directory, or a file (live or deleted) whose bytes were never hashed."""
+    for ino, path, present, hash_size, mode in conn.execute(_BAD_ORIGINS):
         yield (
-            f"origin of inode {ino} ({path!r}, listed={listed}, hash of {hash_size} bytes,"
+            f"origin of inode {ino} ({path!r}, present={present}, hash of {hash_size} bytes,"
             f" mode {mode}) is not a valid record of the base",
             False,
         )
+
+
+@_check
+def check_ws_origin_unread(conn: apsw.Connection) -> _Finding:
+    """A file whose bytes are still to come from the host has no chunks yet (they would be
+    read as its content, and the host's never brought in)."""
+    for (ino,) in conn.execute(
+        "SELECT DISTINCT o.ino FROM ws_origin o WHERE o.present = 0"
+        " AND EXISTS (SELECT 1 FROM fs_data d WHERE d.ino = o.ino)"
+    ):
+        yield f"file {ino} is marked as not read in from the base, but has chunks", False
 
 
 _BAD_PLANS = (

@@ -73,6 +73,13 @@ def _file_chunks(conn: apsw.Connection) -> list[tuple]:
     chunk_size = _chunk_size(conn)
     if chunk_size is None:
         return []
+    # a file of the base whose bytes are still on the host has its size and no chunks
+    # (``agentfs.core.base``; check_ws_origin_unread)
+    unread = (
+        " AND NOT EXISTS (SELECT 1 FROM ws_origin o WHERE o.ino = i.ino AND o.present = 0)"
+        if conn.table_exists("main", "ws_origin")
+        else ""
+    )
     return _rows(
         conn,
         "WITH k AS MATERIALIZED (SELECT ino, chunk_index i, length(data) len,"
@@ -83,7 +90,7 @@ def _file_chunks(conn: apsw.Connection) -> list[tuple]:
         " f AS (SELECT i.ino, i.size, coalesce(c.n, 0) n, c.lo, c.hi, coalesce(c.total, 0) total,"
         " c.n IS NULL OR (c.lo = 0 AND c.hi = c.n - 1 AND c.odd = 0 AND c.longest <= ?1"
         " AND c.shortest > 0 AND (c.n_short = 0 OR (c.n_short = 1 AND c.short_at = c.hi))) ok"
-        f" FROM fs_inode i LEFT JOIN c ON c.ino = i.ino WHERE {_is(S_IFREG, 'i.mode')})"
+        f" FROM fs_inode i LEFT JOIN c ON c.ino = i.ino WHERE {_is(S_IFREG, 'i.mode')}{unread})"
         " SELECT ino, size, n, lo, hi, total, ok FROM f WHERE NOT ok OR total <> size",
         (chunk_size,),
     )

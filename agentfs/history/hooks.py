@@ -405,6 +405,7 @@ class HistoryHooks(Changes):
         that name its inode get a copy of its content (``copy_down``), and the inode, now
         held by nothing, is queued to be freed (its handle's pin keeps it until the close)."""
         if self.cow.referenced(ino):
+            self.fs.chunks.present(ino)  # a file of the base: its bytes first
             frozen, _moved = self.cow.copy_down(ino, whole=False)
             self.versions.repoint(ino, frozen, None)
             self.release_if_unheld(ino)

@@ -357,7 +357,7 @@ def _settle(ws: Workspace, root: str, step: _Step) -> None:
     ino = ws.lstat(step.path).st_ino
     ws.conn.execute(
         "INSERT OR REPLACE INTO ws_origin(path, ino, host_dev, host_ino, mode, size, mtime_ns,"
-        " ctime_ns, hash, listed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
+        " ctime_ns, hash, present) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
         (
             key,
             ino,

@@ -134,7 +134,10 @@ def _settle_unlisted(ws: Workspace) -> list[Change]:
     gone: list[Change] = []
     settled: set[int] = set()
     while True:
-        rows = ws.conn.execute("SELECT ino, path FROM ws_origin WHERE listed = 0").fetchall()
+        rows = ws.conn.execute(
+            "SELECT ino, path FROM ws_origin"
+            f" WHERE present = 0 AND (mode & {S_IFMT}) = {S_IFDIR}"
+        ).fetchall()
         moved = False
         for ino, path in rows:
             if ino in settled:
@@ -191,7 +194,12 @@ def _differs(
         return True
     if ino == origin.ino and size == origin.size and mtime == origin.mtime_ns:
         return False  # unchanged as git judges, without reading it
-    return size != origin.size or _digest(ws, where, mode) != origin.digest
+    if ino == origin.ino and ws.base is not None and ws.base.unread(ino):
+        return False  # its bytes never came in: they are the host's (only its times moved)
+    if size != origin.size:
+        return True
+    seen = _seen_digest(ws, origin)
+    return seen is None or _digest(ws, where, mode) != seen
 
 
 def _digest(ws: Workspace, path: str, mode: int) -> bytes:
@@ -222,16 +230,32 @@ def _with_stats(ws: Workspace, change: Change, origin: _Seen | None = None) -> C
     return Change(change.kind, change.path, change.type, change.old_path, plus, minus)
 
 
+def _seen_digest(ws: Workspace, origin: _Seen) -> bytes | None:
+    """The SHA-256 of what was seen at ``origin``, where it is known."""
+    if origin.digest is not None:
+        return origin.digest
+    data = _seen_bytes(ws, origin)
+    return None if data is None else hashlib.sha256(data).digest()
+
+
 def _seen_bytes(ws: Workspace, origin: _Seen) -> bytes | None:
-    """The bytes that were seen at ``origin``, where they can still be had."""
+    """The bytes that were seen at ``origin``, where they can still be had: the host's file
+    while it holds them (for a file whose bytes never came in, while its size and time are
+    those seen), else the file's first version in the workspace's history."""
     assert ws.base is not None
     try:
         with open(os.path.join(ws.base.root, origin.path.lstrip("/")), "rb") as host:
+            info = os.fstat(host.fileno())
             data = host.read()
-        if hashlib.sha256(data).digest() == origin.digest:
+        if origin.digest is None:
+            if (len(data), info.st_mtime_ns) == (origin.size, origin.mtime_ns):
+                return data
+        elif hashlib.sha256(data).digest() == origin.digest:
             return data
     except OSError:
         pass
+    if origin.digest is None:
+        return None
     first = next((v for v in ws.history(origin.path) if v.size is not None), None)
     if first is not None:
         data = ws.read_version(origin.path, first.n)

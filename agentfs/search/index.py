@@ -93,6 +93,8 @@ class IndexStatus:
         embedded: texts with a vector.
         pending: texts waiting for one (``agentfs index`` embeds them).
         skipped: paths of files not indexed, with why ('binary', 'too_large', 'off').
+        unread: files of the base directory whose bytes are not in the workspace yet, so not
+            indexed (``agentfs index`` reads them in; docs/overlay.md).
     """
 
     enabled: bool
@@ -105,6 +107,7 @@ class IndexStatus:
     embedded: int
     pending: int
     skipped: list[tuple[str, str]]
+    unread: int = 0
 
 
 class SearchIndex:
@@ -189,6 +192,8 @@ class SearchIndex:
         mode, nlink, size = row
         if (mode & S_IFMT) != S_IFREG or nlink == 0:
             return  # gone from the live tree (history may still hold it)
+        if self.chunks.base is not None and self.chunks.base.unread(ino):
+            return  # a file of the base not read in yet: queued again when its bytes come
         if not settings.enabled:
             self._file(ino, OFF, size, 0)
             return
@@ -308,6 +313,7 @@ class SearchIndex:
             embedded=conn.execute("SELECT count(*) FROM ws_vector").get,  # type: ignore[arg-type]
             pending=conn.execute("SELECT count(*) FROM ws_embed_queue").get,  # type: ignore[arg-type]
             skipped=skipped,
+            unread=0 if self.chunks.base is None else len(self.chunks.base.unread_files()),
         )
 
 

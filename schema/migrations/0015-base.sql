@@ -40,7 +40,6 @@ CREATE TABLE IF NOT EXISTS ws_origin (
 );
 CREATE INDEX IF NOT EXISTS ws_origin_ino ON ws_origin(ino);
 CREATE INDEX IF NOT EXISTS ws_origin_host ON ws_origin(host_dev, host_ino);
-CREATE INDEX IF NOT EXISTS ws_origin_unlisted ON ws_origin(ino) WHERE listed = 0;
 
 -- ws_apply: what `agentfs apply` is writing into the host, so a run killed part-way is finished
 -- by the next: each row is a host path and what the workspace puts there, written before the

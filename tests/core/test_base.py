@@ -71,7 +71,7 @@ def test_the_workspace_shows_the_host_tree(ws: agentfs.Workspace, host: Path) ->
 
 
 def test_a_directory_comes_in_only_when_needed(ws: agentfs.Workspace) -> None:
-    unlisted = "SELECT path FROM ws_origin WHERE listed = 0"
+    unlisted = "SELECT path FROM ws_origin WHERE present = 0 AND mode & 61440 = 16384"
     assert [row for (row,) in ws.conn.execute(unlisted)] == [""]  # nothing read yet
     ws.listdir("/")
     assert [row for (row,) in ws.conn.execute(unlisted)] == ["src"]

@@ -44,8 +44,11 @@ def test_nothing_changed_and_nothing_read(ws: agentfs.Workspace) -> None:
     assert changes(ws) == []
     ws.listdir("/src/lib")  # brought in, unchanged
     assert changes(ws) == []
-    unlisted = ws.conn.execute("SELECT count(*) FROM ws_origin WHERE listed = 0").get
-    assert unlisted == 0
+    absent = "SELECT path FROM ws_origin WHERE present = 0 AND mode & 61440 = {} ORDER BY path"
+    assert ws.conn.execute(absent.format(0o040000)).fetchall() == []
+    # no file's bytes were read to tell that nothing changed
+    unread = [path for (path,) in ws.conn.execute(absent.format(0o100000))]
+    assert "src/lib/util.py" in unread and "src/app.py" in unread
 
 
 def test_each_kind_of_change(ws: agentfs.Workspace) -> None:
