@@ -44,6 +44,14 @@ _ORIGIN = (
 _BLOCK = 1 << 22
 _ANY_ABSENT = "SELECT 1 FROM ws_origin WHERE present = 0 LIMIT 1"
 _ABSENT_DIRS = f"SELECT ino FROM ws_origin WHERE present = 0 AND (mode & {S_IFMT}) = {S_IFDIR}"
+#: A live inode brought in from the same host file: the same device and inode number, and the
+#: size and modification time seen (an inode number the host reused for another file has
+#: other ones).
+_SAME_HOST_FILE = (
+    "SELECT o.ino FROM ws_origin o JOIN fs_inode i ON i.ino = o.ino WHERE o.host_dev = ?"
+    f" AND o.host_ino = ? AND o.size = ? AND o.mtime_ns = ? AND (o.mode & {S_IFMT}) = {S_IFREG}"
+    f" AND i.nlink > 0 AND (i.mode & {S_IFMT}) = {S_IFREG} LIMIT 1"
+)
 _UNREAD_FILES = (
     f"SELECT DISTINCT o.ino FROM ws_origin o JOIN fs_inode i ON i.ino = o.ino"
     f" WHERE o.present = 0 AND (o.mode & {S_IFMT}) = {S_IFREG} AND i.nlink > 0 ORDER BY o.ino"
@@ -277,20 +285,16 @@ class Base:
             conn.execute(_ORIGIN, _row(made.st_ino, relative, info, digest, 1))
         elif st.S_ISREG(mode):
             linked = None
-            if info.st_nlink > 1:
-                linked = conn.execute(
-                    "SELECT ino FROM ws_origin WHERE host_dev = ? AND host_ino = ?",
-                    (info.st_dev, info.st_ino),
-                ).get
+            if info.st_nlink > 1:  # another name of a host file already in, if one is
+                linked = conn.execute(_SAME_HOST_FILE, _host_file(info)).get
             if linked is not None:
-                first = fs.by_inode.path_of(int(linked))  # type: ignore[arg-type]
-                if first is not None:
-                    made = fs.link(first, path)
-                    seen = conn.execute(
-                        "SELECT hash, present FROM ws_origin WHERE ino = ? LIMIT 1", (made.st_ino,)
-                    ).get
-                    conn.execute(_ORIGIN, _row(made.st_ino, relative, info, *seen))  # type: ignore[misc]
-                    return
+                # one more name, not a change: no version (``fs.link`` would record one)
+                fs._link_existing(dir_ino, entry.name, int(linked))  # type: ignore[arg-type]
+                seen = conn.execute(
+                    "SELECT hash, present FROM ws_origin WHERE ino = ? LIMIT 1", (linked,)
+                ).get
+                conn.execute(_ORIGIN, _row(int(linked), relative, info, *seen))  # type: ignore[arg-type, misc]
+                return
             # its name and stat only: the bytes come when first needed (``fill``)
             made_ino = fs._make_in(dir_ino, entry.name, mode, path, info.st_size)
             conn.execute(_ORIGIN, _row(made_ino, relative, info, None, 0))
@@ -298,6 +302,10 @@ class Base:
         else:  # a FIFO, socket or device: not content a workspace keeps
             return
         fs.utime(path, (info.st_atime_ns, info.st_mtime_ns), follow_symlinks=False)
+
+
+def _host_file(info: os.stat_result) -> tuple[int, int, int, int]:
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
 
 
 def _row(

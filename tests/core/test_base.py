@@ -146,13 +146,14 @@ def test_a_base_goes_under_an_empty_workspace_only(tmp_path: Path, host: Path) -
 def test_a_read_only_handle_reads_what_came_in_and_says_what_did_not(
     tmp_path: Path, host: Path, ws: agentfs.Workspace
 ) -> None:
-    ws.listdir("/")
+    ws.read("/README.md")
     ws.close()
     with agentfs.open(tmp_path / "ws.db", readonly=True) as reader:
         assert reader.read("/README.md") == b"# project\n"
-        with pytest.raises(OSError) as unlisted:
-            reader.listdir("/src")
-        assert unlisted.value.errno == errno.EROFS and "open it writable" in str(unlisted.value)
+        for not_in_yet in (lambda: reader.listdir("/src"), lambda: reader.read("/run.sh")):
+            with pytest.raises(OSError) as refused:
+                not_in_yet()
+            assert refused.value.errno == errno.EROFS and "open it writable" in str(refused.value)
 
 
 def test_two_handles_bring_a_directory_in_once(tmp_path: Path, host: Path) -> None:
