@@ -9,13 +9,21 @@ passthrough) over the host directory itself. In one run, side by side:
     in) against a plain mount of the repository imported, and against bindfs over the host
     repository; targets <= 1.5x the plain mount and <= 3x bindfs;
   * ``agentfs apply`` of ``--changed`` changed files, against ``cp`` of the same files into a
-    copy of the tree; target <= 1 s.
+    copy of the tree; target <= 1 s;
+  * listing and stat of every file of a tree of ``--big-files`` files of 1 MiB (what ``ls
+    -lR``, ``find`` or a glob does): the overlay brings in names and stats only, against
+    ``agentfs import`` of the tree; the workspace file's size is in the row, and the target is
+    that the listing copies no file's bytes (the file stays under 1% of the tree);
+  * reads by ``--readers`` processes at once of files already read in, while other files of
+    the base are still on the host (so reads run in write transactions, docs/overlay.md),
+    against the same reads of an imported workspace: what the write lock costs concurrent
+    readers (no target in the issue: measured).
 
 Every cell is the median of ``--runs`` runs, in seconds; the ratio is the anchor's time over
 the overlay's (above 1: the overlay is faster).
 
     .venv/bin/python benchmarks/overlay.py [--files 100000] [--repo-files 10000] [--changed 100]
-        [--runs 5]
+        [--big-files 256] [--readers 2] [--runs 5]
 """
 
 from __future__ import annotations
@@ -202,6 +210,96 @@ def apply_rows(work: Path, changed: int, runs: int) -> list[Row]:
     ]
 
 
+def listing_rows(work: Path, files: int, runs: int) -> list[Row]:
+    tree = work / "big"
+    for i in range(files):
+        where = tree / f"d{i % 16:02d}" / f"blob{i:05d}.bin"
+        where.parent.mkdir(parents=True, exist_ok=True)
+        where.write_bytes(os.urandom(1 << 20))
+    counter = iter(range(1_000_000))
+    sizes: list[int] = []
+
+    def list_overlay() -> None:
+        db = work / f"list{next(counter)}.db"
+        with agentfs.open(db, base=tree) as ws:
+            seen = sum(
+                ws.lstat(f"{top}/{name}").st_size
+                for top, _d, names in ws.walk("/")
+                for name in names
+            )
+        if seen != files << 20:
+            raise SystemExit(f"the overlay lists {seen} bytes of files, not {files << 20}")
+        sizes.append(os.path.getsize(db))
+
+    def imported() -> None:
+        db = work / f"import{next(counter)}.db"
+        subprocess.run([*AGENTFS, "init", str(db)], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [*AGENTFS, "import", str(db), str(tree), "/"], check=True, stdout=subprocess.DEVNULL
+        )
+        sizes.append(-os.path.getsize(db))
+
+    ours = median_s(list_overlay, runs)
+    anchor = median_s(imported, max(1, runs // 2))
+    mine = statistics.median(s for s in sizes if s > 0)
+    theirs = statistics.median(-s for s in sizes if s < 0)
+    label = (
+        f"list and stat {files} files of 1 MiB (workspace file {mine / 1e6:.2f} MB;"
+        f" imported {theirs / 1e6:.0f} MB)"
+    )
+    return [
+        Row(label, ours, "agentfs import", anchor, "copies no bytes", mine < (files << 20) / 100)
+    ]
+
+
+_READER = """
+import sys, time, agentfs
+names = sys.argv[2:]
+with agentfs.open(sys.argv[1]) as ws:
+    started = time.perf_counter()
+    for _ in range(3):
+        for name in names:
+            ws.read(name)
+    print(time.perf_counter() - started)
+"""
+
+
+def readers_rows(work: Path, readers: int, runs: int) -> list[Row]:
+    tree = small_tree(work / "tree", 4000)
+    names = [f"/{_name(i)}" for i in range(0, 4000, 2)][:1000]
+    overlay_db, plain_db = work / "overlay.db", work / "plain.db"
+    with agentfs.open(overlay_db, base=tree) as ws:
+        for name in names:
+            ws.read(name)  # read in; the other 3,000 files stay on the host
+        if ws.base is None or not ws.base.pending():
+            raise SystemExit("nothing is left on the host: reads would take no write lock")
+    subprocess.run([*AGENTFS, "init", str(plain_db)], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [*AGENTFS, "import", str(plain_db), str(tree), "/"], check=True, stdout=subprocess.DEVNULL
+    )
+
+    def together(db: Path) -> float:
+        """The slowest reader's time (each times its reads alone, not its start-up)."""
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", _READER, str(db), *names], stdout=subprocess.PIPE
+            )
+            for _ in range(readers)
+        ]
+        took = []
+        for proc in procs:
+            out, _ = proc.communicate()
+            if proc.returncode:
+                raise SystemExit(f"a reader of {db.name} failed")
+            took.append(float(out))
+        return max(took)
+
+    ours = statistics.median(together(overlay_db) for _ in range(runs))
+    anchor = statistics.median(together(plain_db) for _ in range(runs))
+    label = f"{readers} processes reading {len(names):,} files 3 times each, at once"
+    return [Row(label, ours, "the same in an imported workspace", anchor, "(measured)", True)]
+
+
 def table(rows: list[Row]) -> str:
     lines = [
         "| operation | overlay s | anchor | anchor s | ratio | target |",
@@ -221,6 +319,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--files", type=int, default=100_000)
     parser.add_argument("--repo-files", type=int, default=10_000)
     parser.add_argument("--changed", type=int, default=100)
+    parser.add_argument("--big-files", type=int, default=256)
+    parser.add_argument("--readers", type=int, default=2)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args(argv[1:])
     scratch = os.environ.get("AGENTFS_BENCH_DIR")
@@ -229,6 +329,8 @@ def main(argv: list[str]) -> int:
         (open_rows, args.files),
         (mount_rows, args.repo_files),
         (apply_rows, args.changed),
+        (listing_rows, args.big_files),
+        (readers_rows, args.readers),
     ):
         with tempfile.TemporaryDirectory(dir=scratch) as where:
             rows += make(Path(where), size, args.runs)

@@ -9,10 +9,10 @@ recorded first (``ws_apply``): a rerun after a kill recognises what the killed r
 wrote and finishes the job. Afterwards the origins describe the new host files, so the change
 list is empty.
 
-What is never applied: ``.agentfs/`` at the root (where the workspace may live), and
-``.git/hooks/`` and ``.git/config``, so an agent cannot plant code the host will run; the rest
-of ``.git/`` only with ``include_git``, its objects written first and its refs, ``HEAD`` and
-index last.
+What is never applied: ``.agentfs/`` at the root (where the workspace may live), and in any
+repository ``hooks/``, ``config`` and a ``.git`` file (``_never``), so an agent cannot plant
+code the host will run; the rest of ``.git/`` only with ``include_git``, its objects written
+first, its refs, ``HEAD`` and index after, and its deletions last.
 """
 
 from __future__ import annotations
@@ -180,12 +180,27 @@ def _within(change: Change, path: str) -> bool:
 
 
 def _never(path: str, include_git: bool) -> str | None:
-    """Why ``path`` is never applied (or not without ``include_git``), or None."""
+    """Why ``path`` is never applied (or not without ``include_git``), or None.
+
+    Git runs, or takes settings from, some of what a repository holds, so none of it is
+    written into the host, in the project's repository or in any other at any depth: a
+    ``hooks/`` directory, ``config`` and ``config.worktree`` (``core.hooksPath``,
+    ``core.fsmonitor``, filters and aliases run commands), and a ``.git`` that is a file or a
+    symlink (it would point git at another directory, with hooks of the agent's). A lock file
+    (``*.lock``) is what a git stopped part-way left behind."""
     if paths.is_within(path, "/.agentfs"):
         return "the workspace's own directory"
-    if paths.is_within(path, "/.git/hooks") or path == "/.git/config":
+    parts = path.split("/")
+    if ".git" not in parts:
+        return None
+    inside = parts[parts.index(".git") + 1 :]
+    if not inside:
+        return "a .git file or symlink points git elsewhere: never applied"
+    if "hooks" in inside or (inside[-1] in ("config", "config.worktree") and "refs" not in inside):
         return "git runs it: never applied"
-    if paths.is_within(path, "/.git") and not include_git:
+    if inside[-1].endswith(".lock"):
+        return "a lock a stopped git left: never applied"
+    if not include_git:
         return "inside .git (include_git to apply it)"
     return None
 
@@ -269,17 +284,21 @@ def _conflict(ws: Workspace, root: str, step: _Step) -> str | None:
     return CHANGED
 
 
-def _git_order(step: _Step) -> int:
-    """Objects before everything, what points at them (refs, ``HEAD``, the index) after
-    everything: a run killed part-way never leaves a git repository whose refs name objects
-    it does not have (a stable sort: a rename still writes its new name first)."""
-    if paths.is_within(step.path, "/.git/objects"):
-        return 0
-    if step.path in ("/.git/HEAD", "/.git/index", "/.git/packed-refs") or paths.is_within(
-        step.path, "/.git/refs"
-    ):
-        return 2
-    return 1
+def _git_order(step: _Step) -> tuple[int, int]:
+    """Objects before everything (a pack before its index), what points at them (refs,
+    ``HEAD``, the index) after every other write, and what a repository deletes (loose objects
+    a ``git gc`` packed, an old pack) last: a run killed part-way never leaves a git repository
+    whose refs name objects it does not have (a stable sort: a rename still writes its new
+    name first)."""
+    in_git = "/.git/" in step.path + "/"
+    if in_git and step.deletes:
+        return 3, 0
+    if "/.git/objects/" in step.path:
+        return 0, 0 if step.path.endswith(".pack") else 1
+    name = step.path.rsplit("/.git/", 1)[-1] if in_git else ""
+    if name in ("HEAD", "index", "packed-refs") or name.startswith("refs/"):
+        return 2, 0
+    return 1, 0
 
 
 def _digest(data: bytes) -> bytes:

@@ -6,6 +6,7 @@ file old or new and is finished by the next."""
 from __future__ import annotations
 
 import hashlib
+import importlib
 import os
 import signal
 import subprocess
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import agentfs
+from agentfs.mount.exec import fuse_available
 from agentfs.overlay import Conflict, apply, changes
 from tests.clirun import run
 
@@ -286,14 +288,107 @@ def test_merge_refuses_lines_changed_on_both_sides(ws: agentfs.Workspace, host: 
 def test_git_objects_go_before_the_refs_that_name_them() -> None:
     from agentfs.overlay.apply import _git_order, _Step
 
-    written = ["/.git/refs/heads/main", "/src/a.py", "/.git/objects/ab/cdef", "/.git/HEAD"]
-    order = sorted((_Step(p, 0o100644, b"") for p in written), key=_git_order)
-    assert [s.path for s in order] == [
+    written = [
+        "/.git/refs/heads/main",
+        "/src/a.py",
         "/.git/objects/ab/cdef",
+        "/.git/objects/pack/pack-1.idx",
+        "/.git/objects/pack/pack-1.pack",
+        "/.git/HEAD",
+    ]
+    steps = [_Step(p, 0o100644, b"") for p in written] + [_Step("/.git/objects/cd/0123")]
+    order = sorted(steps, key=_git_order)
+    assert [s.path for s in order] == [
+        "/.git/objects/pack/pack-1.pack",
+        "/.git/objects/ab/cdef",
+        "/.git/objects/pack/pack-1.idx",
         "/src/a.py",
         "/.git/refs/heads/main",
         "/.git/HEAD",
+        "/.git/objects/cd/0123",  # a loose object gc packed goes once the refs are written
     ]
+
+
+def test_what_git_runs_is_never_applied_in_any_repository(
+    ws: agentfs.Workspace, host: Path
+) -> None:
+    planted = [
+        "/.git/modules/sub/hooks/post-checkout",
+        "/.git/modules/sub/config",
+        "/.git/worktrees/wt/config.worktree",
+        "/.git/index.lock",
+        "/vendor/lib/.git/hooks/pre-commit",
+        "/vendor/lib/.git/config",
+        "/sub/.git",
+    ]
+    for path in planted:
+        ws.write(path, "[core]\n\tfsmonitor = touch /tmp/owned\n", parents=True)
+    ws.write("/.git/refs/heads/config", "0" * 40 + "\n", parents=True)  # a branch named config
+    done = apply(ws, include_git=True)
+    assert sorted(p for p, _ in done.skipped) == sorted(planted)
+    assert done.written == ["/.git/refs/heads/config"]
+    assert not (host / "vendor").exists() and not (host / "sub").exists()
+    assert not (host / ".git" / "modules").exists() and not (host / ".git" / "index.lock").exists()
+
+
+@pytest.mark.skipif(fuse_available() is not None, reason=f"no FUSE here: {fuse_available()}")
+def test_include_git_carries_a_commit_and_a_gc_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A commit made in the mount, then packed by ``git gc`` (its loose objects deleted), is
+    carried into the host's repository, objects first and deletions last; the host's git then
+    finds every object and the new commit."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-c", "user.email=a@example.org", "-c", "user.name=a"]
+    (repo / "app.py").write_text("v = 1\n")
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=repo, check=True)
+    subprocess.run([*git, "add", "."], cwd=repo, check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], cwd=repo, check=True)
+    with agentfs.open(tmp_path / "ws.db", base=repo) as ws:
+        script = (
+            "echo 'v = 2' > app.py && git -c user.email=b@example.org -c user.name=b"
+            " commit -qam two && git gc -q --prune=now"
+        )
+        done = ws.run(["sh", "-c", script], mode="mount", timeout=120)
+        assert done.exit_code == 0, done.stderr
+        applying = importlib.import_module(
+            "agentfs.overlay.apply"
+        )  # the package's apply is the function
+        order: list[str] = []
+        write = applying._write
+        monkeypatch.setattr(
+            applying,
+            "_write",
+            lambda ws, root, step: (order.append(step.path), write(ws, root, step)),
+        )
+        result = apply(ws, include_git=True)
+    assert result.conflicts == [] and "/app.py" in result.written
+
+    def kind(path: str) -> str:
+        if path in result.deleted:
+            return "delete"
+        if path.startswith("/.git/objects/"):
+            return "object"
+        if path.startswith("/.git/refs/") or path in (
+            "/.git/HEAD",
+            "/.git/index",
+            "/.git/packed-refs",
+        ):
+            return "ref"
+        return "other"
+
+    kinds = [kind(path) for path in order if path.startswith("/.git/")]
+    assert kinds == sorted(kinds, key=["object", "other", "ref", "delete"].index)
+    assert "delete" in kinds  # gc removed loose objects, after the refs moved
+    check = subprocess.run(["git", "fsck", "--full"], cwd=repo, capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    log = subprocess.run(["git", "log", "--format=%s"], cwd=repo, capture_output=True, text=True)
+    assert log.stdout.split() == ["two", "one"]
+    assert (
+        subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True).stdout
+        == b""
+    )
 
 
 def test_the_cli_merges(ws: agentfs.Workspace, host: Path) -> None:

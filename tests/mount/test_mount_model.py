@@ -168,9 +168,11 @@ def shared_mount(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mounted]:
 @given(steps=st.lists(op, min_size=1, max_size=40))
 def test_same_results_as_tmpfs(shared_mount: Mounted, steps: list[tuple]) -> None:
     n = next(_counter)
-    reference_root = Path("/dev/shm") / f"agentfs-model-{os.getpid()}-{n}"
+    # each side's cases share a parent holding nothing else, so that a symlink out of a case
+    # ("../a") names the same nothing on both
+    reference_root = Path("/dev/shm") / f"agentfs-model-{os.getpid()}" / f"case{n}"
     ours_root = shared_mount.dir / f"case{n}"
-    reference_root.mkdir()
+    reference_root.mkdir(parents=True)
     ours_root.mkdir()
     reference, ours = Side(reference_root), Side(ours_root)
     try:
@@ -191,4 +193,4 @@ def test_same_results_as_tmpfs(shared_mount: Mounted, steps: list[tuple]) -> Non
     finally:
         reference.close_all()
         ours.close_all()
-        os.system(f"chmod -R u+rwX '{reference_root}'; rm -rf '{reference_root}'")
+        os.system(f"chmod -R u+rwX '{reference_root}'; rm -rf '{reference_root.parent}'")
