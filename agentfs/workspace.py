@@ -518,10 +518,11 @@ class Workspace(FileSystem):
         if self.base is None or self.readonly or not self.base.pending():
             return
         try:
-            for _ in treeops.walk(self, path):  # each directory comes in as it is listed
-                pass
-        except (FileNotFoundError, NotADirectoryError):
+            top = self.stat(path)
+        except OSError:
             return  # the search itself says what is wrong with the path
+        if top.is_dir():
+            self._listed_below(top.st_ino)
         if not content:
             return
         unread = self._unread_below(path)

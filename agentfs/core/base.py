@@ -65,8 +65,9 @@ class Base:
     def __init__(self, fs: FileSystem, root: str) -> None:
         self.fs = fs
         self.root = root
-        #: Directories whose host entries are not in the workspace yet, read when first needed and again whenever the file system drops
-        #: its caches (another connection may have brought some in).
+        #: Directories whose host entries are not in the workspace yet, read when first
+        #: needed and again whenever the file system drops its caches (another connection
+        #: may have brought some in).
         self._absent: set[int] | None = None
         #: Is anything still to come in (None: not known since the caches were dropped)?
         self._pending: bool | None = None
@@ -135,6 +136,10 @@ class Base:
     def unread_files(self) -> list[int]:
         """Every live file of the base whose bytes are not in the workspace yet."""
         return [ino for (ino,) in self.fs.conn.execute(_UNREAD_FILES)]
+
+    def absent_dirs(self) -> frozenset[int]:
+        """The directories whose host entries are not in the workspace yet."""
+        return frozenset(self._absent_dirs())
 
     def _absent_dirs(self) -> set[int]:
         if self._absent is None:

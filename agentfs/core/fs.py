@@ -369,21 +369,27 @@ class FileSystem:
         return self._listed(ino)
 
     def _listed_below(self, top: int) -> None:
-        """Bring in every directory of the base below directory ``top``, so that removing the
-        tree removes (and records the removal of) everything the host holds there."""
-        if self.base is None or not self.base.pending():
+        """Bring in every directory of the base at or below directory ``top`` (removing the
+        tree then removes, and records the removal of, everything the host holds there; a
+        search then misses nothing). Goes by the directories still to come in, a level per
+        round, rather than down the whole tree: once the tree is in, it costs a lookup."""
+        base = self.base
+        if base is None:
             return
-        pending = [top]
-        while pending:
-            directory = self._listed(pending.pop())
-            pending += [
-                child
-                for (child,) in self.conn.execute(
-                    "SELECT d.ino FROM fs_dentry d JOIN fs_inode i ON i.ino = d.ino"
-                    f" WHERE d.parent_ino = ? AND (i.mode & {S_IFMT}) = {S_IFDIR}",
-                    (directory,),
-                )
+        while True:
+            where = self.by_inode.path_of(top)
+            if where is None:
+                return
+            below = [
+                ino
+                for ino in sorted(base.absent_dirs())
+                if (at := self.by_inode.path_of(ino)) is not None and paths.is_within(at, where)
             ]
+            if not below:
+                return
+            for ino in below:
+                with self.transaction():  # a directory at a time: other writers go between
+                    self._listed(ino)
 
     def _listed(self, dir_ino: int) -> int:
         """``dir_ino``, its entries from the base brought in first if they are not yet
@@ -767,7 +773,8 @@ class FileSystem:
         dentry_id, parent_ino, name, size, mode = row  # type: ignore[misc]
         self._require_file(f"inode {ino}", mode)
         filled = self.chunks.present(ino)  # a change starts from the bytes it has
-        return WriteTarget(ino, False, dentry_id, parent_ino, name, size if filled is None else filled)
+        size = size if filled is None else filled
+        return WriteTarget(ino, False, dentry_id, parent_ino, name, size)
 
     def _unchanged_by(self, ino: int, size: int, at: int, data: bytes) -> bool:
         """Would writing ``data`` at ``at`` leave the file's bytes as they are?"""

@@ -95,11 +95,13 @@ def apply(
     ours: Iterable[str] = (),
     theirs: Iterable[str] = (),
     merge: bool = False,
+    found: Sequence[Change] | None = None,
 ) -> Applied:
     """Write the workspace's changes (those at or below the paths ``only``, default all)
     into its base; see the module docstring. ``merge``: a text file the host changed too is
     merged three ways (what the workspace saw, its version, the host's), and the merge is
-    written to both, unless the same lines changed on both sides."""
+    written to both, unless the same lines changed on both sides. ``found``: the change list,
+    when the caller has it (``changes``) already."""
     base = ws.base
     if base is None:
         raise fs_error(errno.EINVAL, str(ws.path), "the workspace has no base (init --base)")
@@ -107,9 +109,9 @@ def apply(
     take_theirs = {paths.normalize(p) for p in theirs}
     result = Applied(dry_run=dry_run)
     merged: dict[str, bytes] = {}  # path: the three-way merge to write in the workspace
-    selected = [
-        c for c in changes(ws) if not only or any(_within(c, paths.normalize(p)) for p in only)
-    ]
+    if found is None:
+        found = changes(ws, stats=False)
+    selected = [c for c in found if not only or any(_within(c, paths.normalize(p)) for p in only)]
     steps: list[_Step] = []
     for change in selected:
         for path in filter(None, (change.old_path, change.path)):

@@ -77,11 +77,19 @@ class _Seen:
     digest: bytes | None
 
 
-def changes(ws: Workspace, under: str = "/") -> list[Change]:
-    """The workspace's changes against its base at or below ``under``, by path."""
+def changes(ws: Workspace, under: str = "/", *, stats: bool = True) -> list[Change]:
+    """The workspace's changes against its base at or below ``under``, by path. ``stats``:
+    count the lines each text file gained and lost (reading both sides; ``apply`` needs no
+    counts)."""
     if ws.base is None:
         raise fs_error(errno.EINVAL, str(ws.path), "the workspace has no base (init --base)")
     under = paths.normalize(under)
+
+    def counted(change: Change, origin: _Seen | None = None) -> Change:
+        if not stats or not paths.is_within(change.path, under):
+            return change
+        return _with_stats(ws, change, origin)
+
     with ws.read_transaction():
         gone = _settle_unlisted(ws)
         seen = _origins(ws)
@@ -100,7 +108,7 @@ def changes(ws: Workspace, under: str = "/") -> list[Change]:
             if now is not None:  # the name is still there (the same inode or a new one)
                 if _differs(ws, origin, now):
                     modified = Change("modified", origin.path, _type(now[1]))
-                    found.append(_with_stats(ws, modified, origin))
+                    found.append(counted(modified, origin))
                 continue
             elsewhere = [
                 path
@@ -113,11 +121,11 @@ def changes(ws: Workspace, under: str = "/") -> list[Change]:
             moved_to.add(elsewhere[0])
             renamed = Change("renamed", elsewhere[0], _type(origin.mode), origin.path)
             if _differs(ws, origin, live[elsewhere[0]], at=elsewhere[0]):
-                renamed = _with_stats(ws, renamed, origin)
+                renamed = counted(renamed, origin)
             found.append(renamed)
         for path, (_, mode, *_) in live.items():
             if path not in accounted and path not in moved_to:
-                found.append(_with_stats(ws, Change("added", path, _type(mode))))
+                found.append(counted(Change("added", path, _type(mode))))
         found += gone
     return sorted(
         (c for c in found if paths.is_within(c.path, under)),
@@ -135,8 +143,7 @@ def _settle_unlisted(ws: Workspace) -> list[Change]:
     settled: set[int] = set()
     while True:
         rows = ws.conn.execute(
-            "SELECT ino, path FROM ws_origin"
-            f" WHERE present = 0 AND (mode & {S_IFMT}) = {S_IFDIR}"
+            f"SELECT ino, path FROM ws_origin WHERE present = 0 AND (mode & {S_IFMT}) = {S_IFDIR}"
         ).fetchall()
         moved = False
         for ino, path in rows:

@@ -121,14 +121,15 @@ class ApplyOutput(ToolOutput):
     needs_base=True,
     description="""Write this workspace's changes (all, or those at or below `paths`) into
     the host directory it works over. If the user changed a host file it would touch,
-    nothing is written and each conflict is named. .git/hooks and .git/config are never
+    nothing is written and each conflict is named. Git hooks and git config are never
     applied. Disabled unless the policy enables it; asks for approval.""",
 )
 def workspace_apply(ctx: Context, args: ApplyInput) -> ApplyOutput:
     _require_base(ctx)
     chosen = [ctx.path(p) for p in args.paths]
     allowed = []
-    for change in overlay.changes(ctx.ws):  # type: ignore[arg-type]
+    found = overlay.changes(ctx.ws, stats=False)  # type: ignore[arg-type]
+    for change in found:
         names = [p for p in (change.path, change.old_path) if p is not None]
         if chosen and not any(paths.is_within(n, c) for n in names for c in chosen):
             continue
@@ -138,7 +139,7 @@ def workspace_apply(ctx: Context, args: ApplyInput) -> ApplyOutput:
             allowed.append(change.path)
     if not allowed:
         return ApplyOutput(written=[], deleted=[], skipped=[], conflicts=[], dry_run=args.dry_run)
-    done = overlay.apply(ctx.ws, allowed, dry_run=args.dry_run)  # type: ignore[arg-type]
+    done = overlay.apply(ctx.ws, allowed, dry_run=args.dry_run, found=found)  # type: ignore[arg-type]
     return ApplyOutput(
         written=done.written,
         deleted=done.deleted,

@@ -135,9 +135,7 @@ def test_a_symlink_put_in_place_of_a_host_file_is_not_followed(
         ws.read("/data/big.bin")
 
 
-def test_a_read_only_handle_asks_for_a_writable_one(
-    tmp_path: Path, ws: agentfs.Workspace
-) -> None:
+def test_a_read_only_handle_asks_for_a_writable_one(tmp_path: Path, ws: agentfs.Workspace) -> None:
     ws.listdir("/data")
     ws.read("/data/notes.txt")
     ws.close()
@@ -209,7 +207,9 @@ OPS = st.lists(
 )
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(ops=OPS)
 def test_against_a_copy_of_the_host(tmp_path: Path, host: Path, ops: list) -> None:
     """Every operation reads and writes the same bytes as on a plain copy of the host tree,
