@@ -47,7 +47,7 @@ import agentfs
 from agentfs.overlay import apply
 
 AGENTFS = [sys.executable, "-m", "agentfs.cli"]
-GIT = ["git", "-c", "user.email=b@example.com", "-c", "user.name=bench"]
+GIT = ["git", "-c", "gc.auto=0", "-c", "user.email=b@example.com", "-c", "user.name=bench"]
 
 
 @dataclass
