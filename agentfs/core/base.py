@@ -159,27 +159,30 @@ class Base:
             return
         conn.execute("UPDATE ws_origin SET present = 1 WHERE ino = ?", (dir_ino,))
         relative = str(where)
-        host_dir = os.path.join(self.root, relative) if relative else self.root
         at = self.fs.by_inode.path_of(dir_ino)
         if at is None:  # removed before it was ever listed: nothing to bring
             return
         try:
-            entries = sorted(os.scandir(host_dir), key=lambda e: e.name)
-        except FileNotFoundError:
-            return  # the host removed it since: it stays empty here
-        own = self._own_files()
-        for entry in entries:
-            if not relative and entry.name == HIDDEN:
-                continue
-            try:
-                if (entry.stat(follow_symlinks=False).st_dev, entry.inode()) in own:
-                    continue  # the workspace's own file (agentfs run --ws in the directory)
-                where = f"{relative}/{entry.name}".lstrip("/")
-                with self.fs.transaction():  # one entry's failure undoes that entry only
-                    self._bring(entry, dir_ino, paths.join(at, entry.name), where)
-            except OSError:
-                continue  # unreadable, gone meanwhile, or a name no workspace can hold
-        host = os.lstat(host_dir)
+            dir_fd = self._open_beneath(relative, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            return  # the host removed it since (or made it something else): it stays empty
+        try:
+            entries = sorted(os.scandir(dir_fd), key=lambda e: e.name)
+            own = self._own_files()
+            for entry in entries:
+                if not relative and entry.name == HIDDEN:
+                    continue
+                try:
+                    if (entry.stat(follow_symlinks=False).st_dev, entry.inode()) in own:
+                        continue  # the workspace's own file (agentfs run --ws in the directory)
+                    where = f"{relative}/{entry.name}".lstrip("/")
+                    with self.fs.transaction():  # one entry's failure undoes that entry only
+                        self._bring(entry, dir_fd, dir_ino, paths.join(at, entry.name), where)
+                except OSError:
+                    continue  # unreadable, gone meanwhile, or a name no workspace can hold
+            host = os.fstat(dir_fd)
+        finally:
+            os.close(dir_fd)
         self.fs.utime(at, (host.st_atime_ns, host.st_mtime_ns))
         self.fs.hooks.brought_in(dir_ino)
         # what came in is recorded as its own operation: the change that needed it (a write
@@ -244,14 +247,12 @@ class Base:
 
     def _open_host(self, relatives: Iterable[str]) -> int:
         """A descriptor of the first of ``relatives`` (one host file's names) that is still a
-        regular file, never through a symlink put in its place; EIO naming the first when
-        none is."""
+        regular file (``_open_beneath``); EIO naming the first when none is."""
         tried = []
         for relative in relatives:
-            where = os.path.join(self.root, relative)
-            tried.append(where)
+            tried.append(os.path.join(self.root, relative))
             try:
-                fd = os.open(where, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+                fd = self._open_beneath(relative, os.O_RDONLY | os.O_NONBLOCK)
             except OSError:
                 continue
             if st.S_ISREG(os.fstat(fd).st_mode):
@@ -264,6 +265,24 @@ class Base:
             " its bytes cannot be read",
         )
 
+    def _open_beneath(self, relative: str, flags: int) -> int:
+        """A descriptor of ``relative`` (a path in the base) opened with ``flags``, never
+        through a symlink: each directory on the way, and the entry itself, is opened with
+        ``O_NOFOLLOW`` from the one above it, so a host directory replaced by a symlink
+        since it was listed leads nowhere (ELOOP, ENOTDIR) instead of outside the base,
+        whatever the privileges of the process reading it."""
+        names = [name for name in relative.split("/") if name]
+        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        for i, name in enumerate(names):
+            last = i == len(names) - 1
+            how = (flags if last else os.O_RDONLY | os.O_DIRECTORY) | os.O_NOFOLLOW | os.O_CLOEXEC
+            try:
+                opened = os.open(name, how, dir_fd=fd)
+            finally:
+                os.close(fd)
+            fd = opened
+        return fd
+
     def _own_files(self) -> set[tuple[int, int]]:
         """(device, inode) of the workspace's database file and its WAL and shared memory."""
         found = set()
@@ -273,8 +292,11 @@ class Base:
                 found.add((info.st_dev, info.st_ino))
         return found
 
-    def _bring(self, entry: os.DirEntry[str], dir_ino: int, path: str, relative: str) -> None:
-        """One host entry, at workspace ``path`` in directory ``dir_ino``."""
+    def _bring(
+        self, entry: os.DirEntry[str], dir_fd: int, dir_ino: int, path: str, relative: str
+    ) -> None:
+        """One host entry (of the host directory open as ``dir_fd``), at workspace ``path``
+        in directory ``dir_ino``."""
         fs, conn = self.fs, self.fs.conn
         path = paths.normalize(path)  # OSError for a name no workspace can hold
         info = entry.stat(follow_symlinks=False)
@@ -284,7 +306,7 @@ class Base:
             conn.execute(_ORIGIN, _row(made.st_ino, relative, info, None, 0))
             self._absent_dirs().add(made.st_ino)
         elif st.S_ISLNK(mode):
-            target = os.readlink(entry.path)
+            target = os.readlink(entry.name, dir_fd=dir_fd)
             made = fs.symlink(target, path)
             digest = hashlib.sha256(os.fsencode(target)).digest()
             conn.execute(_ORIGIN, _row(made.st_ino, relative, info, digest, 1))

@@ -135,6 +135,27 @@ def test_a_symlink_put_in_place_of_a_host_file_is_not_followed(
         ws.read("/data/big.bin")
 
 
+def test_a_host_directory_swapped_for_a_symlink_leads_nowhere(
+    ws: agentfs.Workspace, host: Path, tmp_path: Path
+) -> None:
+    """Whoever can change the host directory cannot make the workspace read outside it: a
+    directory listed (or still to be) and then replaced by a symlink is never followed."""
+    outside = tmp_path / "outside"
+    (outside / "data").mkdir(parents=True)
+    (outside / "notes.txt").write_text("outside the base\n")
+    (outside / "data" / "big.bin").write_text("outside too\n")
+    (host / "later").mkdir()
+    ws.listdir("/data")  # /data's names are in, its bytes are not; /later's names are not
+    (host / "data").rename(tmp_path / "moved")
+    (host / "data").symlink_to(outside)
+    with pytest.raises(OSError) as refused:
+        ws.read("/data/notes.txt")
+    assert refused.value.errno == errno.EIO
+    (host / "later").rmdir()
+    (host / "later").symlink_to(outside)
+    assert ws.listdir("/later") == []  # nothing from outside came in
+
+
 def test_a_read_only_handle_asks_for_a_writable_one(tmp_path: Path, ws: agentfs.Workspace) -> None:
     ws.listdir("/data")
     ws.read("/data/notes.txt")
