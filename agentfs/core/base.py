@@ -26,7 +26,7 @@ import stat as st
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from agentfs.core import paths
+from agentfs.core import beneath, paths
 from agentfs.core.errors import fs_error
 from agentfs.core.inodes import ROOT_INO, S_IFDIR, S_IFMT, S_IFREG
 
@@ -163,7 +163,7 @@ class Base:
         if at is None:  # removed before it was ever listed: nothing to bring
             return
         try:
-            dir_fd = self._open_beneath(relative, os.O_RDONLY | os.O_DIRECTORY)
+            dir_fd = beneath.open_beneath(self.root, relative, os.O_RDONLY | os.O_DIRECTORY)
         except OSError:
             return  # the host removed it since (or made it something else): it stays empty
         try:
@@ -247,12 +247,14 @@ class Base:
 
     def _open_host(self, relatives: Iterable[str]) -> int:
         """A descriptor of the first of ``relatives`` (one host file's names) that is still a
-        regular file (``_open_beneath``); EIO naming the first when none is."""
+        regular file, reached without following a symlink (``agentfs.core.beneath``: a
+        host directory swapped for a symlink since it was listed leads nowhere, whatever the
+        privileges of the process reading it); EIO naming the first when none is."""
         tried = []
         for relative in relatives:
             tried.append(os.path.join(self.root, relative))
             try:
-                fd = self._open_beneath(relative, os.O_RDONLY | os.O_NONBLOCK)
+                fd = beneath.open_beneath(self.root, relative, os.O_RDONLY | os.O_NONBLOCK)
             except OSError:
                 continue
             if st.S_ISREG(os.fstat(fd).st_mode):
@@ -264,24 +266,6 @@ class Base:
             "the host file is gone or no longer a regular file since the workspace listed it:"
             " its bytes cannot be read",
         )
-
-    def _open_beneath(self, relative: str, flags: int) -> int:
-        """A descriptor of ``relative`` (a path in the base) opened with ``flags``, never
-        through a symlink: each directory on the way, and the entry itself, is opened with
-        ``O_NOFOLLOW`` from the one above it, so a host directory replaced by a symlink
-        since it was listed leads nowhere (ELOOP, ENOTDIR) instead of outside the base,
-        whatever the privileges of the process reading it."""
-        names = [name for name in relative.split("/") if name]
-        fd = os.open(self.root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-        for i, name in enumerate(names):
-            last = i == len(names) - 1
-            how = (flags if last else os.O_RDONLY | os.O_DIRECTORY) | os.O_NOFOLLOW | os.O_CLOEXEC
-            try:
-                opened = os.open(name, how, dir_fd=fd)
-            finally:
-                os.close(fd)
-            fd = opened
-        return fd
 
     def _own_files(self) -> set[tuple[int, int]]:
         """(device, inode) of the workspace's database file and its WAL and shared memory."""

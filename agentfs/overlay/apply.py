@@ -17,11 +17,9 @@ first, its refs, ``HEAD`` and index after, and its deletions last.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import os
-import secrets
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,12 +30,11 @@ import merge3
 from agentfs.core import paths
 from agentfs.core.errors import fs_error
 from agentfs.overlay.changes import Change, changes
+from agentfs.overlay.host import HostTree
 
 if TYPE_CHECKING:
     from agentfs.workspace import Workspace
 
-#: The prefix of the temporary files a write makes next to its target.
-TEMP_PREFIX = ".agentfs-apply-"
 #: Why a file the host changed since the workspace read it cannot simply be written.
 CHANGED = "changed on the host since the workspace read it"
 
@@ -121,20 +118,23 @@ def apply(
         if any(_never(p, include_git) for p in filter(None, (change.old_path, change.path))):
             continue
         steps += _steps(ws, change)
+    host = HostTree(base.root)
     journal = dict(_journal(ws))
     if journal and not dry_run:
-        _sweep(base.root, journal)
+        for directory in {paths.parent_and_name(path)[0] for path in journal}:
+            host.sweep(directory)  # what a killed run left
+    removed = {s.path for s in steps if s.deletes}
     pending: list[_Step] = []
     for step in steps:
-        if _done(base.root, step, journal):
+        if _done(host, step, journal):
             continue  # a killed run wrote it
         if step.path in take_theirs:
             result.taken.append(step.path)
             continue
         if step.path not in keep_ours:
-            reason = _conflict(ws, base.root, step)
+            reason = _conflict(ws, host, step, removed)
             if reason == CHANGED and merge:
-                together = _merged(ws, base.root, step.path)
+                together = _merged(ws, host, step.path)
                 if together is not None:
                     merged[step.path] = together
                     result.merged.append(step.path)
@@ -154,10 +154,11 @@ def apply(
         for s in steps
         if s.path not in taken
     ]
-    pending.sort(key=_git_order)
+    written = [s.path for s in steps if not s.deletes]
+    pending.sort(key=lambda step: _order(step, written))
     with ws.transaction():
         for path in result.taken:
-            _take_theirs(ws, base.root, path)
+            _take_theirs(ws, host, path)
         for path, data in merged.items():
             ws.write(path, data)  # the workspace holds what the host will
         ws.conn.execute("DELETE FROM ws_apply")
@@ -166,10 +167,10 @@ def apply(
             [(s.path.lstrip("/"), s.digest, s.mode) for s in steps],
         )
     for step in pending:
-        _write(ws, base.root, step)
+        _write(ws, host, step)
     with ws.transaction():
         for step in steps:
-            _settle(ws, base.root, step)
+            _settle(ws, host, step)
         ws.conn.execute("DELETE FROM ws_apply")
     _report(result, steps)
     return result
@@ -225,65 +226,57 @@ def _journal(ws: Workspace) -> list[tuple[str, tuple[bytes | None, int | None]]]
     return [("/" + str(p), (h, m)) for p, h, m in rows]  # type: ignore[misc]
 
 
-def _sweep(root: str, journal: dict[str, tuple[bytes | None, int | None]]) -> None:
-    """Remove the temporary files a killed run left next to the paths it planned."""
-    for directory in {os.path.dirname(_host(root, path)) for path in journal}:
-        with contextlib.suppress(FileNotFoundError, NotADirectoryError):
-            for name in os.listdir(directory):
-                if name.startswith(TEMP_PREFIX):
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(os.path.join(directory, name))
-
-
-def _host(root: str, path: str) -> str:
-    return os.path.join(root, path.lstrip("/"))
-
-
-def _host_digest(full: str) -> bytes | None:
-    """The SHA-256 of a host file's bytes or a symlink's target; None when nothing is there."""
-    try:
-        if os.path.islink(full):
-            return hashlib.sha256(os.fsencode(os.readlink(full))).digest()
-        with open(full, "rb") as f:
-            return hashlib.file_digest(f, "sha256").digest()
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        return b"directory"
-
-
-def _done(root: str, step: _Step, journal: dict[str, tuple[bytes | None, int | None]]) -> bool:
+def _done(host: HostTree, step: _Step, journal: dict[str, tuple[bytes | None, int | None]]) -> bool:
     """Did a killed run already carry ``step`` out?"""
     planned = journal.get(step.path)
     if planned is None or planned != (step.digest, step.mode):
         return False
-    now = _host_digest(_host(root, step.path))
+    try:
+        now = host.digest(step.path)
+    except OSError:
+        return False
     return now is None if step.deletes else now == step.digest
 
 
-def _conflict(ws: Workspace, root: str, step: _Step) -> str | None:
-    """Why ``step`` would overwrite something the workspace did not see, or None."""
-    full = _host(root, step.path)
+def _conflict(ws: Workspace, host: HostTree, step: _Step, removed: set[str]) -> str | None:
+    """Why ``step`` would overwrite something the workspace did not see, or None.
+    ``removed``: the paths the plan deletes (a symlink of the base the workspace replaced
+    by a directory is one: what goes below it waits for it to go, ``_order``)."""
     seen = ws.conn.execute(
         "SELECT size, mtime_ns, host_ino, host_dev, hash FROM ws_origin WHERE path = ?",
         (step.path.lstrip("/"),),
     ).fetchall()
     try:
-        host = os.lstat(full)
-    except FileNotFoundError:
+        found = host.lstat(step.path)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+            raise
+        if any(paths.is_within(step.path, gone) for gone in removed):
+            return None  # the symlink or file on the way goes first
+        return "a symlink or a file is on the host where the workspace has a directory"
+    if found is None:
         if step.deletes or not seen:
             return None
         return "deleted on the host since the workspace read it"
     if not seen:
-        if _host_digest(full) == step.digest:
+        if host.digest(step.path) == step.digest:
             return None  # the host made the same file
         return "created on the host since the workspace read its directory"
     size, mtime, ino, dev, digest = seen[0]
-    if (host.st_size, host.st_mtime_ns, host.st_ino, host.st_dev) == (size, mtime, ino, dev):
+    if (found.st_size, found.st_mtime_ns, found.st_ino, found.st_dev) == (size, mtime, ino, dev):
         return None
-    if _host_digest(full) == digest:
+    if host.digest(step.path) == digest:
         return None
     return CHANGED
+
+
+def _order(step: _Step, written: list[str]) -> tuple[int, int]:
+    """The order steps are carried out in (a stable sort): first the deletion of a symlink
+    or file of the base the workspace replaced by a directory, so nothing is written through
+    it; then ``_git_order``."""
+    if step.deletes and any(paths.is_within(w, step.path) and w != step.path for w in written):
+        return -1, 0
+    return _git_order(step)
 
 
 def _git_order(step: _Step) -> tuple[int, int]:
@@ -307,7 +300,7 @@ def _digest(data: bytes) -> bytes:
     return hashlib.sha256(data).digest()
 
 
-def _merged(ws: Workspace, root: str, path: str) -> bytes | None:
+def _merged(ws: Workspace, host: HostTree, path: str) -> bytes | None:
     """The three-way merge of ``path``: what the workspace saw of the host's file (its first
     version in the workspace's history, when that is it), the workspace's text and the host's
     now; None when one of them is not text or the same lines changed on both sides."""
@@ -319,8 +312,7 @@ def _merged(ws: Workspace, root: str, path: str) -> bytes | None:
     if _digest(base) != seen:
         return None
     try:
-        with open(_host(root, path), "rb") as host:
-            theirs = host.read()
+        theirs = host.read(path)
         sides = [data.decode("utf-8") for data in (base, ws.read(path, track=False), theirs)]
     except (OSError, UnicodeDecodeError):
         return None
@@ -331,50 +323,28 @@ def _merged(ws: Workspace, root: str, path: str) -> bytes | None:
     return "".join(merge.merge_lines()).encode("utf-8")
 
 
-def _write(ws: Workspace, root: str, step: _Step) -> None:
+def _write(ws: Workspace, host: HostTree, step: _Step) -> None:
     """Carry ``step`` out on the host: a deletion, or an atomic replacement."""
-    full = _host(root, step.path)
     if step.deletes:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(full)
+        host.unlink(step.path)
         return
     assert step.mode is not None
-    parent = os.path.dirname(full)
-    os.makedirs(parent, exist_ok=True)
-    temp = os.path.join(parent, TEMP_PREFIX + secrets.token_hex(6))
-    try:
-        if stat.S_ISLNK(step.mode):
-            os.symlink(ws.readlink(step.path), temp)
-        else:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            try:
-                _write_all(fd, ws.read(step.path, track=False))
-                os.fchmod(fd, stat.S_IMODE(step.mode))
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            mtime = ws.stat(step.path).st_mtime_ns
-            os.utime(temp, ns=(mtime, mtime))
-        os.replace(temp, full)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
-        raise
+    if stat.S_ISLNK(step.mode):
+        host.replace(step.path, step.mode, os.fsencode(ws.readlink(step.path)), None)
+    else:
+        mtime = ws.stat(step.path).st_mtime_ns
+        host.replace(step.path, step.mode, ws.read(step.path, track=False), mtime)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def _settle(ws: Workspace, root: str, step: _Step) -> None:
+def _settle(ws: Workspace, host: HostTree, step: _Step) -> None:
     """The origin of ``step``'s path made what the host now holds."""
     key = step.path.lstrip("/")
     if step.deletes:
         ws.conn.execute("DELETE FROM ws_origin WHERE path = ?", (key,))
         return
-    host = os.lstat(_host(root, step.path))
+    now = host.lstat(step.path)
+    if now is None:
+        raise fs_error(errno.ENOENT, step.path, "the host file just written is gone")
     ino = ws.lstat(step.path).st_ino
     ws.conn.execute(
         "INSERT OR REPLACE INTO ws_origin(path, ino, host_dev, host_ino, mode, size, mtime_ns,"
@@ -382,40 +352,37 @@ def _settle(ws: Workspace, root: str, step: _Step) -> None:
         (
             key,
             ino,
-            host.st_dev,
-            host.st_ino,
-            host.st_mode,
-            host.st_size,
-            host.st_mtime_ns,
-            host.st_ctime_ns,
+            now.st_dev,
+            now.st_ino,
+            now.st_mode,
+            now.st_size,
+            now.st_mtime_ns,
+            now.st_ctime_ns,
             step.digest,
         ),
     )
 
 
-def _take_theirs(ws: Workspace, root: str, path: str) -> None:
+def _take_theirs(ws: Workspace, host: HostTree, path: str) -> None:
     """The host's side of ``path`` made the workspace's, and what was seen."""
-    full = _host(root, path)
-    try:
-        host = os.lstat(full)
-    except FileNotFoundError:
+    found = host.lstat(path)
+    if found is None:
         if _lexists(ws, path):
             ws.remove(path)
         ws.conn.execute("DELETE FROM ws_origin WHERE path = ?", (path.lstrip("/"),))
         return
-    if stat.S_ISLNK(host.st_mode):
-        target = os.readlink(full)
+    if stat.S_ISLNK(found.st_mode):
+        target = host.readlink(path)
         if _lexists(ws, path):
             ws.remove(path)
         ws.symlink(target, path)
         digest = hashlib.sha256(os.fsencode(target)).digest()
     else:
-        with open(full, "rb") as f:
-            data = f.read()
-        ws.write(path, data, parents=True, mode=stat.S_IMODE(host.st_mode))
+        data = host.read(path)
+        ws.write(path, data, parents=True, mode=stat.S_IMODE(found.st_mode))
         digest = hashlib.sha256(data).digest()
-    ws.utime(path, (host.st_atime_ns, host.st_mtime_ns), follow_symlinks=False)
-    _settle(ws, root, _Step(path, host.st_mode, digest))
+    ws.utime(path, (found.st_atime_ns, found.st_mtime_ns), follow_symlinks=False)
+    _settle(ws, host, _Step(path, found.st_mode, digest))
 
 
 def _lexists(ws: Workspace, path: str) -> bool:

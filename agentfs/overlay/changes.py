@@ -26,6 +26,7 @@ from agentfs.core import paths
 from agentfs.core.errors import fs_error
 from agentfs.core.inodes import ROOT_INO, S_IFDIR, S_IFMT
 from agentfs.history.api import unified_diff
+from agentfs.overlay.host import HostTree
 
 if TYPE_CHECKING:
     from agentfs.workspace import Workspace
@@ -152,7 +153,7 @@ def _settle_unlisted(ws: Workspace) -> list[Change]:
             settled.add(int(ino))  # type: ignore[arg-type]
             now = ws.by_inode.path_of(int(ino))  # type: ignore[arg-type]
             if now is None:
-                gone += _host_files(os.path.join(ws.base.root, str(path)), "/" + str(path))
+                gone += _host_files(HostTree(ws.base.root), "/" + str(path))
             elif now != "/" + str(path) and path != "":
                 ws.listdir(now)  # brought in now, at its new place
                 moved = True
@@ -160,17 +161,12 @@ def _settle_unlisted(ws: Workspace) -> list[Change]:
             return gone
 
 
-def _host_files(host_dir: str, at: str) -> list[Change]:
-    """Every file and symlink below host directory ``host_dir``, as deleted from ``at``."""
-    found = []
-    for top, dirs, names in os.walk(host_dir):
-        dirs.sort()
-        for name in sorted(names) + [d for d in dirs if os.path.islink(os.path.join(top, d))]:
-            full = os.path.join(top, name)
-            kind: Literal["file", "symlink"] = "symlink" if os.path.islink(full) else "file"
-            relative = os.path.relpath(full, host_dir)
-            found.append(Change("deleted", paths.join(at, relative), kind))
-    return found
+def _host_files(host: HostTree, directory: str) -> list[Change]:
+    """Every file and symlink below host ``directory``, as deleted from the same path."""
+    return [
+        Change("deleted", paths.join(directory, relative), "symlink" if link else "file")
+        for relative, link in host.files_below(directory)
+    ]
 
 
 def _origins(ws: Workspace) -> list[_Seen]:
@@ -250,12 +246,11 @@ def _seen_bytes(ws: Workspace, origin: _Seen) -> bytes | None:
     while it holds them (for a file whose bytes never came in, while its size and time are
     those seen), else the file's first version in the workspace's history."""
     assert ws.base is not None
+    host = HostTree(ws.base.root)
     try:
-        with open(os.path.join(ws.base.root, origin.path.lstrip("/")), "rb") as host:
-            info = os.fstat(host.fileno())
-            data = host.read()
+        info, data = host.lstat(origin.path), host.read(origin.path)
         if origin.digest is None:
-            if (len(data), info.st_mtime_ns) == (origin.size, origin.mtime_ns):
+            if info is not None and (len(data), info.st_mtime_ns) == (origin.size, origin.mtime_ns):
                 return data
         elif hashlib.sha256(data).digest() == origin.digest:
             return data

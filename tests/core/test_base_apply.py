@@ -400,3 +400,28 @@ def test_the_cli_merges(ws: agentfs.Workspace, host: Path) -> None:
     merged = run("apply", str(ws.path), "--merge")
     assert merged.exit_code == 0 and merged.output == "write   /notes.txt\nmerged  /notes.txt\n"
     assert (host / "notes.txt").read_text().splitlines()[1:9:7] == ["one", "eight"]
+
+
+def test_apply_never_writes_through_a_symlink_of_the_host(
+    ws: agentfs.Workspace, host: Path, tmp_path: Path
+) -> None:
+    """An agent that replaces a symlink of the base by a directory of files (here keeping the
+    symlink under another name, so the new files sort before its deletion) gets them written
+    into the base, never through the symlink; a host directory swapped for a symlink meanwhile
+    is a conflict, and nothing is written."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (host / "shared").symlink_to(outside)
+    ws.rename("/shared", "/shared2")
+    ws.write("/shared/cron.d/job", "* * * * * root evil\n", parents=True)
+    done = apply(ws)
+    assert done.conflicts == []
+    assert list(outside.iterdir()) == []
+    assert (host / "shared" / "cron.d" / "job").read_text() == "* * * * * root evil\n"
+    assert not (host / "shared").is_symlink() and (host / "shared2").is_symlink()
+    ws.write("/src/new.py", "new\n")
+    (host / "src").rename(tmp_path / "src-moved")
+    (host / "src").symlink_to(outside)  # the user's doing, after the workspace listed src
+    done = apply(ws)
+    assert [c.path for c in done.conflicts] == ["/src/new.py"]
+    assert "symlink" in done.conflicts[0].reason and list(outside.iterdir()) == []
