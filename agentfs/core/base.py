@@ -194,7 +194,8 @@ class Base:
         caller's write transaction. They are what the host file holds now: should it have
         changed since it was listed (the user kept working), its new size and modification
         time come too, and are what is recorded as seen. A host file gone, or no longer a
-        regular file, leaves the workspace as it was (EIO: its bytes are nowhere)."""
+        regular file, leaves the workspace as it was (EIO: its bytes are nowhere), and so does
+        one larger than the workspace's limits allow (EFBIG, ENOSPC: ``agentfs.core.limits``)."""
         fs, conn = self.fs, self.fs.conn
         rows = conn.execute(
             "SELECT path, size, mtime_ns FROM ws_origin WHERE ino = ? AND present = 0", (ino,)
@@ -211,6 +212,8 @@ class Base:
             fd = self._open_host(str(path) for path, _size, _mtime in rows)
             with os.fdopen(fd, "rb") as host:
                 info = os.fstat(host.fileno())  # what is read, not what was listed
+                shown = os.path.join(self.root, str(rows[0][0]))
+                fs._check_growth(shown, 0, info.st_size)  # the workspace's limits hold too
                 hashing = hashlib.sha256()
                 block = max(1, _BLOCK // fs.chunks.size) * fs.chunks.size
                 size = 0
@@ -218,6 +221,8 @@ class Base:
                     fs.chunks.append_new(ino, size // fs.chunks.size, data)
                     hashing.update(data)
                     size += len(data)
+                if size > info.st_size:  # it grew while read
+                    fs._check_growth(shown, 0, size)
             _path, seen_size, seen_mtime = rows[0]
             if (size, info.st_mtime_ns) == (seen_size, seen_mtime):
                 # the size written again, unchanged: it queues the file for the search index

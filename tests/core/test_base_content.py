@@ -156,6 +156,20 @@ def test_a_host_directory_swapped_for_a_symlink_leads_nowhere(
     assert ws.listdir("/later") == []  # nothing from outside came in
 
 
+def test_the_workspaces_limits_hold_for_the_hosts_bytes(ws: agentfs.Workspace) -> None:
+    ws.set_limits(file_size=1 << 20)
+    ws.listdir("/data")
+    with pytest.raises(OSError) as too_large:
+        ws.read("/data/big.bin")
+    assert too_large.value.errno == errno.EFBIG
+    assert chunk_rows(ws, "/data/big.bin") == 0 and "data/big.bin" in unread(ws)
+    assert ws.read("/data/notes.txt") == b"alpha\nbeta\ngamma\n"
+    ws.set_limits(file_size=1 << 30, workspace_size=os.path.getsize(ws.conn.filename) + 4096)
+    with pytest.raises(OSError) as full:
+        ws.read("/data/big.bin")
+    assert full.value.errno == errno.ENOSPC and chunk_rows(ws, "/data/big.bin") == 0
+
+
 def test_a_read_only_handle_asks_for_a_writable_one(tmp_path: Path, ws: agentfs.Workspace) -> None:
     ws.listdir("/data")
     ws.read("/data/notes.txt")
