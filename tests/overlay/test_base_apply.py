@@ -48,13 +48,6 @@ def host(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def ws(tmp_path: Path, host: Path) -> agentfs.Workspace:
-    workspace = agentfs.open(tmp_path / "ws.db", base=host)
-    yield workspace
-    workspace.close()
-
-
 def change_everything(ws: agentfs.Workspace) -> None:
     ws.write("/src/app.py", "app v2\n")
     ws.write("/src/new/module.py", "new\n", parents=True)

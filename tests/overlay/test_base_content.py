@@ -7,7 +7,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,12 +42,6 @@ def host(tmp_path: Path) -> Path:
     (root / "main.py").write_text("def main():\n    return 'needle'\n")
     os.link(root / "main.py", root / "main-link.py")
     return root
-
-
-@pytest.fixture
-def ws(tmp_path: Path, host: Path) -> Iterator[agentfs.Workspace]:
-    with agentfs.open(tmp_path / "ws.db", base=host) as workspace:
-        yield workspace
 
 
 def test_listing_reads_no_bytes(ws: agentfs.Workspace, host: Path) -> None:

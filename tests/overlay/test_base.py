@@ -9,7 +9,6 @@ import hashlib
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,12 +42,6 @@ def host(tmp_path: Path) -> Path:
     (root / ".agentfs").mkdir()  # where a workspace over it may live: never brought in
     (root / ".agentfs" / "state.db").write_bytes(b"not part of the project")
     return root
-
-
-@pytest.fixture
-def ws(tmp_path: Path, host: Path) -> Iterator[agentfs.Workspace]:
-    with agentfs.open(tmp_path / "ws.db", base=host) as workspace:
-        yield workspace
 
 
 def test_the_workspace_shows_the_host_tree(ws: agentfs.Workspace, host: Path) -> None:

@@ -30,10 +30,8 @@ def make_host(root: Path) -> Path:
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> agentfs.Workspace:
-    workspace = agentfs.open(tmp_path / "ws.db", base=make_host(tmp_path / "host"))
-    yield workspace
-    workspace.close()
+def host(tmp_path: Path) -> Path:
+    return make_host(tmp_path / "host")
 
 
 def kinds(found: list[Change]) -> list[tuple[str, str, str | None]]:
