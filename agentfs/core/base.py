@@ -325,7 +325,7 @@ def _host_file(info: os.stat_result) -> tuple[int, int, int, int]:
 
 
 def _row(
-    ino: int, relative: str, info: os.stat_result, digest: bytes | None, listed: int
+    ino: int, relative: str, info: os.stat_result, digest: bytes | None, present: int
 ) -> tuple[object, ...]:
     return (
         ino,
@@ -337,5 +337,5 @@ def _row(
         info.st_mtime_ns,
         info.st_ctime_ns,
         digest,
-        listed,
+        present,
     )
