@@ -200,9 +200,14 @@ BENCHES = (
         "Opening a workspace over a 100,000-file tree against `agentfs import` of it; `git"
         " status` and `grep -r` in the mounted overlay of a 10,000-file repository against a"
         " plain mount of the imported repository and bindfs over the host; `agentfs apply` of"
-        " 100 changed files.",
+        " 100 changed files; listing a tree of 256 files of 1 MiB (no byte copied) against"
+        " importing it; two processes reading at once against the same in an imported"
+        " workspace.",
         needs=lambda: _first(_fuse, lambda: _missing_tools("bindfs", "git")),
-        quick=["--files", "2000", "--repo-files", "1000", "--changed", "20", "--runs", "2"],
+        quick=[
+            *("--files", "2000", "--repo-files", "1000", "--changed", "20"),
+            *("--big-files", "16", "--runs", "2"),
+        ],
     ),
     Bench(
         "sync",

@@ -186,7 +186,7 @@ def test_a_snapshot_holds_the_hosts_content_without_versions(tmp_path: Path, hos
 
 
 @pytest.mark.skipif(fuse_available() is not None, reason=f"no FUSE here: {fuse_available()}")
-def test_git_sees_the_host_repository_through_the_mount(tmp_path: Path) -> None:
+def test_git_status_and_diff_see_the_host_repository_through_the_mount(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     (repo / "pkg").mkdir(parents=True)
     (repo / "pkg" / "mod.py").write_text("v = 1\n")
@@ -200,6 +200,14 @@ def test_git_sees_the_host_repository_through_the_mount(tmp_path: Path) -> None:
         done = ws.run(["sh", "-c", script], mode="mount", timeout=60)
         assert done.exit_code == 0, done.stderr
         assert done.stdout.splitlines() == [" M pkg/mod.py", "?? added.txt"]
+        diff = ws.run(["git", "diff", "--no-color", "--", "pkg"], mode="mount", timeout=60)
+        assert diff.exit_code == 0, diff.stderr
+        assert [line for line in diff.stdout.splitlines() if line[:1] in "+-"] == [
+            "--- a/pkg/mod.py",
+            "+++ b/pkg/mod.py",
+            "-v = 1",
+            "+v = 2",
+        ]
     assert (repo / "pkg" / "mod.py").read_text() == "v = 1\n"  # the host is untouched
     assert not (repo / "added.txt").exists()
     clean = subprocess.run(["git", "status", "--short"], cwd=repo, capture_output=True, text=True)
