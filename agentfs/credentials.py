@@ -45,8 +45,14 @@ def save_token(remote: str, origin: str, token: str) -> Path:
     """Save ``token`` for (``remote``, ``origin``); returns the file. The directories made
     on the way are 0700 and the file 0600 (a stricter umask still applies)."""
     path = token_path(remote, origin)
+    write_private(path, json.dumps({"remote": remote, "origin": origin, "token": token}).encode())
+    return path
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` as a 0600 file (atomically: a temporary file renamed over
+    it), its missing folders made 0700."""
     _private_dirs(path.parent)
-    data = json.dumps({"remote": remote, "origin": origin, "token": token}).encode()
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
     fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
     try:
@@ -58,7 +64,6 @@ def save_token(remote: str, origin: str, token: str) -> Path:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
-    return path
 
 
 def load_token(remote: str, origin: str) -> str | None:

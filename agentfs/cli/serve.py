@@ -22,8 +22,11 @@ from agentfs.layered import LayeredWorkspace
 from agentfs.protocol import WorkspaceAPI
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from agentfs.tools.policy import Policy
-    from agentfs.tools.profiles.baf import Workspaces
+    from agentfs.tools.profiles.baf import Space
+    from agentfs.tools.toolset import Toolset
 
 
 @cli.group()
@@ -43,7 +46,11 @@ def serve() -> None:
 @preset_option
 @click.option("--read-only", is_flag=True, help="Open read-only; list no tool that changes it.")
 @policy_option
-@click.option("--thread", metavar="T", default="main", show_default=True, help="The thread.")
+@click.option(
+    "--thread",
+    metavar="T",
+    help="The thread (default: main; over HTTP, one per client session).",
+)
 @click.option("--actor", metavar="A", help="Who acts (recorded with versions).")
 @click.option(
     "--layer",
@@ -64,6 +71,25 @@ def serve() -> None:
     is_flag=True,
     help="Push to the workspace's sync server after each snapshot (docs/sync.md).",
 )
+@click.option(
+    "--http",
+    "http",
+    metavar="HOST:PORT",
+    help="Serve over MCP's Streamable HTTP at http://HOST:PORT/mcp instead of stdio.",
+)
+@click.option(
+    "--token-file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="With --http: the token, or the clients and their rights (0600; docs/mcp.md).",
+)
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    metavar="NAME",
+    multiple=True,
+    help="With --http: another Host name to answer to (a reverse proxy's; repeat).",
+)
 def serve_mcp(
     workspace: Path,
     names: str | None,
@@ -71,11 +97,14 @@ def serve_mcp(
     preset: str | None,
     read_only: bool,
     policy: Policy,
-    thread: str,
+    thread: str | None,
     actor: str | None,
     layers: tuple[Path, ...],
     spaces: Path | None,
     sync_on_snapshot: bool,
+    http: str | None,
+    token_file: Path | None,
+    allow_hosts: tuple[str, ...],
 ) -> None:
     """Serve the workspace's agent tools over MCP on stdin/stdout.
 
@@ -91,6 +120,8 @@ def serve_mcp(
       claude mcp add agentfs -- agentfs serve mcp /path/ws.db --thread main
       agentfs serve mcp thread.db --layer agent.db --layer team.db
       agentfs serve mcp --profile baf --spaces spaces.toml
+      AGENTFS_TOKEN=... agentfs serve mcp ws.db --http 0.0.0.0:8765
+      agentfs serve mcp ws.db --http 127.0.0.1:8765 --token-file clients.toml
 
     \b
     A spaces file names each workspace baf's tools choose with `workspace`:
@@ -106,28 +137,61 @@ def serve_mcp(
         raise CLIError("give the workspace WS, or --spaces FILE with --profile baf")
     if spaces is not None and (profile != "baf" or layers):
         raise CLIError("--spaces serves baf's named workspaces: give --profile baf, no --layer")
+    if http is None and (token_file is not None or allow_hosts):
+        raise CLIError("--token-file and --allow-host go with --http")
     from agentfs.tools.toolset import Toolset  # not imported by every agentfs command
 
     tools = [n.strip() for n in names.split(",") if n.strip()] if names else None
-    options: dict[str, Any] = {
-        "thread": thread,
-        "actor": actor,
-        "policy": policy,
-        "tools": tools,
-        "preset": preset,
-    }
+    options: dict[str, Any] = {"tools": tools, "preset": preset}
     instructions = None
+    make: Callable[[str, str | None, Policy], Toolset]
     try:
         if profile == "baf":
-            named = _named_workspaces(workspace, spaces, layers, read_only, options)
-            toolset: Toolset = named
-            instructions = named.system_prompt()
+            from agentfs.tools.profiles.baf import Workspaces
+
+            members = _spaces(workspace, spaces, layers, read_only)
+
+            def make(thread: str, actor: str | None, policy: Policy) -> Toolset:
+                return Workspaces(members, thread=thread, actor=actor, policy=policy, **options)
+
+            instructions = Workspaces(members, policy=policy, **options).system_prompt()
         else:
             assert workspace is not None  # checked above
             ws = _workspace(workspace, layers, read_only)
-            toolset = Toolset(ws, surface=surface_of(profile), **options)
+            surface = surface_of(profile)
+
+            def make(thread: str, actor: str | None, policy: Policy) -> Toolset:
+                return Toolset(
+                    ws, surface=surface, thread=thread, actor=actor, policy=policy, **options
+                )
+
+        toolset = make(thread or "main", actor, policy)
     except ValueError as exc:
         raise CLIError(str(exc)) from None
+    if http is not None:
+        from agentfs.serve import clients as known
+        from agentfs.serve import mcp_http  # the MCP SDK takes 1.2 s to import
+
+        where = workspace if workspace is not None else spaces
+        assert where is not None  # one of the two is given
+        try:
+            host, port = mcp_http.parse_address(http)
+            clients, generated = known.clients_for(host, token_file, where)
+        except (ValueError, OSError) as exc:
+            raise CLIError(str(exc)) from None
+        if generated is not None:
+            click.echo(f"token: in {generated} (Authorization: Bearer <token>)", err=True)
+        mcp_http.serve_http(
+            make,
+            mcp_http.Defaults(thread, actor, policy),
+            clients,
+            (host, port),
+            allowed_hosts=allow_hosts,
+            instructions=instructions,
+            sync_on_snapshot=sync_on_snapshot,
+            started=lambda url: click.echo(f"serving MCP at {url}", err=True),
+        )
+        return
     from agentfs.tools.mcp_server import serve_stdio  # the MCP SDK takes 1.2 s to import
 
     serve_stdio(toolset, sync_on_snapshot=sync_on_snapshot, instructions=instructions)
@@ -142,25 +206,21 @@ def _workspace(path: Path, layers: tuple[Path, ...], read_only: bool) -> Workspa
     return LayeredWorkspace([first, *below])
 
 
-def _named_workspaces(
-    workspace: Path | None,
-    spaces: Path | None,
-    layers: tuple[Path, ...],
-    read_only: bool,
-    options: dict[str, Any],
-) -> Workspaces:
+def _spaces(
+    workspace: Path | None, spaces: Path | None, layers: tuple[Path, ...], read_only: bool
+) -> list[Space]:
     """baf's workspaces: those of the spaces file, each opened read-only unless it is
     writable, or the one workspace ``workspace`` named ``workspace``."""
-    from agentfs.tools.profiles.baf import Space, SpacesFile, Workspaces
+    from agentfs.tools.profiles.baf import Space, SpacesFile
 
     if spaces is None:
         assert workspace is not None  # one of the two is given
-        return Workspaces([Space(_workspace(workspace, layers, read_only))], **options)
+        return [Space(_workspace(workspace, layers, read_only))]
     found = SpacesFile.load(spaces)
     for s in found:  # as WS is checked (WORKSPACE_FILE): SQLite fails obscurely on a directory
         if s.path.is_dir():
             raise ValueError(f"{s.path}: a directory, not a workspace file ({s.name} in {spaces})")
-    members = [
+    return [
         Space(
             workspace_for_command(s.path, readonly=read_only or not s.writable),
             s.name,
@@ -170,4 +230,3 @@ def _named_workspaces(
         )
         for s in found
     ]
-    return Workspaces(members, **options)

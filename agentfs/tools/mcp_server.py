@@ -14,7 +14,7 @@ import json
 import os
 import time
 from contextlib import ExitStack
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import mcp_types as types
@@ -70,6 +70,14 @@ INSTRUCTIONS = (
 )
 
 
+class Toolsets(Protocol):
+    """The toolset each request is served by (a client session's own, over HTTP)."""
+
+    def of(self, ctx: ServerRequestContext[Any]) -> Toolset: ...
+
+    def all(self) -> list[Toolset]: ...
+
+
 class McpServer:
     """``toolset`` served over MCP (see the module docstring)."""
 
@@ -81,8 +89,12 @@ class McpServer:
         pusher: Pusher | None = None,
         direct: bool = True,
         instructions: str | None = None,
+        toolsets: Toolsets | None = None,
     ) -> None:
         self.toolset = toolset
+        #: The toolset each request is served by, when it is not always ``toolset`` (over
+        #: HTTP, each client session has its own: ``agentfs.serve.mcp_http``).
+        self.toolsets = toolsets
         self.pusher = pusher
         self.direct = direct
         self._last_call = time.monotonic()
@@ -94,33 +106,40 @@ class McpServer:
             on_call_tool=self._call_tool,
         )
 
+    def _toolset_of(self, ctx: ServerRequestContext[Any]) -> Toolset:
+        return self.toolset if self.toolsets is None else self.toolsets.of(ctx)
+
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=[mcp_tool(spec) for spec in self.toolset.tools()])
+        tools = self._toolset_of(ctx).tools()
+        return types.ListToolsResult(tools=[mcp_tool(spec) for spec in tools])
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        toolset = self._toolset_of(ctx)
         granted = True
-        if self.toolset.needs_approval(params.name):
+        if toolset.needs_approval(params.name):
             self._last_call = time.monotonic()  # not idle while the user is asked
             granted = await self._ask(ctx, params.name, params.arguments or {})
-        return self._run(params, granted)
+        return self._run(toolset, params, granted)
 
     def _answer_directly(self, params: types.CallToolRequestParams) -> types.CallToolResult | None:
         """A call the transport may answer itself (``mcp_direct``): any but one to approve."""
         if self.toolset.needs_approval(params.name):
             return None
-        return self._run(params, True)
+        return self._run(self.toolset, params, True)
 
-    def _run(self, params: types.CallToolRequestParams, granted: bool) -> types.CallToolResult:
+    def _run(
+        self, toolset: Toolset, params: types.CallToolRequestParams, granted: bool
+    ) -> types.CallToolResult:
         self._last_call = time.monotonic()  # not idle: idle work waits
         arguments = params.arguments or {}
-        result = self.toolset.invoke(params.name, arguments, approve=lambda _request: granted)
+        result = toolset.invoke(params.name, arguments, approve=lambda _request: granted)
         self._last_call = time.monotonic()
         if self.pusher is not None and took_snapshot(result.tool, result.data):
-            self.toolset.flush()  # the calls' log rows travel with the push
+            toolset.flush()  # the calls' log rows travel with the push
             self.pusher.request()
         if result.is_error:
             return types.CallToolResult(
@@ -154,20 +173,27 @@ class McpServer:
         """Serve on stdin/stdout until the client closes them."""
         direct = DirectCalls(self._answer_directly) if self.direct else None
         async with serve_streams(direct) as (read, write), anyio.create_task_group() as tasks:
-            tasks.start_soon(self._flush_when_idle)
+            tasks.start_soon(self.flush_when_idle)
             try:
                 await self.server.run(read, write, self.server.create_initialization_options())
             finally:
                 tasks.cancel_scope.cancel()
-                self.toolset.flush()
+                self.flush()
 
-    async def _flush_when_idle(self) -> None:
+    def flush(self) -> None:
+        """Write every toolset's waiting audit rows."""
+        for toolset in [self.toolset] if self.toolsets is None else self.toolsets.all():
+            toolset.flush()
+
+    async def flush_when_idle(self) -> None:
+        """Forever: once no call came for ``IDLE_FLUSH`` seconds, write the waiting audit
+        rows and drain the search index's queue a batch at a time."""
         ws = self.toolset.ws
         while True:
             await anyio.sleep(IDLE_FLUSH)
             if not self._idle():
                 continue
-            self.toolset.flush()
+            self.flush()
             while self._idle() and ws.refresh_index(batches=1):  # 0 on a read-only handle
                 await anyio.sleep(0)  # a call that came in meanwhile goes first
 

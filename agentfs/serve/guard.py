@@ -1,0 +1,82 @@
+"""What every HTTP request must pass before it reaches a workspace: a ``Host`` (and, from a
+browser, an ``Origin``) this server answers to, and a bearer token of a known client.
+
+The ``Host`` check is what stops DNS rebinding: a web page whose name the attacker points at
+127.0.0.1 reaches a loopback server from the user's own browser, but its requests carry the
+attacker's name as their ``Host``. The token stops everyone else: another local user, another
+container on the host's network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from starlette.datastructures import Headers
+from starlette.responses import PlainTextResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from agentfs.serve.clients import Clients, is_loopback
+
+#: Where the client a request's token names is put in its ASGI scope (``scope["state"]``).
+CLIENT = "agentfs_client"
+#: Names a loopback server answers to, whatever its port.
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+
+
+def host_names(bound: str, extra: Iterable[str] = ()) -> frozenset[str]:
+    """The host names (without a port) a server bound to ``bound`` answers to: the loopback
+    names on loopback, else ``bound`` itself; and ``extra`` (the name a reverse proxy uses)."""
+    names = set(LOOPBACK) if is_loopback(bound) else {f"[{bound}]" if ":" in bound else bound}
+    return frozenset(names | {name.lower() for name in extra})
+
+
+class HostCheck:
+    """ASGI middleware: 421 for a request whose ``Host`` is not one of ``names`` (any port),
+    403 for one whose ``Origin`` names another host."""
+
+    def __init__(self, app: ASGIApp, names: frozenset[str]) -> None:
+        self.app = app
+        self.names = names
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            headers = Headers(scope=scope)
+            if not self._known(headers.get("host", "")):
+                response = PlainTextResponse("this server does not answer to that Host", 421)
+                return await response(scope, receive, send)
+            origin = headers.get("origin")
+            if origin is not None and not self._known(origin.split("://", 1)[-1]):
+                response = PlainTextResponse("requests from another origin are refused", 403)
+                return await response(scope, receive, send)
+        await self.app(scope, receive, send)
+
+    def _known(self, host: str) -> bool:
+        name = host.lower()
+        if name.startswith("["):
+            name = name[: name.find("]") + 1]
+        else:
+            name = name.rsplit(":", 1)[0] if ":" in name else name
+        return name in self.names
+
+
+class BearerCheck:
+    """ASGI middleware: 401 for a request without the token of a known client; the client it
+    names goes in the scope (``CLIENT``)."""
+
+    def __init__(self, app: ASGIApp, clients: Clients) -> None:
+        self.app = app
+        self.clients = clients
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket"):
+            scheme, _, token = Headers(scope=scope).get("authorization", "").partition(" ")
+            client = self.clients.find(token.strip()) if scheme.lower() == "bearer" else None
+            if client is None:
+                response = PlainTextResponse(
+                    "a bearer token is required (Authorization: Bearer <token>)",
+                    401,
+                    headers={"WWW-Authenticate": 'Bearer realm="agentfs"'},
+                )
+                return await response(scope, receive, send)
+            scope.setdefault("state", {})[CLIENT] = client
+        await self.app(scope, receive, send)
