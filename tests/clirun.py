@@ -1,10 +1,17 @@
-"""Running ``agentfs`` in-process for the CLI tests, and the shape of a user error."""
+"""Running ``agentfs`` in-process for the CLI tests, the installed script for the tests that
+need a real process, and the shape of a user error."""
 
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 from click.testing import CliRunner, Result
 
 from agentfs.cli import cli
+
+#: The installed ``agentfs`` script of this environment: what a user or an MCP client starts.
+AGENTFS = Path(sys.executable).parent / "agentfs"
 
 
 def run(*args: object, input: bytes | str | None = None, thread: str | None = None) -> Result:

@@ -18,13 +18,12 @@ from pathlib import Path
 
 import click
 import pytest
-from clirun import assert_user_error, ok, run
+from clirun import AGENTFS, assert_user_error, ok, run
 
 import agentfs
 from agentfs.cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
-AGENTFS_SCRIPT = Path(sys.executable).with_name("agentfs")
 #: Bytes no text layer would survive: NUL, 0xff, a lone CR, invalid UTF-8.
 BINARY = bytes(range(256)) + b"\x00\xff\r\n\xc3\x28" * 100
 
@@ -723,7 +722,7 @@ def test_the_cli_starts_without_numpy_or_the_tools() -> None:
 
 def agentfs_process(*args: object, input: bytes | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [str(AGENTFS_SCRIPT), *map(str, args)], input=input, capture_output=True, timeout=60
+        [str(AGENTFS), *map(str, args)], input=input, capture_output=True, timeout=60
     )
 
 
@@ -748,7 +747,7 @@ def test_the_installed_script_survives_a_closed_pipe(tmp_path: Path) -> None:
     with agentfs.open(ws) as w:
         w.write("/big", b"x" * (4 << 20))
     proc = subprocess.run(
-        f"'{AGENTFS_SCRIPT}' cat '{ws}' /big | head -c 10",
+        f"'{AGENTFS}' cat '{ws}' /big | head -c 10",
         shell=True,
         capture_output=True,
         timeout=60,
@@ -793,11 +792,11 @@ def test_grep_of_a_catastrophic_pattern_answers_at_once(tmp_path: Path) -> None:
     with agentfs.open(db) as ws:
         ws.write("/evil.txt", "a" * 30 + "b\n")
     run = subprocess.run(
-        [str(AGENTFS_SCRIPT), "grep", str(db), "(a+)+$"], capture_output=True, text=True, timeout=60
+        [str(AGENTFS), "grep", str(db), "(a+)+$"], capture_output=True, text=True, timeout=60
     )
     assert (run.returncode, run.stdout) == (1, "")
     run = subprocess.run(
-        [str(AGENTFS_SCRIPT), "grep", str(db), r"(a)\1"], capture_output=True, text=True, timeout=60
+        [str(AGENTFS), "grep", str(db), r"(a)\1"], capture_output=True, text=True, timeout=60
     )
     assert run.returncode == 1 and "backreferences" in run.stderr and run.stderr.count("\n") == 1
 

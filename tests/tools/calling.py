@@ -3,7 +3,6 @@ or serving a profile to the ``mcp`` SDK's client."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,12 +12,10 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from agentfs.tools import Toolset, catalog
+from tests.clirun import AGENTFS
 
 #: The tools a ``Toolset`` offers over a workspace without a base directory (the usual one).
 PLAIN = [spec for spec in catalog.all_tools() if not spec.needs_base]
-
-#: The installed ``agentfs`` script of this environment.
-AGENTFS = Path(sys.executable).parent / "agentfs"
 
 
 def call(tools: Toolset, name: str, **args: Any) -> tuple[dict[str, Any], str]:

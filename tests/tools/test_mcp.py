@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,20 +20,15 @@ from mcp.client.stdio import stdio_client
 import agentfs
 from agentfs.tools import catalog, reference
 from agentfs.tools.toolset import Toolset
+from tests.clirun import AGENTFS
 from tests.tools.calling import PLAIN
 
 ROOT = Path(__file__).resolve().parents[2]
-AGENTFS = Path(sys.executable).parent / "agentfs"
 INSPECTOR = ROOT / ".npm" / "node_modules" / ".bin" / "mcp-inspector"
 
 pytestmark = pytest.mark.anyio
 
 MUTATING = {spec.name for spec in catalog.all_tools() if spec.mutates}
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
 
 
 @pytest.fixture

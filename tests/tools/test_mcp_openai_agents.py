@@ -5,18 +5,17 @@ writes lands in the workspace with its audit row."""
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
 from agents.mcp import MCPServerStdio
 
 import agentfs
+from tests.clirun import AGENTFS
 
 
 async def _session(db: Path) -> tuple[list[Any], Any, Any]:
-    agentfs_script = str(Path(sys.executable).with_name("agentfs"))
-    params = {"command": agentfs_script, "args": ["serve", "mcp", str(db), "--thread", "main"]}
+    params = {"command": str(AGENTFS), "args": ["serve", "mcp", str(db), "--thread", "main"]}
     async with MCPServerStdio(
         params=params, name="agentfs", client_session_timeout_seconds=60
     ) as server:

@@ -5,7 +5,6 @@ names, and the profile served over MCP."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +17,6 @@ from agentfs.tools.policy import Limits, ToolPolicy
 from agentfs.tools.profiles.agentos import SURFACE
 from tests.tools.calling import call, error, served
 
-AGENTFS = Path(sys.executable).parent / "agentfs"
 NAMES = ["file_read", "file_write", "file_list", "apply_patch"]
 RULED_BY = {
     "file_read": "read_file",
@@ -302,8 +300,3 @@ async def test_served_over_mcp_under_its_names(ws: agentfs.Workspace, tmp_path: 
             out = await session.call_tool("file_read", {"path": "../n.txt"})
             assert out.is_error
             assert "path traversal denied" in out.content[0].text  # type: ignore[union-attr]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"

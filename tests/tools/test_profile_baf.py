@@ -781,8 +781,3 @@ async def test_served_with_one_workspace(garden: agentfs.Workspace, tmp_path: Pa
             assert other.is_error
     with agentfs.open(tmp_path / "garden.db") as reopened:
         assert reopened.read("/new.md") == b""
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"

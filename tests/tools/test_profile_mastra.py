@@ -737,8 +737,3 @@ async def test_served_over_mcp_under_its_names(ws: agentfs.Workspace, tmp_path: 
             }
             out = await session.call_tool("workspace_file_exists", {"path": "../x"})
             assert out.is_error
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"

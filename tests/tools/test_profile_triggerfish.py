@@ -5,7 +5,6 @@ MCP."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +18,6 @@ from agentfs.tools.policy import Limits, ToolPolicy
 from agentfs.tools.profiles.triggerfish import SURFACE
 from tests.tools.calling import call, error, served
 
-AGENTFS = Path(sys.executable).parent / "agentfs"
 NAMES = [
     "read_file",
     "write_file",
@@ -301,8 +299,3 @@ async def test_served_over_mcp_under_its_names(ws: agentfs.Workspace, tmp_path: 
             }
             listed_dir = await session.call_tool("list_directory", {"path": "/src"})
             assert listed_dir.content[0].text == "app.py\nlib/"  # type: ignore[union-attr]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"

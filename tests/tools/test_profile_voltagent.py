@@ -5,7 +5,6 @@ tool, the audit under the profile's names, and the profile served over MCP."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,6 @@ from agentfs.tools.profiles.voltagent import SURFACE
 from tests.tools.calling import call, error, served
 from tests.tools.test_profile_triggerfish import NO_MOUNT
 
-AGENTFS = Path(sys.executable).parent / "agentfs"
 WRITES = ["write_file", "edit_file", "delete_file", "mkdir", "rmdir"]
 NAMES = [
     "ls",
@@ -341,8 +339,3 @@ async def test_served_over_mcp_under_its_names(ws: agentfs.Workspace, tmp_path: 
             assert hit["path"] == "/garden/beds.txt" and "lineRange" in hit
             out = await session.call_tool("read_file", {"path": "garden/beds.txt"})
             assert out.is_error and "start with /" in out.content[0].text  # type: ignore[union-attr]
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"

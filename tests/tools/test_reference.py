@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import agentfs
 from agentfs.tools import catalog, reference
 from agentfs.tools.errors import ERROR_CODES, ERROR_MEANINGS
+from tests.clirun import AGENTFS
 
 ROOT = Path(__file__).resolve().parents[2]
-AGENTFS = Path(sys.executable).parent / "agentfs"
 
 
 def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
