@@ -331,3 +331,26 @@ def test_the_inspector_cli_lists_and_calls_over_http(ws: Path) -> None:
             stdin=subprocess.DEVNULL,
         )
         assert refused.returncode != 0
+
+
+async def _agents_sdk(url: str, token: str) -> tuple[list[Any], Any]:
+    from agents.mcp import MCPServerStreamableHttp
+
+    params = {"url": url, "headers": {"Authorization": f"Bearer {token}"}}
+    async with MCPServerStreamableHttp(
+        params=params,  # type: ignore[arg-type]
+        name="agentfs",
+        client_session_timeout_seconds=60,
+    ) as server:
+        tools = await server.list_tools()
+        return tools, await server.call_tool("read_file", {"path": "/notes.md"})
+
+
+def test_the_openai_agents_sdks_http_client_works_as_docs_mcp_shows(ws: Path) -> None:
+    with serving(ws) as served:
+        tools, read = anyio.run(_agents_sdk, served.url, TOKEN)
+        assert "read_file" in {t.name for t in tools}
+        assert not read.is_error and "# notes" in read.content[0].text
+        with pytest.raises(BaseException) as refused:
+            anyio.run(_agents_sdk, served.url, "not-the-token-0123456789")
+        assert "error response" in messages(refused.value)  # the SDK's words for the 401
