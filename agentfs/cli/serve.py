@@ -1,5 +1,5 @@
-"""``agentfs serve mcp``: the agent tools over MCP on stdio. Thin like the rest of the CLI:
-build the workspace, the policy and the toolset, then hand them to the server."""
+"""``agentfs serve mcp``: the agent tools over MCP on stdio or Streamable HTTP. Thin like the rest
+of the CLI: build the workspace, the policy and the toolsets, then hand them to the server."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 @cli.group()
 def serve() -> None:
-    """Serve the workspace to agents (MCP over stdio).
+    """Serve the workspace to agents (MCP over stdio or HTTP).
 
     \b
     Example:
@@ -106,7 +106,7 @@ def serve_mcp(
     token_file: Path | None,
     allow_hosts: tuple[str, ...],
 ) -> None:
-    """Serve the workspace's agent tools over MCP on stdin/stdout.
+    """Serve the workspace's agent tools over MCP on stdin/stdout, or over HTTP (--http).
 
     The tools, their schemas and errors are in docs/tools.md; approval prompts go to the client
     as MCP elicitations (docs/mcp.md).

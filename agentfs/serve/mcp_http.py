@@ -43,6 +43,9 @@ THREAD_HEADER = "agentfs-thread"
 _THREAD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}")
 #: The path the protocol is served at.
 ENDPOINT = "/mcp"
+#: The largest request body (a write_file call carries the whole file): the SDK's 4 MiB is
+#: less than a file an agent may write over stdio.
+MAX_BODY = 64 << 20
 
 
 class ThreadRefused(PermissionError):
@@ -113,7 +116,7 @@ class SessionToolsets:
 
 def app(server: McpServer, clients: Clients, names: frozenset[str]) -> Starlette:
     """The ASGI application: the guard, then the protocol at ``ENDPOINT``."""
-    manager = StreamableHTTPSessionManager(server.server, session_idle_timeout=None)
+    manager = StreamableHTTPSessionManager(server.server, max_request_body_size=MAX_BODY)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
