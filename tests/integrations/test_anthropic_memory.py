@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import agentfs
 from agentfs.integrations.anthropic.memory import AgentFSMemoryTool, AsyncAgentFSMemoryTool
 from agentfs.tools.policy import Policy, ToolPolicy
-from tests.integrations.trees import host_tree, workspace_tree
+from tests.trees import host_tree, workspace_tree
 
 Command = dict[str, Any]
 

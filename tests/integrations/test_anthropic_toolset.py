@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import agentfs
 from agentfs.integrations.anthropic import agent_toolset, async_agent_toolset
 from agentfs.tools.policy import Policy, ToolPolicy
-from tests.integrations.trees import host_tree, workspace_tree
+from tests.trees import host_tree, workspace_tree
 
 Op = tuple[str, dict[str, Any]]
 

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 import agentfs
 from agentfs.integrations.deepagents import AgentFSBackend
-from tests.integrations.trees import host_tree, workspace_tree
+from tests.trees import host_tree, workspace_tree
 
 pytestmark = pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is deepagents' grep")
 

@@ -27,6 +27,7 @@ from agentfs.integrations.openai_agents import AgentFSEditor
 from agentfs.tools import Policy, Toolset
 from agentfs.tools.policy import ToolPolicy
 from agentfs.tools.toolset import ToolCallRequest
+from tests.trees import host_tree, workspace_tree
 
 #: Lines that collide, differ only in whitespace, or look like V4A syntax.
 LINES = ["a", "b", "c", "", " a", "a ", "\ta", "def f():", "    return 1", "@@ x", "-", "+"]
@@ -167,22 +168,12 @@ def test_a_created_file_is_what_apply_diff_makes_of_the_diff(
 
 
 def _tree_of_dir(root: Path) -> dict[str, bytes | None]:
-    """Every entry under ``root``: a file's bytes, None for a directory."""
+    """Every entry under ``root``: a file's bytes, None for a directory; by its path as the
+    operations name it (relative, like ``PATHS``), in order, for the next one to be drawn."""
     return {
         str(p.relative_to(root)): None if p.is_dir() else p.read_bytes()
         for p in sorted(root.rglob("*"))
     }
-
-
-def _tree_of_ws(ws: agentfs.Workspace) -> dict[str, bytes | None]:
-    tree: dict[str, bytes | None] = {}
-    for dirpath, dirnames, filenames in ws.walk("/"):
-        base = dirpath.rstrip("/")
-        for name in dirnames:
-            tree[f"{base}/{name}".lstrip("/")] = None
-        for name in filenames:
-            tree[f"{base}/{name}".lstrip("/")] = ws.read(f"{base}/{name}", track=False)
-    return dict(sorted(tree.items()))
 
 
 @st.composite
@@ -234,13 +225,13 @@ def test_operations_leave_the_workspace_as_the_sdks_editor_leaves_a_directory(
             for _ in range(data.draw(st.integers(1, 10))):
                 operation = data.draw(operations(_tree_of_dir(root)))
                 applied = await _sdk_apply(reference, operation)
-                before = _tree_of_ws(ws)
+                before = workspace_tree(ws)
                 result = getattr(editor, operation.type)(operation)
                 event(f"{operation.type} {'applied' if applied else 'failed'}")
                 assert (result.status == "completed") == applied, (operation, result.output)
-                assert _tree_of_ws(ws) == _tree_of_dir(root), operation
+                assert workspace_tree(ws) == host_tree(root), operation
                 if not applied:
-                    assert _tree_of_ws(ws) == before
+                    assert workspace_tree(ws) == before
 
     try:
         asyncio.run(run())

@@ -15,15 +15,7 @@ import pytest
 
 import agentfs
 from agentfs.mount.exec import fuse_available
-
-
-def host_tree(root: Path) -> dict[str, bytes]:
-    """Every file below ``root`` and its bytes (what the host holds)."""
-    return {
-        str(path.relative_to(root)): path.read_bytes()
-        for path in sorted(root.rglob("*"))
-        if path.is_file() and not path.is_symlink()
-    }
+from tests.trees import host_files
 
 
 @pytest.fixture
@@ -90,14 +82,14 @@ def test_what_was_seen_is_recorded(ws: agentfs.Workspace, host: Path) -> None:
 
 
 def test_changes_stay_in_the_workspace(ws: agentfs.Workspace, host: Path) -> None:
-    before = host_tree(host)
+    before = host_files(host, symlinks=False)
     ws.write("/src/app.py", "print('changed')\n")
     ws.remove("/README-copy.md")
     ws.rename("/src/lib", "/src/library")
     ws.write("/NEW.md", "new\n")
     ws.remove("/data.bin")
     ws.chmod("/run.sh", 0o700)
-    assert host_tree(host) == before
+    assert host_files(host, symlinks=False) == before
     assert (host / "run.sh").stat().st_mode & 0o777 == 0o755
     assert ws.listdir("/src") == ["app.py", "library"]
     assert ws.read("/src/library/util.py") == before["src/lib/util.py"]

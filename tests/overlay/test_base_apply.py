@@ -19,18 +19,7 @@ import agentfs
 from agentfs.mount.exec import fuse_available
 from agentfs.overlay import Conflict, apply, changes
 from tests.clirun import run
-
-
-def tree_of(root: Path) -> dict[str, bytes | str]:
-    """Every file's bytes and every symlink's target below ``root``, .git's hooks aside."""
-    found: dict[str, bytes | str] = {}
-    for path in sorted(root.rglob("*")):
-        key = str(path.relative_to(root))
-        if path.is_symlink():
-            found[key] = os.readlink(path)
-        elif path.is_file():
-            found[key] = path.read_bytes()
-    return found
+from tests.trees import host_files
 
 
 @pytest.fixture
@@ -72,7 +61,7 @@ def test_apply_writes_every_change_and_the_list_is_empty_after(
         "/src/renamed.py",
     ]
     assert sorted(done.deleted) == ["/README.md", "/src/old.py"]
-    assert tree_of(host) == {
+    assert host_files(host) == {
         ".git/HEAD": b"ref: refs/heads/main\n",
         "link": "README.md",
         "run.sh": b"#!/bin/sh\n",
@@ -89,10 +78,10 @@ def test_apply_writes_every_change_and_the_list_is_empty_after(
 
 def test_a_dry_run_writes_nothing(ws: agentfs.Workspace, host: Path) -> None:
     change_everything(ws)
-    before = tree_of(host)
+    before = host_files(host)
     done = apply(ws, dry_run=True)
     assert done.dry_run and "/src/app.py" in done.written and "/README.md" in done.deleted
-    assert tree_of(host) == before
+    assert host_files(host) == before
     assert len(changes(ws)) == 6
 
 
@@ -104,7 +93,7 @@ def test_a_host_change_is_a_conflict_and_nothing_is_written(
     (host / "src" / "new").mkdir()
     (host / "src" / "new" / "module.py").write_text("the user's new file\n")
     (host / "src" / "old.py").unlink()
-    before = tree_of(host)
+    before = host_files(host)
     done = apply(ws)
     assert done.conflicts == [
         Conflict("/src/app.py", "changed on the host since the workspace read it"),
@@ -112,7 +101,7 @@ def test_a_host_change_is_a_conflict_and_nothing_is_written(
             "/src/new/module.py", "created on the host since the workspace read its directory"
         ),
     ]
-    assert tree_of(host) == before  # not one byte written
+    assert host_files(host) == before  # not one byte written
     assert run("apply", str(ws.path)).exit_code == 1
 
 
@@ -199,7 +188,7 @@ def test_a_killed_apply_leaves_old_or_new_files_and_a_rerun_finishes(tmp_path: P
     host.mkdir()
     for i in range(300):
         (host / f"f{i:03d}.txt").write_text(f"old {i}\n" * 200)
-    old = tree_of(host)
+    old = host_files(host)
     db = tmp_path / "ws.db"
     with agentfs.open(db, base=host) as ws:
         for i in range(300):
@@ -214,7 +203,7 @@ def test_a_killed_apply_leaves_old_or_new_files_and_a_rerun_finishes(tmp_path: P
         assert proc.stdout.readline() == "wrote\n"
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    now = {k: v for k, v in tree_of(host).items() if not k.startswith(".agentfs-apply-")}
+    now = {k: v for k, v in host_files(host).items() if not k.startswith(".agentfs-apply-")}
     assert set(now) == set(old)  # every file is there: a rename replaced it whole
     assert all(now[name] in (old[name], new[name]) for name in old)  # never partial
     assert 150 <= sum(now[name] == new[name] for name in old) < len(old)
@@ -222,7 +211,7 @@ def test_a_killed_apply_leaves_old_or_new_files_and_a_rerun_finishes(tmp_path: P
         done = apply(ws)
         assert done.conflicts == []  # what the killed runs wrote is recognised, not a conflict
         assert changes(ws) == []
-    assert tree_of(host) == new  # and the temporary files a kill left are gone
+    assert host_files(host) == new  # and the temporary files a kill left are gone
 
 
 def test_binary_files_and_a_rename_over_a_deleted_file(ws: agentfs.Workspace, host: Path) -> None:

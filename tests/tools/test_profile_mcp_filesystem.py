@@ -29,6 +29,7 @@ from agentfs.tools.policy import ToolPolicy
 from agentfs.tools.profiles.mcp_filesystem import SURFACE
 from agentfs.tools.profiles.mcp_filesystem.minimatch import minimatch
 from agentfs.tools.profiles.mcp_filesystem.texts import format_size
+from tests.trees import host_tree, workspace_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / ".npm" / "node_modules" / ".bin" / "mcp-server-filesystem"
@@ -79,27 +80,6 @@ def build_workspace(ws: agentfs.Workspace, tree: dict[str, str | bytes | None]) 
             ws.mkdir(path, parents=True, exist_ok=True)
         else:
             ws.write(path, body, parents=True)
-
-
-def host_files(top: Path) -> dict[str, bytes | None]:
-    found: dict[str, bytes | None] = {}
-    for folder, dirs, files in os.walk(top):
-        rel = "/" + os.path.relpath(folder, top).lstrip(".")
-        for name in dirs:
-            found[os.path.join(rel, name)] = None
-        for name in files:
-            found[os.path.join(rel, name)] = Path(folder, name).read_bytes()
-    return found
-
-
-def workspace_files(ws: agentfs.Workspace) -> dict[str, bytes | None]:
-    found: dict[str, bytes | None] = {}
-    for folder, dirs, files in ws.walk("/"):
-        for name in dirs:
-            found[os.path.join(folder, name)] = None
-        for name in files:
-            found[os.path.join(folder, name)] = ws.read(os.path.join(folder, name), track=False)
-    return found
 
 
 class Peer:
@@ -204,7 +184,7 @@ class Pair:
         return (failed, self.shown(text)), (result.is_error, ours)
 
     def same_files(self) -> None:
-        assert host_files(self.host) == workspace_files(self.ws)
+        assert host_tree(self.host) == workspace_tree(self.ws)
 
     def close(self) -> None:
         self.tools.close()

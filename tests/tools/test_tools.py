@@ -19,6 +19,7 @@ import agentfs
 from agentfs.tools import Policy, Toolset, catalog
 from agentfs.tools.errors import ERROR_CODES
 from agentfs.tools.export import anthropic_tool, json_schema, mcp_output_schema, openai_tool
+from tests.trees import host_tree, workspace_tree
 
 APP = "".join(f"line {i}\n" for i in range(1, 11))
 
@@ -427,12 +428,12 @@ def test_bad_paths_never_escape_and_change_nothing(
     tools: Toolset, tmp_path: Path, path: str, lands_at: str | None
 ) -> None:
     host_before = sorted(p.name for p in tmp_path.iterdir())
-    before = tree_of_workspace(tools.ws)
+    before = workspace_tree(tools.ws)
     result = tools.call("write_file", {"path": path, "content": "x", "overwrite": True})
     if lands_at is None:  # NUL, a name over 255 bytes, a path over 65,535: refused
         assert result["error"]["code"] == "invalid_path"
         assert len(result["error"]["message"]) < 300
-        assert tree_of_workspace(tools.ws) == before
+        assert workspace_tree(tools.ws) == before
     else:  # `..` stops at the root, as in a chroot: the write lands inside the workspace
         assert result["path"] == lands_at
         assert tools.ws.read(lands_at) == b"x"
@@ -803,28 +804,6 @@ def tool_args(op: tuple[str, ...]) -> dict[str, Any]:
     return {"path": op[1]}
 
 
-def tree_of_host(root: Path) -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel = "/" + os.path.relpath(dirpath, root).lstrip(".")
-        for d in dirnames:
-            out[f"{rel.rstrip('/')}/{d}"] = None
-        for f in filenames:
-            out[f"{rel.rstrip('/')}/{f}"] = Path(dirpath, f).read_text()
-    return out
-
-
-def tree_of_workspace(ws: agentfs.Workspace) -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for dirpath, dirnames, filenames in ws.walk("/"):
-        for d in dirnames:
-            out[f"{dirpath.rstrip('/')}/{d}"] = None
-        for f in filenames:
-            data = ws.read(f"{dirpath.rstrip('/')}/{f}", track=False)
-            out[f"{dirpath.rstrip('/')}/{f}"] = data.decode("utf-8", "replace")
-    return out
-
-
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -839,7 +818,7 @@ def test_random_tool_calls_match_a_plain_directory(
             expected = host_apply(root, op)
             result = tools.call(op[0], tool_args(op))
             assert ("error" not in result) == expected, (op, result)
-        assert tree_of_workspace(ws) == tree_of_host(root)
+        assert workspace_tree(ws) == host_tree(root)
 
 
 def test_a_write_over_the_versioning_limit_says_no_version_was_kept(tools: Toolset) -> None:
