@@ -160,6 +160,16 @@ BENCHES = (
         quick=["--files", "1000", "--rounds", "1"],
     ),
     Bench(
+        "serve",
+        "Serving over HTTP (`benchmarks/serve.py`)",
+        "serve.py",
+        "read_file calls through `agentfs serve mcp --http` against the same over stdio, and"
+        " four clients at once against one, through the TypeScript and the Python MCP SDKs'"
+        " clients.",
+        needs=_node_client,
+        quick=["--calls", "50", "--runs", "1", "--warmup", "5"],
+    ),
+    Bench(
         "integrations",
         "The framework adapters (`benchmarks/integrations.py`)",
         "integrations.py",

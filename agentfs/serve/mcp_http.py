@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import re
 import socket
+import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -27,11 +28,15 @@ from mcp.server.streamable_http_manager import (
     StreamableHTTPSessionManager,
 )
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.requests import Request
+from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentfs.serve.clients import Client, Clients
 from agentfs.serve.guard import CLIENT, BearerCheck, HostCheck, host_names
+from agentfs.tools.mcp_direct import DIRECT_VERSIONS, answer_call
 from agentfs.tools.mcp_server import McpServer
 from agentfs.tools.policy import Policy
 from agentfs.tools.pusher import Pusher
@@ -43,6 +48,8 @@ THREAD_HEADER = "agentfs-thread"
 _THREAD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@/-]{0,127}")
 #: The path the protocol is served at.
 ENDPOINT = "/mcp"
+#: Seconds a session may stay unused before it ends (the SDK's default).
+SESSION_IDLE = 30 * 60
 #: The largest request body (a write_file call carries the whole file): the SDK's 4 MiB is
 #: less than a file an agent may write over stdio.
 MAX_BODY = 64 << 20
@@ -63,7 +70,9 @@ class Defaults:
 
 class SessionToolsets:
     """A toolset per client session (see the module docstring), made by ``make(thread,
-    actor, policy)`` on the session's first request."""
+    actor, policy)`` on the session's first request. Sessions are keyed by the client and
+    the session id together: a session id that another token's client presents is a new
+    session of that client, with its own rights."""
 
     def __init__(
         self,
@@ -74,28 +83,35 @@ class SessionToolsets:
         self._make = make
         self._defaults = defaults
         self._bound = {c.thread: c for c in clients.clients if c.thread is not None}
-        self._sessions: dict[str, Toolset] = {}
+        self._sessions: dict[tuple[str, str], Toolset] = {}
+        #: Sessions opened through the SDK (their initialize answered), by client, with the
+        #: time of their last request: the ones whose calls may be answered directly.
+        self._opened: dict[tuple[str, str], float] = {}
 
     def of(self, ctx: ServerRequestContext[Any]) -> Toolset:
         request = ctx.request
         assert isinstance(request, Request)  # over HTTP, the transport attaches it
         client: Client = request.scope["state"][CLIENT]
-        session = request.headers.get("mcp-session-id") or f"token:{client.name}"
-        found = self._sessions.get(session)
+        return self.session(client, request.headers.get("mcp-session-id"), request.headers)
+
+    def session(self, client: Client, session: str | None, headers: Headers) -> Toolset:
+        """The toolset of ``client``'s session ``session`` (None: a request without one)."""
+        key = (client.token, session or "")
+        found = self._sessions.get(key)
         if found is not None:
             return found
         toolset = self._make(
-            self._thread(client, request, session),
+            self._thread(client, headers, session or client.name),
             client.actor or self._defaults.actor,
             client.policy or self._defaults.policy,
         )
-        self._sessions[session] = toolset
+        self._sessions[key] = toolset
         return toolset
 
-    def _thread(self, client: Client, request: Request, session: str) -> str:
+    def _thread(self, client: Client, headers: Headers, session: str) -> str:
         if client.thread is not None:
             return client.thread
-        named = request.headers.get(THREAD_HEADER)
+        named = headers.get(THREAD_HEADER)
         if named is not None:
             if not _THREAD.fullmatch(named):
                 raise ThreadRefused(f"{THREAD_HEADER}: not a thread name: {named[:64]!r}")
@@ -105,18 +121,129 @@ class SessionToolsets:
             return named
         if self._defaults.thread is not None:
             return self._defaults.thread
-        return "http-" + session.removeprefix("token:")[:8]
+        return "http-" + session[:8]
+
+    def opened(self, client: Client, session: str) -> None:
+        self._opened[(client.token, session)] = time.monotonic()
+
+    def closed(self, client: Client, session: str) -> None:
+        self._opened.pop((client.token, session), None)
+        self._sessions.pop((client.token, session), None)
+
+    def is_open(self, client: Client, session: str) -> bool:
+        """Did ``client`` open ``session``, and use it within ``SESSION_IDLE`` seconds?"""
+        key = (client.token, session)
+        last = self._opened.get(key)
+        if last is None or time.monotonic() - last > SESSION_IDLE:
+            return False
+        self._opened[key] = time.monotonic()
+        return True
 
     def all(self) -> list[Toolset]:
         return list(self._sessions.values())
 
-    def forget(self, session: str) -> Toolset | None:
-        return self._sessions.pop(session, None)
+
+class DirectCalls:
+    """ASGI middleware in front of the SDK: a POST holding one plain ``tools/call`` of a
+    session its client opened, on a protocol version the direct path knows
+    (``agentfs.tools.mcp_direct``), is answered here with ``application/json`` (a Streamable
+    HTTP server may answer any POST so); the SDK's per-request pipeline was most of a small
+    call's time. Everything else goes to the SDK, the body replayed, and the sessions the SDK
+    opens and closes are noted on the way."""
+
+    def __init__(self, app: ASGIApp, server: McpServer, toolsets: SessionToolsets) -> None:
+        self.app = app
+        self.server = server
+        self.toolsets = toolsets
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = Headers(scope=scope)
+        client: Client = scope["state"][CLIENT]
+        session = headers.get("mcp-session-id")
+        if scope["method"] == "DELETE" and session is not None:
+            self.toolsets.closed(client, session)
+        direct = (
+            scope["method"] == "POST"
+            and session is not None
+            and headers.get("mcp-protocol-version") in DIRECT_VERSIONS
+            and "application/json" in headers.get("accept", "")
+            and self.toolsets.is_open(client, session)
+        )
+        if direct:
+            assert session is not None
+            body = await _body(receive, MAX_BODY)
+            if body is None:  # too long, or the client went away
+                response = Response("the request body is too long", 413)
+                return await response(scope, receive, send)
+            answer = None
+            with contextlib.suppress(ThreadRefused):  # the SDK's path says why, as an error
+                toolset = self.toolsets.session(client, session, headers)
+                answer = answer_call(
+                    body.decode("utf-8", errors="replace"),
+                    lambda params: self.server.answer_directly(params, toolset),
+                )
+            if answer is not None:
+                response = Response(
+                    answer, media_type="application/json", headers={"mcp-session-id": session}
+                )
+                return await response(scope, receive, send)
+            receive = _replay(body, receive)
+        await self.app(scope, receive, self._noting(client, send))
+
+    def _noting(self, client: Client, send: Send) -> Send:
+        """``send``, noting the session id an SDK response gives the client."""
+
+        async def noted(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] < 300:
+                for name, value in message.get("headers", []):
+                    if name.lower() == b"mcp-session-id":
+                        self.toolsets.opened(client, value.decode("latin-1"))
+            await send(message)
+
+        return noted
 
 
-def app(server: McpServer, clients: Clients, names: frozenset[str]) -> Starlette:
-    """The ASGI application: the guard, then the protocol at ``ENDPOINT``."""
-    manager = StreamableHTTPSessionManager(server.server, max_request_body_size=MAX_BODY)
+async def _body(receive: Receive, limit: int) -> bytes | None:
+    """The request's body, or None when it is longer than ``limit`` or the client left."""
+    parts = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        chunk = message.get("body", b"")
+        parts.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            return None
+        if not message.get("more_body", False):
+            return b"".join(parts)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives ``body`` first, then the rest of the request's messages."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
+
+
+def app(
+    server: McpServer, toolsets: SessionToolsets, clients: Clients, names: frozenset[str]
+) -> Starlette:
+    """The ASGI application: the guard, the direct calls, then the protocol at
+    ``ENDPOINT``."""
+    manager = StreamableHTTPSessionManager(
+        server.server, max_request_body_size=MAX_BODY, session_idle_timeout=SESSION_IDLE
+    )
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -130,6 +257,7 @@ def app(server: McpServer, clients: Clients, names: frozenset[str]) -> Starlette
 
     endpoint = Route(ENDPOINT, endpoint=StreamableHTTPASGIApp(manager))  # no redirect to /mcp/
     inner = Starlette(routes=[endpoint], lifespan=lifespan)
+    inner.add_middleware(DirectCalls, server=server, toolsets=toolsets)
     inner.add_middleware(BearerCheck, clients=clients)
     inner.add_middleware(HostCheck, names=names)  # the outermost: checked first
     return inner
@@ -166,6 +294,9 @@ def serve_http(
     with ExitStack() as stack:
         sock = stack.enter_context(socket.socket(family, socket.SOCK_STREAM))
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # inherited by each connection: a response's headers and body go out at once, not
+        # held back until the client acknowledges (Nagle's algorithm and delayed ACKs)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((host, port))
         sock.listen(128)  # a client that connects at once waits in the backlog
         ws = first.ws
@@ -174,7 +305,7 @@ def serve_http(
         server = McpServer(
             first, pusher=pusher, direct=False, instructions=instructions, toolsets=toolsets
         )
-        asgi = app(server, clients, host_names(host, allowed_hosts))
+        asgi = app(server, toolsets, clients, host_names(host, allowed_hosts))
         config = uvicorn.Config(asgi, log_level="warning", lifespan="on")
         if started is not None:
             bound_host, bound_port = sock.getsockname()[:2]

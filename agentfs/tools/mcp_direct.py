@@ -52,35 +52,45 @@ class DirectCalls:
     def take(self, line: str) -> str | None:
         """The response line to ``line`` when it is answered here, else None (the line
         goes to the SDK)."""
-        if not self.active or '"tools/call"' not in line:
+        if not self.active:
             return None
-        try:
-            message = from_json(line)  # the SDK's parser: what it refuses is refused here too
-        except ValueError:
+        answer = answer_call(line, self._answer)
+        return None if answer is None else answer + "\n"
+
+
+def answer_call(text: str, answer: Answer) -> str | None:
+    """The JSON-RPC response to ``text`` when it is one plain ``tools/call`` that ``answer``
+    takes (see the module docstring), else None: the message goes to the SDK. The caller
+    checks the connection's protocol version (``DIRECT_VERSIONS``)."""
+    if '"tools/call"' not in text:
+        return None
+    try:
+        message = from_json(text)  # the SDK's parser: what it refuses is refused here too
+    except ValueError:
+        return None
+    if not (
+        isinstance(message, dict)
+        and message.get("jsonrpc") == "2.0"
+        and message.get("method") == "tools/call"
+        and isinstance(message.get("id"), (int, str))
+        and not isinstance(message.get("id"), bool)
+    ):
+        return None
+    raw = message.get("params") or {}
+    if isinstance(raw, dict) and types.PROTOCOL_VERSION_META_KEY in (raw.get("_meta") or {}):
+        return None  # a 2026 envelope on a handshake connection: the SDK refuses it
+    try:
+        params = types.CallToolRequestParams.model_validate(raw, by_name=False)
+    except ValidationError:
+        return None
+    request_id = json.dumps(message["id"], ensure_ascii=False)
+    try:
+        result = answer(params)
+        if result is None:
             return None
-        if not (
-            isinstance(message, dict)
-            and message.get("jsonrpc") == "2.0"
-            and message.get("method") == "tools/call"
-            and isinstance(message.get("id"), (int, str))
-            and not isinstance(message.get("id"), bool)
-        ):
-            return None
-        raw = message.get("params") or {}
-        if isinstance(raw, dict) and types.PROTOCOL_VERSION_META_KEY in (raw.get("_meta") or {}):
-            return None  # a 2026 envelope on a handshake connection: the SDK refuses it
-        try:
-            params = types.CallToolRequestParams.model_validate(raw, by_name=False)
-        except ValidationError:
-            return None
-        request_id = json.dumps(message["id"], ensure_ascii=False)
-        try:
-            result = self._answer(params)
-            if result is None:
-                return None
-            body = result.model_dump_json(by_alias=True, exclude_none=True, exclude={"result_type"})
-        except Exception as exc:  # the tool ran: answer, as the SDK's dispatcher does
-            log.exception("tools/call %s failed", params.name)
-            error = json.dumps({"code": 0, "message": str(exc)})
-            return f'{{"jsonrpc":"2.0","id":{request_id},"error":{error}}}\n'
-        return f'{{"jsonrpc":"2.0","id":{request_id},"result":{body}}}\n'
+        body = result.model_dump_json(by_alias=True, exclude_none=True, exclude={"result_type"})
+    except Exception as exc:  # the tool ran: answer, as the SDK's dispatcher does
+        log.exception("tools/call %s failed", params.name)
+        error = json.dumps({"code": 0, "message": str(exc)})
+        return f'{{"jsonrpc":"2.0","id":{request_id},"error":{error}}}'
+    return f'{{"jsonrpc":"2.0","id":{request_id},"result":{body}}}'

@@ -125,11 +125,15 @@ class McpServer:
             granted = await self._ask(ctx, params.name, params.arguments or {})
         return self._run(toolset, params, granted)
 
-    def _answer_directly(self, params: types.CallToolRequestParams) -> types.CallToolResult | None:
-        """A call the transport may answer itself (``mcp_direct``): any but one to approve."""
-        if self.toolset.needs_approval(params.name):
+    def answer_directly(
+        self, params: types.CallToolRequestParams, toolset: Toolset | None = None
+    ) -> types.CallToolResult | None:
+        """A call the transport may answer itself (``mcp_direct``): any but one to approve
+        (the user is asked through the SDK). ``toolset``: the one of the caller's session."""
+        toolset = self.toolset if toolset is None else toolset
+        if toolset.needs_approval(params.name):
             return None
-        return self._run(self.toolset, params, True)
+        return self._run(toolset, params, True)
 
     def _run(
         self, toolset: Toolset, params: types.CallToolRequestParams, granted: bool
@@ -171,7 +175,7 @@ class McpServer:
 
     async def run_stdio(self) -> None:
         """Serve on stdin/stdout until the client closes them."""
-        direct = DirectCalls(self._answer_directly) if self.direct else None
+        direct = DirectCalls(self.answer_directly) if self.direct else None
         async with serve_streams(direct) as (read, write), anyio.create_task_group() as tasks:
             tasks.start_soon(self.flush_when_idle)
             try:

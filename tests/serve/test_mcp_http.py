@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,14 +17,15 @@ from typing import Any
 
 import anyio
 import httpx2
+import mcp_types as types
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 import agentfs
+from tests.clirun import AGENTFS
 
 ROOT = Path(__file__).resolve().parents[2]
-AGENTFS = Path(sys.executable).parent / "agentfs"
 INSPECTOR = ROOT / ".npm" / "node_modules" / ".bin" / "mcp-inspector"
 TOKEN = "t0ken-for-the-tests-0123456789"
 
@@ -354,3 +354,71 @@ def test_the_openai_agents_sdks_http_client_works_as_docs_mcp_shows(ws: Path) ->
         with pytest.raises(BaseException) as refused:
             anyio.run(_agents_sdk, served.url, "not-the-token-0123456789")
         assert "error response" in messages(refused.value)  # the SDK's words for the 401
+
+
+async def _approval(url: str, approve: bool) -> tuple[bool, str]:
+    async def elicit(_context: Any, _params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"approve": approve})
+
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    with anyio.fail_after(60):
+        async with (
+            httpx2.AsyncClient(headers=headers) as http,
+            streamable_http_client(url, http_client=http) as (read, write),
+            ClientSession(read, write, elicitation_callback=elicit) as client,
+        ):
+            await client.initialize()
+            result = await client.call_tool("write_file", {"path": "/ok.txt", "content": "x\n"})
+            return bool(result.is_error), result.content[0].text  # type: ignore[union-attr]
+
+
+def test_a_call_that_needs_approval_asks_the_client_over_http(ws: Path, tmp_path: Path) -> None:
+    """Plain calls are answered at the front of the server; one the policy puts to the user
+    goes through the SDK, which asks the client (an elicitation on the call's stream)."""
+    policy = tmp_path / "policy.toml"
+    policy.write_text("[tools.write_file]\nneeds_approval = true\n")
+    with serving(ws, "--policy", str(policy)) as served:
+        declined = anyio.run(_approval, served.url, False)
+        assert declined[0] and "approv" in declined[1]
+        with agentfs.open(ws, readonly=True) as workspace:
+            assert not workspace.exists("/ok.txt")
+        assert anyio.run(_approval, served.url, True)[0] is False
+    with agentfs.open(ws) as workspace:
+        assert workspace.read("/ok.txt") == b"x\n"
+
+
+def test_a_session_id_with_another_token_gets_that_tokens_rights(ws: Path, tmp_path: Path) -> None:
+    """A session id is no credential: presented with another client's token, the calls are
+    that client's, with its own policy."""
+    (tmp_path / "readonly.toml").write_text("read_only = true\n")
+    clients = write_token_file(
+        tmp_path / "clients.toml",
+        '[[client]]\ntoken = "writer-token-0123456789"\n\n'
+        '[[client]]\ntoken = "reader-token-0123456789"\npolicy = "readonly.toml"\n',
+    )
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "write_file", "arguments": {"path": "/x.txt", "content": "x\n"}},
+    }
+    accept = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
+    with serving(ws, "--token-file", str(clients)) as served:
+        writer = {**accept, "Authorization": "Bearer writer-token-0123456789"}
+        opened = httpx2.post(served.url, json=init, headers=writer)
+        session_id = opened.headers["mcp-session-id"]
+        reader = {**accept, "Authorization": "Bearer reader-token-0123456789"}
+        taken = httpx2.post(served.url, json=call, headers={**reader, "mcp-session-id": session_id})
+        assert taken.status_code == 200 and "read_only" in taken.text
+    with agentfs.open(ws) as workspace:
+        assert not workspace.exists("/x.txt")

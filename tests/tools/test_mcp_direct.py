@@ -220,7 +220,7 @@ def direct(tmp_path: Path) -> DirectCalls:
     server = McpServer(
         Toolset(ws, policy=Policy.model_validate({"tools": {"kv_set": {"needs_approval": True}}}))
     )
-    return DirectCalls(server._answer_directly)
+    return DirectCalls(server.answer_directly)
 
 
 CALL = json.dumps(
