@@ -15,9 +15,10 @@ WORKSPACE ?= .agentfs/workspace.db
 # and fio: what benchmarks/mount.py measures the mount against; libseccomp2: the sandbox's
 # seccomp filter; util-linux (prlimit, setpriv): the sandbox's limits, and the tests that drop
 # to an unprivileged user; python3: Debian's interpreter, which that user can execute (this
-# venv's may live in root's private home).
+# venv's may live in root's private home); chromium: the browser the web view's tests drive
+# through Playwright (whose own browser download cannot work offline).
 APT_PACKAGES := rsync ripgrep fuse3 libfuse3-dev pkg-config bubblewrap bindfs fio attr \
-	libseccomp2 util-linux python3
+	libseccomp2 util-linux python3 chromium
 
 .PHONY: demo test lint bench clean system-deps
 

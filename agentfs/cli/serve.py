@@ -189,7 +189,7 @@ def serve_mcp(
             allowed_hosts=allow_hosts,
             instructions=instructions,
             sync_on_snapshot=sync_on_snapshot,
-            started=lambda url: click.echo(f"serving MCP at {url}", err=True),
+            started=lambda url: click.echo(f"serving MCP at {url}{mcp_http.ENDPOINT}", err=True),
         )
         return
     from agentfs.tools.mcp_server import serve_stdio  # the MCP SDK takes 1.2 s to import
@@ -230,3 +230,101 @@ def _spaces(
         )
         for s in found
     ]
+
+
+@serve.command("web")
+@click.argument("workspace", metavar="WS", type=WORKSPACE_FILE)
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
+@click.option("--port", type=int, default=8765, show_default=True, help="0: any free port.")
+@click.option("--read-only", is_flag=True, help="Open read-only; serve no action.")
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    metavar="NAME",
+    multiple=True,
+    help="Another Host name to answer to (a reverse proxy's; repeat).",
+)
+@click.option(
+    "--mcp",
+    "with_mcp",
+    is_flag=True,
+    help="Also serve the agent tools over MCP at /mcp, with a bearer token (docs/mcp.md).",
+)
+@click.option(
+    "--token-file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="With --mcp: the token, or the clients and their rights (0600).",
+)
+@policy_option
+@click.option("--thread", metavar="T", help="With --mcp: the thread (default: one per session).")
+@click.option("--actor", metavar="A", help="With --mcp: who acts.")
+def serve_web(
+    workspace: Path,
+    host: str,
+    port: int,
+    read_only: bool,
+    allow_hosts: tuple[str, ...],
+    with_mcp: bool,
+    token_file: Path | None,
+    policy: Policy,
+    thread: str | None,
+    actor: str | None,
+) -> None:
+    """Serve a web view of the workspace for people: files with their history and diffs,
+    snapshots, the tool-call log, search, the overlay's changes; restore and apply with a
+    click (docs/web.md).
+
+    It prints one URL that carries a random token: open it in a browser. Every request needs
+    that token (kept in a cookie); the Host header is checked.
+
+    \b
+    Example:
+      agentfs serve web ws.db
+      agentfs serve web ws.db --read-only --port 0
+      AGENTFS_TOKEN=... agentfs serve web ws.db --mcp
+    """
+    if not with_mcp and (token_file is not None or thread or actor):
+        raise CLIError("--token-file, --thread and --actor go with --mcp")
+    from agentfs.serve import clients as known
+    from agentfs.serve.guard import host_names
+    from agentfs.serve.listen import listening, serve
+    from agentfs.serve.web.app import new_token, web_app
+
+    if read_only:
+        policy = policy.model_copy(update={"read_only": True})
+    ws = workspace_for_command(workspace, readonly=read_only)
+    token = new_token()
+    view = web_app(ws, token, host_names(host, allow_hosts), read_only=read_only)
+
+    def started(url: str) -> None:
+        click.echo(f"open {url}/?token={token}", err=True)
+        if with_mcp:
+            click.echo(f"serving MCP at {url}/mcp", err=True)
+
+    if not with_mcp:
+        with listening(host, port) as sock:
+            serve(view, sock, started)
+        return
+    from agentfs.serve import mcp_http
+    from agentfs.tools.toolset import Toolset
+
+    try:
+        clients, generated = known.clients_for(host, token_file, workspace)
+    except (ValueError, OSError) as exc:
+        raise CLIError(str(exc)) from None
+    if generated is not None:
+        click.echo(f"MCP token: in {generated} (Authorization: Bearer <token>)", err=True)
+
+    def make(thread: str, actor: str | None, policy: Policy) -> Toolset:
+        return Toolset(ws, thread=thread, actor=actor, policy=policy)
+
+    mcp_http.serve_http(
+        make,
+        mcp_http.Defaults(thread, actor, policy),
+        clients,
+        (host, port),
+        allowed_hosts=allow_hosts,
+        started=started,
+        beside=view,
+    )

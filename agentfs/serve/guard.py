@@ -9,10 +9,14 @@ container on the host's network.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from collections.abc import Iterable
+from urllib.parse import urlencode
 
 from starlette.datastructures import Headers
-from starlette.responses import PlainTextResponse
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from agentfs.serve.clients import Clients, is_loopback
@@ -80,3 +84,48 @@ class BearerCheck:
                 return await response(scope, receive, send)
             scope.setdefault("state", {})[CLIENT] = client
         await self.app(scope, receive, send)
+
+
+#: The cookie a browser keeps the web view's token in.
+COOKIE = "agentfs_web"
+
+
+def csrf_token(token: str) -> str:
+    """The value every form of the web view carries: derived from the token, so a page of
+    another site, which never sees the token, cannot forge a change."""
+    return hmac.new(token.encode(), b"agentfs-web-csrf", hashlib.sha256).hexdigest()
+
+
+class BrowserSession:
+    """ASGI middleware of the web view: the URL printed at start carries the token once
+    (``?token=``); it is then kept in an HttpOnly, SameSite=Strict cookie and taken out of the
+    address bar. Every request needs that cookie (or a bearer token); a POST also needs the
+    form's ``csrf`` field (``csrf_token``), checked by the page that takes it."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        request = Request(scope)
+        offered = request.query_params.get("token")
+        if offered is not None and self._is(offered):
+            query = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+            target = request.url.path + (f"?{urlencode(query)}" if query else "")
+            response: Response = RedirectResponse(target, 303)
+            response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict", path="/")
+            return await response(scope, receive, send)
+        cookie = request.cookies.get(COOKIE, "")
+        scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
+        if self._is(cookie) or (scheme.lower() == "bearer" and self._is(bearer.strip())):
+            return await self.app(scope, receive, send)
+        response = PlainTextResponse(
+            "open the URL `agentfs serve web` printed: it carries the token this view needs",
+            401,
+        )
+        await response(scope, receive, send)
+
+    def _is(self, value: str) -> bool:
+        return hmac.compare_digest(value.encode(), self.token.encode())

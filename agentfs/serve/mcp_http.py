@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import socket
 import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import ExitStack
@@ -21,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
-import uvicorn
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import (
     StreamableHTTPASGIApp,
@@ -31,11 +29,12 @@ from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentfs.serve.clients import Client, Clients
 from agentfs.serve.guard import CLIENT, BearerCheck, HostCheck, host_names
+from agentfs.serve.listen import listening, serve
 from agentfs.tools.mcp_direct import DIRECT_VERSIONS, answer_call
 from agentfs.tools.mcp_server import McpServer
 from agentfs.tools.policy import Policy
@@ -237,10 +236,16 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 
 
 def app(
-    server: McpServer, toolsets: SessionToolsets, clients: Clients, names: frozenset[str]
+    server: McpServer,
+    toolsets: SessionToolsets,
+    clients: Clients,
+    names: frozenset[str],
+    *,
+    beside: ASGIApp | None = None,
 ) -> Starlette:
-    """The ASGI application: the guard, the direct calls, then the protocol at
-    ``ENDPOINT``."""
+    """The ASGI application: the ``Host`` check, then at ``ENDPOINT`` the bearer token, the
+    direct calls and the protocol; every other path goes to ``beside`` (the web view, which
+    checks its own session) if given."""
     manager = StreamableHTTPSessionManager(
         server.server, max_request_body_size=MAX_BODY, session_idle_timeout=SESSION_IDLE
     )
@@ -255,12 +260,13 @@ def app(
                 tasks.cancel_scope.cancel()
                 server.flush()
 
-    endpoint = Route(ENDPOINT, endpoint=StreamableHTTPASGIApp(manager))  # no redirect to /mcp/
-    inner = Starlette(routes=[endpoint], lifespan=lifespan)
-    inner.add_middleware(DirectCalls, server=server, toolsets=toolsets)
-    inner.add_middleware(BearerCheck, clients=clients)
-    inner.add_middleware(HostCheck, names=names)  # the outermost: checked first
-    return inner
+    protocol = DirectCalls(StreamableHTTPASGIApp(manager), server, toolsets)
+    routes: list[Route | Mount] = [Route(ENDPOINT, endpoint=BearerCheck(protocol, clients))]
+    if beside is not None:
+        routes.append(Mount("/", app=beside))
+    outer = Starlette(routes=routes, lifespan=lifespan)
+    outer.add_middleware(HostCheck, names=names)  # the outermost: checked first
+    return outer
 
 
 def parse_address(text: str) -> tuple[str, int]:
@@ -282,35 +288,26 @@ def serve_http(
     instructions: str | None = None,
     sync_on_snapshot: bool = False,
     started: Callable[[str], None] | None = None,
+    beside: ASGIApp | None = None,
 ) -> None:
     """Serve until interrupted (blocking). ``make`` builds a client session's toolset;
-    ``started`` hears the URL once the socket listens (port 0: one the system picks); with
-    ``sync_on_snapshot`` a push follows each snapshot (the last one waited for at the end)."""
+    ``started`` hears the base URL once the socket listens (port 0: one the system picks;
+    the protocol is at that URL and ``ENDPOINT``); with
+    ``sync_on_snapshot`` a push follows each snapshot (the last one waited for at the end);
+    ``beside`` serves every other path (``app``)."""
     host, port = address
     toolsets = SessionToolsets(make, defaults, clients)
     first = make(defaults.thread or "main", defaults.actor, defaults.policy)
     pusher = Pusher(first.ws.path) if sync_on_snapshot else None
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with ExitStack() as stack:
-        sock = stack.enter_context(socket.socket(family, socket.SOCK_STREAM))
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        # inherited by each connection: a response's headers and body go out at once, not
-        # held back until the client acknowledges (Nagle's algorithm and delayed ACKs)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        sock.bind((host, port))
-        sock.listen(128)  # a client that connects at once waits in the backlog
+        sock = stack.enter_context(listening(host, port))
         ws = first.ws
         if not ws.readonly and ws.embedder() is not None:
             stack.enter_context(ws.embed_in_background())
         server = McpServer(
             first, pusher=pusher, direct=False, instructions=instructions, toolsets=toolsets
         )
-        asgi = app(server, toolsets, clients, host_names(host, allowed_hosts))
-        config = uvicorn.Config(asgi, log_level="warning", lifespan="on")
-        if started is not None:
-            bound_host, bound_port = sock.getsockname()[:2]
-            shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-            started(f"http://{shown}:{bound_port}{ENDPOINT}")
-        uvicorn.Server(config).run(sockets=[sock])
+        names = host_names(host, allowed_hosts)
+        serve(app(server, toolsets, clients, names, beside=beside), sock, started)
     if pusher is not None:
         pusher.wait()
