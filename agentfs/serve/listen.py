@@ -10,7 +10,6 @@ from collections.abc import Callable
 import uvicorn
 from starlette.types import ASGIApp
 
-
 #: How long a stop waits for open requests and streams before it cuts them.
 GRACE_SECONDS = 2
 

@@ -8,11 +8,13 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -234,3 +236,57 @@ def test_no_request_passes_without_the_token_or_from_elsewhere(ws: Path) -> None
         time.sleep(0.1)
     with agentfs.open(ws) as workspace:
         assert workspace.read("/src/app.py") == b"def main():\n    return 2\n"
+
+
+def _run_catching(failed: list[BaseException], *call: Any) -> None:
+    import anyio
+
+    try:
+        anyio.run(*call)
+    except BaseException as exc:  # reported by the test's thread
+        failed.append(exc)
+
+
+async def _agent_writes(url: str, token: str) -> None:
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    with anyio.fail_after(60):
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http,
+            streamable_http_client(url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            result = await session.call_tool(
+                "write_file", {"path": "/FROM-AGENT.md", "content": "over MCP\n"}
+            )
+            assert not result.is_error
+
+
+def test_a_person_watches_an_agent_that_works_through_the_same_server(
+    ws: Path, browser: object
+) -> None:
+    """``serve web --mcp``: the agent's calls at /mcp (its bearer token) appear in the page a
+    person has open, without a reload."""
+    token = "agent-token-0123456789abcdef"
+    os.environ["AGENTFS_TOKEN"] = token
+    try:
+        with serving(ws, "--mcp") as served:
+            page = browser.new_page()  # type: ignore[attr-defined]
+            page.goto(served.url)
+            page.click("text=Files")
+            page.wait_for_selector("#live.on")
+            assert httpx2.post(served.base + "/mcp", json={}).status_code == 401
+            # the agent in a thread of its own: Playwright's loop runs in this one
+            failed: list[BaseException] = []
+            agent = threading.Thread(
+                target=lambda: _run_catching(failed, _agent_writes, served.base + "/mcp", token)
+            )
+            agent.start()
+            agent.join(timeout=90)
+            assert not failed, failed
+            page.wait_for_selector("text=FROM-AGENT.md", timeout=10_000)
+    finally:
+        del os.environ["AGENTFS_TOKEN"]

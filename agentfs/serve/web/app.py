@@ -46,7 +46,6 @@ class WebView:
         self.ws = ws
         self.read_only = read_only or ws.readonly
         self.csrf = csrf_token(token)
-        self._changes = 0  # bumped by each action: this connection's own commits
         self.templates = Environment(
             loader=PackageLoader("agentfs.serve.web", "templates"),
             autoescape=select_autoescape(["html"]),
@@ -225,7 +224,11 @@ class WebView:
         return StreamingResponse(stream(), media_type="text/event-stream")
 
     def _version(self) -> tuple[int, int]:
-        return int(self.ws.conn.execute("PRAGMA data_version").get), self._changes  # type: ignore[arg-type]
+        """Moves with every commit: another connection's (SQLite's data_version) and this
+        one's (its count of changed rows: an action here, or an agent's call through
+        ``--mcp`` in the same process)."""
+        conn = self.ws.conn
+        return int(conn.execute("PRAGMA data_version").get), conn.total_changes()  # type: ignore[arg-type]
 
     # --- actions ------------------------------------------------------------------------------
 
@@ -249,7 +252,6 @@ class WebView:
             self.ws.restore_version(self.ws.history_path(path), int(form["n"]))
         except (OSError, HistoryNotFoundError, KeyError, ValueError) as exc:
             return self.render("error.html", request, 400, message=str(exc))
-        self._changes += 1
         return RedirectResponse(f"/file{path}", 303)
 
     async def restore_snapshot(self, request: Request) -> Response:
@@ -260,7 +262,6 @@ class WebView:
             self.ws.snapshots.restore(name)
         except (OSError, HistoryNotFoundError) as exc:
             return self.render("error.html", request, 400, message=str(exc))
-        self._changes += 1
         return RedirectResponse(f"/snapshot/{name}", 303)
 
     async def apply(self, request: Request) -> Response:
@@ -279,7 +280,6 @@ class WebView:
             done = overlay.apply(self.ws, [path], theirs=theirs)
         except OSError as exc:
             return self.render("error.html", request, 400, message=str(exc))
-        self._changes += 1
         if done.conflicts:
             found = overlay.changes(self.ws)
             return self.render("changes.html", request, 409, found=found, conflicts=done.conflicts)
