@@ -165,9 +165,13 @@ BENCHES = (
         "serve.py",
         "read_file calls through `agentfs serve mcp --http` against the same over stdio, and"
         " four clients at once against one, through the TypeScript and the Python MCP SDKs'"
-        " clients.",
+        " clients; the web view's first page and a diff page over a 10,000-file workspace"
+        " with 1,000 versions and 1,000 tool calls.",
         needs=_node_client,
-        quick=["--calls", "50", "--runs", "1", "--warmup", "5"],
+        quick=[
+            *("--calls", "50", "--runs", "1", "--warmup", "5"),
+            *("--web-files", "500", "--fetches", "5"),
+        ],
     ),
     Bench(
         "integrations",
