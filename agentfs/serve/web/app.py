@@ -26,7 +26,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from agentfs import overlay
+from agentfs import overlay, sync
 from agentfs.core import paths
 from agentfs.core.errors import HistoryNotFoundError
 from agentfs.serve.guard import BrowserSession, HostCheck, csrf_token
@@ -46,6 +46,8 @@ class WebView:
         self.ws = ws
         self.read_only = read_only or ws.readonly
         self.csrf = csrf_token(token)
+        #: The sync server the workspace syncs with, if any (its page is shown then).
+        self.remote = sync.remote(ws.path)
         self.templates = Environment(
             loader=PackageLoader("agentfs.serve.web", "templates"),
             autoescape=select_autoescape(["html"]),
@@ -65,6 +67,7 @@ class WebView:
             Route("/calls", self.calls),
             Route("/search", self.search),
             Route("/changes", self.changes),
+            Route("/sync", self.sync_status),
             Route("/events", self.events),
             Route("/highlight.css", self.highlight_css),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
@@ -85,6 +88,7 @@ class WebView:
             read_only=self.read_only,
             csrf=self.csrf,
             has_base=self.ws.base is not None,
+            syncs=self.remote is not None,
             workspace=self.ws.path.name,
             **values,
         )
@@ -203,6 +207,17 @@ class WebView:
             return self.render("error.html", request, 404, message="the workspace has no base")
         found = overlay.changes(self.ws)
         return self.render("changes.html", request, found=found, root=self.ws.base.root)
+
+    async def sync_status(self, request: Request) -> Response:
+        """The sync state: from the workspace alone, or asking the server (``?ask=1``)."""
+        if self.remote is None:
+            return self.render("error.html", request, 404, message="the workspace does not sync")
+        ask = request.query_params.get("ask") == "1"
+        try:
+            state = sync.status(self.ws.path, offline=not ask)
+        except sync.SyncError as exc:
+            return self.render("error.html", request, 502, message=str(exc))
+        return self.render("sync.html", request, state=state, asked=ask)
 
     async def highlight_css(self, request: Request) -> Response:
         return Response(pages.highlight_css(), media_type="text/css")
