@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentfs.serve.clients import Clients, is_loopback
 
@@ -129,3 +129,32 @@ class BrowserSession:
 
     def _is(self, value: str) -> bool:
         return hmac.compare_digest(value.encode(), self.token.encode())
+
+
+#: What every page of the web view tells the browser: only its own scripts and styles, never
+#: inside another site's frame, no address sent to another site, nothing kept in a cache.
+PAGE_HEADERS = [
+    (b"content-security-policy", b"default-src 'self'; frame-ancestors 'none'; form-action 'self'"),
+    (b"x-frame-options", b"DENY"),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),  # no-referrer would make a form's Origin "null"
+    (b"cache-control", b"no-store"),
+]
+
+
+class PageHeaders:
+    """ASGI middleware: ``PAGE_HEADERS`` on every response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *PAGE_HEADERS]}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)

@@ -219,7 +219,11 @@ def test_no_request_passes_without_the_token_or_from_elsewhere(ws: Path) -> None
         cookie = entered.headers["set-cookie"]
         assert "HttpOnly" in cookie and "SameSite=strict" in cookie
         jar = {"agentfs_web": token}
-        assert httpx2.get(served.base + "/tree/", cookies=jar).status_code == 200
+        page = httpx2.get(served.base + "/tree/", cookies=jar)
+        assert page.status_code == 200
+        assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+        assert page.headers["x-frame-options"] == "DENY"
+        assert page.headers["referrer-policy"] == "same-origin"
         rebound = httpx2.get(
             served.base + "/tree/", cookies=jar, headers={"Host": f"evil.example:{port}"}
         )

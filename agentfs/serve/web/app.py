@@ -29,7 +29,7 @@ from starlette.staticfiles import StaticFiles
 from agentfs import overlay, sync
 from agentfs.core import paths
 from agentfs.core.errors import HistoryNotFoundError
-from agentfs.serve.guard import BrowserSession, HostCheck, csrf_token
+from agentfs.serve.guard import BrowserSession, HostCheck, PageHeaders, csrf_token
 from agentfs.serve.web import pages
 from agentfs.workspace import Workspace
 
@@ -318,5 +318,6 @@ def web_app(
     view = WebView(ws, token, read_only=read_only)
     app = Starlette(routes=view.routes())
     app.add_middleware(BrowserSession, token=token)
+    app.add_middleware(PageHeaders)
     app.add_middleware(HostCheck, names=names)  # the outermost: checked first
     return app
