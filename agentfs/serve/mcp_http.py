@@ -99,6 +99,7 @@ class SessionToolsets:
         found = self._sessions.get(key)
         if found is not None:
             return found
+        self._forget_idle()
         toolset = self._make(
             self._thread(client, headers, session or client.name),
             client.actor or self._defaults.actor,
@@ -122,12 +123,24 @@ class SessionToolsets:
             return self._defaults.thread
         return "http-" + session[:8]
 
+    def _forget_idle(self) -> None:
+        """Drop the sessions unused for ``SESSION_IDLE`` seconds (the SDK has ended them: a
+        client that comes back opens a new one), writing their waiting audit rows first."""
+        now = time.monotonic()
+        for key in [k for k, last in self._opened.items() if now - last > SESSION_IDLE]:
+            del self._opened[key]
+            toolset = self._sessions.pop(key, None)
+            if toolset is not None:
+                toolset.flush()
+
     def opened(self, client: Client, session: str) -> None:
         self._opened[(client.token, session)] = time.monotonic()
 
     def closed(self, client: Client, session: str) -> None:
         self._opened.pop((client.token, session), None)
-        self._sessions.pop((client.token, session), None)
+        toolset = self._sessions.pop((client.token, session), None)
+        if toolset is not None:
+            toolset.flush()
 
     def is_open(self, client: Client, session: str) -> bool:
         """Did ``client`` open ``session``, and use it within ``SESSION_IDLE`` seconds?"""

@@ -422,3 +422,35 @@ def test_a_session_id_with_another_token_gets_that_tokens_rights(ws: Path, tmp_p
         assert taken.status_code == 200 and "read_only" in taken.text
     with agentfs.open(ws) as workspace:
         assert not workspace.exists("/x.txt")
+
+
+def test_a_session_unused_for_the_idle_time_is_forgotten_and_its_rows_written(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from starlette.datastructures import Headers
+
+    from agentfs.serve import mcp_http
+    from agentfs.serve.clients import Client, Clients
+    from agentfs.tools.policy import Policy
+    from agentfs.tools.toolset import Toolset
+
+    now = [1000.0]
+    monkeypatch.setattr(mcp_http.time, "monotonic", lambda: now[0])
+    client = Client("client", TOKEN)
+    with agentfs.open(ws) as workspace:
+        sessions = mcp_http.SessionToolsets(
+            lambda thread, actor, policy: Toolset(workspace, thread=thread, policy=policy),
+            mcp_http.Defaults(None, None, Policy()),
+            Clients([client]),
+        )
+        sessions.opened(client, "aaaaaaaa1")
+        first = sessions.session(client, "aaaaaaaa1", Headers())
+        first.call("read_file", {"path": "/notes.md"})  # a read-only call: its row waits
+        assert workspace.tool_calls.list() == []
+        assert sessions.is_open(client, "aaaaaaaa1")
+        now[0] += mcp_http.SESSION_IDLE + 1
+        assert not sessions.is_open(client, "aaaaaaaa1")
+        sessions.opened(client, "bbbbbbbb2")
+        sessions.session(client, "bbbbbbbb2", Headers())  # a new session: the idle one goes
+        assert sessions.all() == [sessions.session(client, "bbbbbbbb2", Headers())]
+        assert [c.name for c in workspace.tool_calls.list()] == ["read_file"]
