@@ -294,3 +294,44 @@ def test_a_person_watches_an_agent_that_works_through_the_same_server(
             page.wait_for_selector("text=FROM-AGENT.md", timeout=10_000)
     finally:
         del os.environ["AGENTFS_TOKEN"]
+
+
+def test_no_path_or_query_a_visitor_makes_up_breaks_a_page(ws: Path) -> None:
+    """What a hostile or careless URL holds (a NUL byte, a name that is not UTF-8, ``..``, a
+    path deeper than any, versions that do not exist, a regex that does not compile) gets a
+    page saying so, never a server error."""
+    odd = [
+        "/file/%00",
+        "/tree/%00",
+        "/diff/%00",
+        "/file/a%ffb",
+        "/file/..%2f..%2fetc%2fpasswd",
+        "/tree/../../etc",
+        "/file" + "/a" * 3000,
+        "/diff/src/app.py?a=999&b=1000",
+        "/diff/src/app.py?a=-1",
+        "/diff/missing?a=1",
+        "/snapshot/missing",
+        "/snapshot/%00",
+        "/calls?before=abc&tool=%00&outcome=maybe&thread=%ff",
+        "/search?q=%28&kind=grep",
+        "/search?q=%00",
+        "/search?q=x&kind=other",
+        "/changes",
+        "/sync",
+    ]
+    with serving(ws) as served:
+        jar = {"agentfs_web": served.url.split("token=")[1]}
+        with httpx2.Client(cookies=jar) as http:
+            answers = {path: http.get(served.base + path).status_code for path in odd}
+            posted = http.post(
+                served.base + "/restore/%00",
+                data={"n": "x", "csrf": _csrf(http, served.base)},
+            ).status_code
+    assert {path: code for path, code in answers.items() if code >= 500} == {}
+    assert posted == 400
+
+
+def _csrf(http: httpx2.Client, base: str) -> str:
+    page = http.get(base + "/file/src/app.py").text
+    return page.split('name="csrf" value="')[1].split('"')[0]

@@ -110,8 +110,8 @@ class WebView:
         return self.render("home.html", request, recent=recent, snapshots=snaps, info=info)
 
     async def tree(self, request: Request) -> Response:
-        path = paths.normalize(request.path_params["path"] or "/")
         try:
+            path = paths.normalize(request.path_params["path"] or "/")
             with self.ws.read_transaction():
                 if not self.ws.stat(path).is_dir():
                     return RedirectResponse(f"/file{path}", 303)
@@ -121,8 +121,8 @@ class WebView:
         return self.render("tree.html", request, path=path, entries=entries)
 
     async def file(self, request: Request) -> Response:
-        path = paths.normalize(request.path_params["path"] or "/")
         try:
+            path = paths.normalize(request.path_params["path"] or "/")
             with self.ws.read_transaction():
                 if self.ws.stat(path).is_dir():
                     return RedirectResponse(f"/tree{path}", 303)
@@ -132,9 +132,9 @@ class WebView:
         return self.render("file.html", request, view=view)
 
     async def diff(self, request: Request) -> Response:
-        path = paths.normalize(request.path_params["path"] or "/")
         a, b = _version(request, "a"), _version(request, "b")
         try:
+            path = paths.normalize(request.path_params["path"] or "/")
             with self.ws.read_transaction():
                 history_path = self.ws.history_path(path)
                 text = self.ws.diff(history_path, a, b)
@@ -262,8 +262,8 @@ class WebView:
         form = await self._form(request)
         if form is None:
             return self._refused(request)
-        path = paths.normalize(request.path_params["path"])
         try:
+            path = paths.normalize(request.path_params["path"])
             self.ws.restore_version(self.ws.history_path(path), int(form["n"]))
         except (OSError, HistoryNotFoundError, KeyError, ValueError) as exc:
             return self.render("error.html", request, 400, message=str(exc))
@@ -289,10 +289,9 @@ class WebView:
         form = await self._form(request)
         if form is None:
             return self._refused(request)
-        path = paths.normalize(form.get("path", ""))
-        theirs = [path] if discard else []
         try:
-            done = overlay.apply(self.ws, [path], theirs=theirs)
+            path = paths.normalize(form.get("path", ""))
+            done = overlay.apply(self.ws, [path], theirs=[path] if discard else [])
         except OSError as exc:
             return self.render("error.html", request, 400, message=str(exc))
         if done.conflicts:
