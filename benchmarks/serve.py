@@ -102,21 +102,28 @@ class Row:
 
 
 @contextmanager
-def http_server(ws: Path) -> Iterator[str]:
-    env = {**os.environ, "AGENTFS_TOKEN": TOKEN}
-    command = [AGENTFS, "serve", "mcp", str(ws), "--http", "127.0.0.1:0", "--read-only"]
-    proc = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+def server_line(command: list[str], ready: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Run a server until the block ends; yield the line of its stderr starting ``ready``."""
+    environment = None if env is None else {**os.environ, **env}
+    proc = subprocess.Popen(command, env=environment, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     try:
         for line in proc.stderr:
-            if line.startswith("serving MCP at "):
-                yield line.split()[-1]
+            if line.startswith(ready):
+                yield line.strip()
                 break
         else:
-            raise SystemExit("the HTTP server did not start")
+            raise SystemExit(f"{' '.join(command[:3])} did not start")
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
+
+
+@contextmanager
+def http_server(ws: Path) -> Iterator[str]:
+    command = [AGENTFS, "serve", "mcp", str(ws), "--http", "127.0.0.1:0", "--read-only"]
+    with server_line(command, "serving MCP at ", {"AGENTFS_TOKEN": TOKEN}) as line:
+        yield line.split()[-1]
 
 
 def client_command(
@@ -215,19 +222,9 @@ class PageRow:
 def web_server(ws: Path) -> Iterator[tuple[str, str]]:
     """``agentfs serve web``: (its base URL, its token)."""
     command = [AGENTFS, "serve", "web", str(ws), "--port", "0", "--read-only"]
-    proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    try:
-        for line in proc.stderr:
-            if line.startswith("open "):
-                base, token = line.split()[1].split("/?token=")
-                yield base, token
-                break
-        else:
-            raise SystemExit("the web view did not start")
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=30)
+    with server_line(command, "open ") as line:
+        base, token = line.split()[1].split("/?token=")
+        yield base, token
 
 
 def web_rows(work: Path, files: int, fetches: int) -> list[PageRow]:

@@ -24,9 +24,27 @@ from agentfs.protocol import WorkspaceAPI
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from agentfs.serve.mcp_http import Defaults
     from agentfs.tools.policy import Policy
     from agentfs.tools.profiles.baf import Space
     from agentfs.tools.toolset import Toolset
+
+
+#: Where an MCP server over HTTP gets its tokens (docs/mcp.md, "Over HTTP").
+token_file_option = click.option(
+    "--token-file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Over HTTP: the token, or the clients and their rights (0600; docs/mcp.md).",
+)
+#: A name besides the bound address that a server over HTTP answers to.
+allow_host_option = click.option(
+    "--allow-host",
+    "allow_hosts",
+    metavar="NAME",
+    multiple=True,
+    help="Over HTTP: another Host name to answer to (a reverse proxy's; repeat).",
+)
 
 
 @cli.group()
@@ -77,19 +95,8 @@ def serve() -> None:
     metavar="HOST:PORT",
     help="Serve over MCP's Streamable HTTP at http://HOST:PORT/mcp instead of stdio.",
 )
-@click.option(
-    "--token-file",
-    metavar="FILE",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="With --http: the token, or the clients and their rights (0600; docs/mcp.md).",
-)
-@click.option(
-    "--allow-host",
-    "allow_hosts",
-    metavar="NAME",
-    multiple=True,
-    help="With --http: another Host name to answer to (a reverse proxy's; repeat).",
-)
+@token_file_option
+@allow_host_option
 def serve_mcp(
     workspace: Path,
     names: str | None,
@@ -169,23 +176,20 @@ def serve_mcp(
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     if http is not None:
-        from agentfs.serve import clients as known
         from agentfs.serve import mcp_http  # the MCP SDK takes 1.2 s to import
 
         where = workspace if workspace is not None else spaces
         assert where is not None  # one of the two is given
         try:
-            host, port = mcp_http.parse_address(http)
-            clients, generated = known.clients_for(host, token_file, where)
-        except (ValueError, OSError) as exc:
+            address = mcp_http.parse_address(http)
+        except ValueError as exc:
             raise CLIError(str(exc)) from None
-        if generated is not None:
-            click.echo(f"token: in {generated} (Authorization: Bearer <token>)", err=True)
-        mcp_http.serve_http(
+        _serve_http(
+            where,
+            address,
+            token_file,
             make,
             mcp_http.Defaults(thread, actor, policy),
-            clients,
-            (host, port),
             allowed_hosts=allow_hosts,
             instructions=instructions,
             sync_on_snapshot=sync_on_snapshot,
@@ -237,25 +241,14 @@ def _spaces(
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
 @click.option("--port", type=int, default=8765, show_default=True, help="0: any free port.")
 @click.option("--read-only", is_flag=True, help="Open read-only; serve no action.")
-@click.option(
-    "--allow-host",
-    "allow_hosts",
-    metavar="NAME",
-    multiple=True,
-    help="Another Host name to answer to (a reverse proxy's; repeat).",
-)
+@allow_host_option
 @click.option(
     "--mcp",
     "with_mcp",
     is_flag=True,
     help="Also serve the agent tools over MCP at /mcp, with a bearer token (docs/mcp.md).",
 )
-@click.option(
-    "--token-file",
-    metavar="FILE",
-    type=click.Path(dir_okay=False, exists=True, path_type=Path),
-    help="With --mcp: the token, or the clients and their rights (0600).",
-)
+@token_file_option
 @policy_option
 @click.option("--thread", metavar="T", help="With --mcp: the thread (default: one per session).")
 @click.option("--actor", metavar="A", help="With --mcp: who acts.")
@@ -286,7 +279,6 @@ def serve_web(
     """
     if not with_mcp and (token_file is not None or thread or actor):
         raise CLIError("--token-file, --thread and --actor go with --mcp")
-    from agentfs.serve import clients as known
     from agentfs.serve.guard import host_names
     from agentfs.serve.listen import listening, serve
     from agentfs.serve.web.app import new_token, web_app
@@ -309,22 +301,38 @@ def serve_web(
     from agentfs.serve import mcp_http
     from agentfs.tools.toolset import Toolset
 
-    try:
-        clients, generated = known.clients_for(host, token_file, workspace)
-    except (ValueError, OSError) as exc:
-        raise CLIError(str(exc)) from None
-    if generated is not None:
-        click.echo(f"MCP token: in {generated} (Authorization: Bearer <token>)", err=True)
-
     def make(thread: str, actor: str | None, policy: Policy) -> Toolset:
         return Toolset(ws, thread=thread, actor=actor, policy=policy)
 
-    mcp_http.serve_http(
+    _serve_http(
+        workspace,
+        (host, port),
+        token_file,
         make,
         mcp_http.Defaults(thread, actor, policy),
-        clients,
-        (host, port),
         allowed_hosts=allow_hosts,
         started=started,
         beside=view,
     )
+
+
+def _serve_http(
+    workspace: Path,
+    address: tuple[str, int],
+    token_file: Path | None,
+    make: Callable[[str, str | None, Policy], Toolset],
+    defaults: Defaults,
+    **options: Any,
+) -> None:
+    """Serve the tools over HTTP at ``address`` (``mcp_http.serve_http``), with the clients
+    of ``token_file``, ``AGENTFS_TOKEN`` or a token made for ``workspace`` (its file shown)."""
+    from agentfs.serve import clients as known
+    from agentfs.serve import mcp_http
+
+    try:
+        clients, generated = known.clients_for(address[0], token_file, workspace)
+    except (ValueError, OSError) as exc:
+        raise CLIError(str(exc)) from None
+    if generated is not None:
+        click.echo(f"MCP token: in {generated} (Authorization: Bearer <token>)", err=True)
+    mcp_http.serve_http(make, defaults, clients, address, **options)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,10 +23,22 @@ from mcp.client.streamable_http import streamable_http_client
 
 import agentfs
 from tests.clirun import AGENTFS
+from tests.serving import server_process
 
 ROOT = Path(__file__).resolve().parents[2]
 INSPECTOR = ROOT / ".npm" / "node_modules" / ".bin" / "mcp-inspector"
 TOKEN = "t0ken-for-the-tests-0123456789"
+#: An MCP client's first message, as a raw request.
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
 
 
 @dataclass
@@ -39,28 +50,13 @@ class Served:
 
 @contextmanager
 def serving(ws: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[Served]:
-    """``agentfs serve mcp ws --http 127.0.0.1:0 args`` until the block ends (then interrupted,
-    as a user stops it, so that it writes what it holds)."""
-    environment = {**os.environ, "AGENTFS_TOKEN": TOKEN, **(env or {})}
-    command = [str(AGENTFS), "serve", "mcp", str(ws), "--http", "127.0.0.1:0", *args]
-    proc = subprocess.Popen(command, env=environment, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    seen = []
-    try:
-        for line in proc.stderr:
-            seen.append(line)
-            if line.startswith("serving MCP at "):
-                yield Served(line.split()[-1], "".join(seen), ws)
-                break
-        else:
-            raise AssertionError(f"the server stopped: {''.join(seen)}")
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
+    """``agentfs serve mcp ws --http 127.0.0.1:0 args`` until the block ends."""
+    command = [AGENTFS, "serve", "mcp", ws, "--http", "127.0.0.1:0", *args]
+    with server_process(command, "serving MCP at ", {"AGENTFS_TOKEN": TOKEN, **(env or {})}) as (
+        line,
+        printed,
+    ):
+        yield Served(line.split()[-1], printed, ws)
 
 
 async def _session_calls(
@@ -159,25 +155,15 @@ def test_a_rebound_name_or_another_origin_is_refused(ws: Path) -> None:
     """A page whose name resolves to 127.0.0.1 sends its own name as Host, and a browser
     sends its Origin: neither reaches the workspace, token or not."""
     auth = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream"}
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
     with serving(ws) as served:
         port = served.url.split(":")[2].split("/")[0]
         rebound = httpx2.post(
-            served.url, json=init, headers={**auth, "Host": f"evil.example:{port}"}
+            served.url, json=INIT, headers={**auth, "Host": f"evil.example:{port}"}
         )
         origin = httpx2.post(
-            served.url, json=init, headers={**auth, "Origin": "http://evil.example"}
+            served.url, json=INIT, headers={**auth, "Origin": "http://evil.example"}
         )
-        fine = httpx2.post(served.url, json=init, headers={**auth, "Host": f"localhost:{port}"})
+        fine = httpx2.post(served.url, json=INIT, headers={**auth, "Host": f"localhost:{port}"})
     assert rebound.status_code == 421 and origin.status_code == 403
     assert fine.status_code == 200
 
@@ -278,59 +264,34 @@ def test_on_loopback_without_a_token_one_is_made_in_a_private_file(
         assert again.stderr.split("token: in ")[1].split()[0] == str(where)
 
 
+def inspector(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """The MCP Inspector's CLI over HTTP at ``url``."""
+    return subprocess.run(
+        [INSPECTOR, "--cli", url, "--transport", "http", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
 def test_the_inspector_cli_lists_and_calls_over_http(ws: Path) -> None:
     if not INSPECTOR.exists():
         pytest.fail(f"{INSPECTOR} is missing: run `make test` (it installs it from npm)")
+    header = ["--header", f"Authorization: Bearer {TOKEN}"]
     with serving(ws) as served:
-        header = ["--header", f"Authorization: Bearer {TOKEN}"]
-        listed = subprocess.run(
-            [
-                INSPECTOR,
-                "--cli",
-                served.url,
-                "--transport",
-                "http",
-                *header,
-                "--method",
-                "tools/list",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-        )
+        listed = inspector(served.url, *header, "--method", "tools/list")
         assert listed.returncode == 0, listed.stderr
         assert "read_file" in {t["name"] for t in json.loads(listed.stdout)["tools"]}
-        called = subprocess.run(
-            [
-                INSPECTOR,
-                "--cli",
-                served.url,
-                "--transport",
-                "http",
-                *header,
-                "--method",
-                "tools/call",
-                "--tool-name",
-                "read_file",
-                "--tool-arg",
-                "path=/notes.md",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
+        called = inspector(
+            served.url,
+            *header,
+            *("--method", "tools/call", "--tool-name", "read_file"),
+            *("--tool-arg", "path=/notes.md"),
         )
         assert called.returncode == 0, called.stderr
         assert "# notes" in called.stdout
-        refused = subprocess.run(
-            [INSPECTOR, "--cli", served.url, "--transport", "http", "--method", "tools/list"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-        )
-        assert refused.returncode != 0
+        assert inspector(served.url, "--method", "tools/list").returncode != 0  # no token
 
 
 async def _agents_sdk(url: str, token: str) -> tuple[list[Any], Any]:
@@ -396,16 +357,6 @@ def test_a_session_id_with_another_token_gets_that_tokens_rights(ws: Path, tmp_p
         '[[client]]\ntoken = "writer-token-0123456789"\n\n'
         '[[client]]\ntoken = "reader-token-0123456789"\npolicy = "readonly.toml"\n',
     )
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
     call = {
         "jsonrpc": "2.0",
         "id": 2,
@@ -415,7 +366,7 @@ def test_a_session_id_with_another_token_gets_that_tokens_rights(ws: Path, tmp_p
     accept = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18"}
     with serving(ws, "--token-file", str(clients)) as served:
         writer = {**accept, "Authorization": "Bearer writer-token-0123456789"}
-        opened = httpx2.post(served.url, json=init, headers=writer)
+        opened = httpx2.post(served.url, json=INIT, headers=writer)
         session_id = opened.headers["mcp-session-id"]
         reader = {**accept, "Authorization": "Bearer reader-token-0123456789"}
         taken = httpx2.post(served.url, json=call, headers={**reader, "mcp-session-id": session_id})

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -22,6 +20,7 @@ import pytest
 import agentfs
 from agentfs.tools.toolset import Toolset
 from tests.clirun import AGENTFS
+from tests.serving import server_process
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -34,29 +33,20 @@ class Served:
 
 @contextmanager
 def serving(ws: Path, *args: str) -> Iterator[Served]:
-    proc = subprocess.Popen(
-        [str(AGENTFS), "serve", "web", str(ws), "--port", "0", *args],
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    seen = []
-    try:
-        for line in proc.stderr:
-            seen.append(line)
-            if line.startswith("open "):
-                url = line.split()[1]
-                yield Served(url, url.split("/?token=")[0])
-                break
-        else:
-            raise AssertionError(f"the server stopped: {''.join(seen)}")
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
+    """``agentfs serve web ws --port 0 args`` until the block ends."""
+    with server_process([AGENTFS, "serve", "web", ws, "--port", "0", *args], "open ") as (
+        line,
+        _printed,
+    ):
+        url = line.split()[1]
+        yield Served(url, url.split("/?token=")[0])
+
+
+def signed_in(browser: Any, served: Served) -> Any:
+    """A new page of ``browser`` that opened the printed URL (so it holds the cookie)."""
+    page = browser.new_page()
+    page.goto(served.url)
+    return page
 
 
 @pytest.fixture
@@ -90,8 +80,7 @@ def browser() -> Iterator[object]:
 
 def test_a_person_reviews_a_threads_work_and_restores_a_version(ws: Path, browser: object) -> None:
     with serving(ws) as served:
-        page = browser.new_page()  # type: ignore[attr-defined]
-        page.goto(served.url)
+        page = signed_in(browser, served)
         assert "token" not in page.url  # the token went into a cookie
         assert "edit_file" in page.inner_text("table.calls")
         page.click("text=Files")
@@ -113,8 +102,7 @@ def test_a_person_reviews_a_threads_work_and_restores_a_version(ws: Path, browse
 
 def test_snapshots_on_a_timeline_with_their_changes_and_restore(ws: Path, browser: object) -> None:
     with serving(ws) as served:
-        page = browser.new_page()  # type: ignore[attr-defined]
-        page.goto(served.url)
+        page = signed_in(browser, served)
         page.click("header >> text=Snapshots")
         assert page.inner_text("ol.timeline").index("before-edit") < page.inner_text(
             "ol.timeline"
@@ -132,8 +120,7 @@ def test_the_tool_call_log_filters_and_links_to_what_a_call_wrote(
     ws: Path, browser: object
 ) -> None:
     with serving(ws) as served:
-        page = browser.new_page()  # type: ignore[attr-defined]
-        page.goto(served.url)
+        page = signed_in(browser, served)
         page.click("header >> text=Tool calls")
         page.select_option("select[name=outcome]", "error")
         page.click("button:has-text('Filter')")
@@ -148,8 +135,7 @@ def test_the_tool_call_log_filters_and_links_to_what_a_call_wrote(
 
 def test_search_and_grep(ws: Path, browser: object) -> None:
     with serving(ws) as served:
-        page = browser.new_page()  # type: ignore[attr-defined]
-        page.goto(served.url)
+        page = signed_in(browser, served)
         page.click("header >> text=Search")
         page.fill("input[name=q]", "return 2")
         page.check("input[value=grep]")
@@ -159,8 +145,7 @@ def test_search_and_grep(ws: Path, browser: object) -> None:
 
 def test_what_an_agent_writes_appears_without_a_reload(ws: Path, browser: object) -> None:
     with serving(ws) as served:
-        page = browser.new_page()  # type: ignore[attr-defined]
-        page.goto(served.url)
+        page = signed_in(browser, served)
         page.click("text=Files")
         page.wait_for_selector("#live.on")  # the event stream is open
         with agentfs.open(ws) as workspace:  # another process: the agent
@@ -180,8 +165,7 @@ def test_the_overlays_changes_are_applied_and_discarded_per_file(
         workspace.write("/a.txt", "a, changed\n")
         workspace.write("/b.txt", "b, changed\n")
     with serving(db) as served:
-        page = browser.new_page()  # type: ignore[attr-defined]
-        page.goto(served.url)
+        page = signed_in(browser, served)
         page.click("header >> text=Changes")
         page.click("tr:has-text('/a.txt') >> button:has-text('apply')")
         page.click("tr:has-text('/b.txt') >> button:has-text('discard')")
@@ -194,8 +178,7 @@ def test_the_overlays_changes_are_applied_and_discarded_per_file(
 
 def test_a_read_only_view_serves_no_action(ws: Path, browser: object) -> None:
     with serving(ws, "--read-only") as served:
-        page = browser.new_page()  # type: ignore[attr-defined]
-        page.goto(served.url)
+        page = signed_in(browser, served)
         page.goto(served.base + "/file/src/app.py")
         assert page.locator("button:has-text('restore')").count() == 0
         cookies = {c["name"]: c["value"] for c in page.context.cookies()}
@@ -278,8 +261,7 @@ def test_a_person_watches_an_agent_that_works_through_the_same_server(
     os.environ["AGENTFS_TOKEN"] = token
     try:
         with serving(ws, "--mcp") as served:
-            page = browser.new_page()  # type: ignore[attr-defined]
-            page.goto(served.url)
+            page = signed_in(browser, served)
             page.click("text=Files")
             page.wait_for_selector("#live.on")
             assert httpx2.post(served.base + "/mcp", json={}).status_code == 401

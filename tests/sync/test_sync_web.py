@@ -3,8 +3,6 @@ and, when asked, what the server has that it has not pulled."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
 from pathlib import Path
 
 import httpx2
@@ -12,6 +10,7 @@ import httpx2
 import agentfs
 from agentfs import sync
 from tests.clirun import AGENTFS
+from tests.serving import server_process
 from tests.sync.conftest import SyncServer
 
 
@@ -29,22 +28,13 @@ def test_the_sync_page_shows_what_is_not_pushed_and_what_is_behind(
     sync.push(desk)
     with agentfs.open(laptop) as ws:
         ws.write("/draft.md", "not pushed\n")
-    proc = subprocess.Popen(
-        [str(AGENTFS), "serve", "web", str(laptop), "--port", "0"],
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    try:
-        url = next(line.split()[1] for line in proc.stderr if line.startswith("open "))
-        base, token = url.split("/?token=")
+    command = [AGENTFS, "serve", "web", laptop, "--port", "0"]
+    with server_process(command, "open ") as (line, _printed):
+        base, token = line.split()[1].split("/?token=")
         with httpx2.Client(cookies={"agentfs_web": token}) as http:
             assert ">Sync</a>" in http.get(base + "/").text
             local = http.get(base + "/sync").text
             asked = http.get(base + "/sync?ask=1").text
-    finally:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=30)
     assert server.url in local and "<td>1</td>" in local  # /draft.md changed since the push
     assert "ask the server" in local and "ask the server" not in asked
     assert "<th>behind the server</th><td>1</td>" in asked  # the desk's push
