@@ -674,6 +674,16 @@ def _present(conn: apsw.Connection) -> None:
     _run_sql("migrations/0016-present.sql")(conn)
 
 
+def _call_who(conn: apsw.Connection) -> None:
+    """Each tool call's thread and actor: the staged rows' columns where they are missing,
+    and the table they are published into."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(ws_tool_call_staged)")}
+    for column in ("thread", "actor"):
+        if column not in columns:
+            conn.execute(f"ALTER TABLE ws_tool_call_staged ADD COLUMN {column} TEXT")
+    _run_sql("migrations/0017-call-who.sql")(conn)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "spec tables v0.4", _bootstrap),
     Migration(2, "orphan queue", _run_sql("migrations/0002-workspace.sql")),
@@ -693,6 +703,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(14, "a saved sync token moved out of the file", _token_out),
     Migration(15, "a host directory under the workspace", _run_sql("migrations/0015-base.sql")),
     Migration(16, "a base file's bytes brought in when first needed", _present),
+    Migration(17, "who made each tool call", _call_who),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -19,7 +19,9 @@ _COLUMNS = "id, name, parameters, result, error, started_at, completed_at, durat
 #: The order in which ``publish`` moves staged rows: the calls' start, then staging. The
 #: calls' insert and the links' numbering must agree on it, or a link names another call.
 _START_ORDER = "started_at, id"
-_PREFIXED = ", ".join(f"t.{column}" for column in _COLUMNS.split(", "))
+_PREFIXED = ", ".join(f"t.{column}" for column in _COLUMNS.split(", ")) + ", w.thread, w.actor"
+#: Who made each call, joined to ``tool_calls t`` (a call logged with neither has no row).
+_WHO = "LEFT JOIN ws_tool_call_who w ON w.call_id = t.id"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,11 +36,24 @@ class ToolCall:
     started_at: int
     completed_at: int
     duration_ms: int
+    thread: str | None = None
+    actor: str | None = None
 
     @classmethod
     def from_row(cls, row: tuple) -> ToolCall:
-        id_, name, params, result, error, started, completed, duration = row
-        return cls(id_, name, _loads(params), _loads(result), error, started, completed, duration)
+        id_, name, params, result, error, started, completed, duration, thread, actor = row
+        return cls(
+            id_,
+            name,
+            _loads(params),
+            _loads(result),
+            error,
+            started,
+            completed,
+            duration,
+            thread,
+            actor,
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {f: getattr(self, f) for f in self.__dataclass_fields__}
@@ -70,7 +85,8 @@ class CallRecord(NamedTuple):
 
 
 class StoredCall(NamedTuple):
-    """A finished call with its parameters and result as JSON text, ready to be written."""
+    """A finished call with its parameters and result as JSON text, ready to be written,
+    and who made it (``ws_tool_call_who``)."""
 
     name: str
     parameters: str | None
@@ -78,6 +94,8 @@ class StoredCall(NamedTuple):
     error: str | None
     started_at: float
     completed_at: float
+    thread: str | None = None
+    actor: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +165,8 @@ class ToolCallLog:
         started_at: float,
         completed_at: float | None = None,
         writes: Iterable[tuple[str, int]] = (),
+        thread: str | None = None,
+        actor: str | None = None,
     ) -> int:
         """Log a finished call (times in epoch seconds, floats welcome); returns its id.
 
@@ -155,6 +175,7 @@ class ToolCallLog:
         so it agrees with the whole-second columns to within their rounding (rule 3).
         ``writes``: the ``(path, version)`` pairs the call made, linked to it in
         ``ws_tool_write`` (call it inside the call's own transaction so both commit together).
+        ``thread`` and ``actor``: who made it (``ws_tool_call_who``).
         """
         completed_at = time.time() if completed_at is None else completed_at
         call = CallRecord(name, parameters, result, error, started_at, completed_at)
@@ -162,6 +183,8 @@ class ToolCallLog:
         links = list(writes)
         with write_transaction(self.conn):
             call_id: int = self.conn.execute(self._insert, values).get
+            if thread is not None or actor is not None:
+                self.conn.execute(_RECORD_WHO, (call_id, thread, actor))
             if links:
                 self.conn.executemany(
                     "INSERT OR IGNORE INTO ws_tool_write(call_id, path, n) VALUES (?, ?, ?)",
@@ -178,9 +201,12 @@ class ToolCallLog:
         started_at: float,
         completed_at: float,
         writes: Sequence[tuple[str, int]],
+        thread: str | None = None,
+        actor: str | None = None,
     ) -> None:
         """Log a finished call that changed the workspace as a staged row, inside the caller's
         transaction, so the change and its row commit together; ``publish`` moves it later.
+        ``thread`` and ``actor``: who made it.
 
         A staged row is one B-tree append instead of five (migrations 11 and 12); its values
         come one by one, as this runs on every changing tool call.
@@ -192,7 +218,20 @@ class ToolCallLog:
             path, n = writes[0]
             rest = "[]" if len(writes) == 1 else to_json(writes[1:]).decode()
         self.conn.execute(
-            _STAGE, (name, parameters, result, error, started_at, completed_at, path, n, rest)
+            _STAGE,
+            (
+                name,
+                parameters,
+                result,
+                error,
+                started_at,
+                completed_at,
+                thread,
+                actor,
+                path,
+                n,
+                rest,
+            ),
         )
 
     def publish(self, waiting: Iterable[StoredCall] = ()) -> None:
@@ -211,9 +250,10 @@ class ToolCallLog:
                 self.conn.executemany(_STAGE, [(*call, None, None, "[]") for call in waiting])
             self.conn.execute(self._publish_calls)
             moved = self.conn.changes()
+            # one statement's rows take consecutive ids (nothing else writes in between)
+            first_id = self.conn.last_insert_rowid() - moved + 1
+            self.conn.execute(_PUBLISH_WHO, (first_id,))
             if linked:  # waiting rows have no links: a batch of read-only calls skips these
-                # one statement's rows take consecutive ids (nothing else writes in between)
-                first_id = self.conn.last_insert_rowid() - moved + 1
                 self.conn.execute(_PUBLISH_FIRST_LINKS, (first_id,))
                 if self.conn.execute(_ANY_MORE_LINKS).get:  # seldom: most calls make one
                     self.conn.execute(_PUBLISH_MORE_LINKS, (first_id,))
@@ -264,8 +304,8 @@ class ToolCallLog:
         if not 1 <= n <= INT_MAX:
             return None
         row = self.conn.execute(
-            f"SELECT {_PREFIXED} FROM tool_calls t JOIN ws_tool_write w ON w.call_id = t.id"
-            " WHERE w.path = ? AND w.n = ?",
+            f"SELECT {_PREFIXED} FROM tool_calls t JOIN ws_tool_write x ON x.call_id = t.id"
+            f" {_WHO} WHERE x.path = ? AND x.n = ?",
             (path, n),
         ).get
         return None if row is None else ToolCall.from_row(row)
@@ -281,7 +321,7 @@ class ToolCallLog:
         """Calls, newest first; filtered by tool name, start time (epoch seconds) and the
         path they wrote a version of."""
         rows = self.conn.execute(
-            f"SELECT {_PREFIXED} FROM tool_calls t WHERE (?1 IS NULL OR t.name = ?1)"
+            f"SELECT {_PREFIXED} FROM tool_calls t {_WHO} WHERE (?1 IS NULL OR t.name = ?1)"
             " AND (?2 IS NULL OR t.started_at > ?2) AND (?4 IS NULL OR t.id IN"
             " (SELECT call_id FROM ws_tool_write WHERE path = ?4))"
             " ORDER BY t.started_at DESC, t.id DESC LIMIT ?3",
@@ -315,7 +355,7 @@ class ToolCallLog:
 def _spec_row(call: StoredCall) -> tuple[object, ...]:
     """A ``tool_calls`` row without ``status``: whole-second times, and the duration measured
     from the fractional ones so it agrees with them to within their rounding (rule 3)."""
-    name, parameters, result, error, started_at, completed_at = call
+    name, parameters, result, error, started_at, completed_at = call[:6]
     return (
         name,
         parameters,
@@ -329,7 +369,7 @@ def _spec_row(call: StoredCall) -> tuple[object, ...]:
 
 _STAGE = (
     "INSERT INTO ws_tool_call_staged(name, parameters, result, error, started_at, completed_at,"
-    " path, n, writes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " thread, actor, path, n, writes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 #: Is a staged row's first link (its ``path`` and ``n`` columns) a well-formed one? (Both
@@ -347,9 +387,16 @@ LINK_PAIR = (
 #: The staged rows in start order, numbered from 0 (every row counted, in the order
 #: ``_publish_calls`` inserts them): the k-th became the ``tool_calls`` row ?1 + k.
 _NUMBERED = (
-    f"SELECT row_number() OVER (ORDER BY {_START_ORDER}) - 1 AS k, path, n, writes"
-    " FROM ws_tool_call_staged"
+    f"SELECT row_number() OVER (ORDER BY {_START_ORDER}) - 1 AS k, path, n, writes, thread,"
+    " actor FROM ws_tool_call_staged"
 )
+
+_RECORD_WHO = "INSERT OR REPLACE INTO ws_tool_call_who(call_id, thread, actor) VALUES (?, ?, ?)"
+#: Who made each staged call, for the rows that name anyone.
+_PUBLISH_WHO = f"""
+INSERT OR REPLACE INTO ws_tool_call_who(call_id, thread, actor)
+SELECT ?1 + k, thread, actor FROM ({_NUMBERED}) WHERE thread IS NOT NULL OR actor IS NOT NULL
+"""
 
 #: The staged rows' first links, kept in their columns.
 _PUBLISH_FIRST_LINKS = f"""

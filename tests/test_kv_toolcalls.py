@@ -150,6 +150,28 @@ def test_tool_call_round_trips_with_duration_from_float_times(ws: agentfs.Worksp
         "started_at": 100,
         "completed_at": 101,
         "duration_ms": 1250,
+        "thread": None,
+        "actor": None,
+    }
+
+
+def test_who_made_a_call_is_kept_beside_it(ws: agentfs.Workspace) -> None:
+    """Recorded directly, staged by a changing tool call, or waiting in memory for a
+    read-only one: each call keeps its thread and actor (the spec's table has neither)."""
+    from agentfs.tools.toolset import Toolset
+
+    ws.tool_calls.record("grep", {}, result={}, started_at=1, thread="direct", actor="me")
+    tools = Toolset(ws, thread="t1", actor="coder")
+    tools.call("write_file", {"path": "/a.txt", "content": "a\n"})
+    tools.call("read_file", {"path": "/a.txt"})
+    Toolset(ws).call("ls", {"path": "/"})
+    tools.flush()
+    who = {c.name: (c.thread, c.actor) for c in ws.tool_calls.list()}
+    assert who == {
+        "grep": ("direct", "me"),
+        "write_file": ("t1", "coder"),
+        "read_file": ("t1", "coder"),
+        "ls": ("main", None),
     }
 
 

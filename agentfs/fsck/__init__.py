@@ -245,6 +245,7 @@ CHECKS: tuple[CheckFn, ...] = (
     check_tool_calls_outcome,
     check_tool_calls_times,
     STRAY_CHECKS["check_ws_tool_write_call"],
+    STRAY_CHECKS["check_ws_tool_call_who_call"],
     check_ws_tool_call_staged_values,
     STRAY_CHECKS["check_ws_skill_active_values"],
     check_ws_base_root,

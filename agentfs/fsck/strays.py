@@ -102,6 +102,15 @@ STRAYS = (
         "ws_tool_write links call {call_id} (not logged) to {path} v{n}",
         "dropped the link of missing call {call_id} to {path} v{n}",
     ),
+    Stray(  # who made a call that is not logged says nothing
+        "ws_tool_call_who_call",
+        "Who made a call is kept for a logged call only.",
+        "ws_tool_call_who",
+        "call_id IN (SELECT id FROM tool_calls)",
+        "call_id, thread, actor",
+        "ws_tool_call_who names call {call_id} (not logged), thread {thread!r}",
+        "dropped who made missing call {call_id}",
+    ),
     Stray(
         "ws_skill_active_values",
         "Active skills name a skill directory (no '/') and carry an activation time.",

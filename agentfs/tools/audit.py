@@ -57,9 +57,11 @@ class AuditLog:
         error: ToolError | None,
         started: float,
         writes: list[tuple[str, int]] | None = None,
+        who: tuple[str | None, str | None] = (None, None),
     ) -> None:
         """Log one call. ``writes`` (even empty) means the caller holds the call's write
-        transaction: the row is staged in it. Otherwise the row waits in memory.
+        transaction: the row is staged in it. Otherwise the row waits in memory. ``who``: the
+        thread and actor that made it.
 
         The common case is one flat path: each tool call runs with its code evicted from the caches
         by SQLite's, so Python costs more here than its work does (docs/mcp.md).
@@ -75,12 +77,17 @@ class AuditLog:
         except PydanticSerializationError:
             row = _escaped(name, arguments, result, error_text, started, completed)
             name, parameters, logged_result = row.name, row.parameters, row.result
+        thread, actor = who
         if writes is None:
             self._waiting.append(
-                StoredCall(name, parameters, logged_result, error_text, started, completed)
+                StoredCall(
+                    name, parameters, logged_result, error_text, started, completed, thread, actor
+                )
             )
         else:
-            self._log.stage(name, parameters, logged_result, error_text, started, completed, writes)
+            self._log.stage(
+                name, parameters, logged_result, error_text, started, completed, writes, *who
+            )
             self._staged += 1
         if (
             len(self._waiting) >= BATCH

@@ -242,7 +242,7 @@ class Toolset:
                     data = output.data()
                     if spec.mutates and not ws.readonly:  # made elsewhere: logged after
                         with ws.transaction():
-                            self.audit.record(spec.name, raw, data, None, started, [])
+                            self.audit.record(spec.name, raw, data, None, started, [], self._who)
                 elif spec.mutates:  # the change and its log row commit together, or nothing does
                     with ws.transaction(savepoints=False), ws.recording_versions() as journal:
                         ctx.journal = journal
@@ -251,13 +251,13 @@ class Toolset:
                             self._check_workspace_size(most)
                         versions = journal  # one entry per version made (recording_versions)
                         data = output.data()
-                        self.audit.record(spec.name, raw, data, None, started, versions)
+                        self.audit.record(spec.name, raw, data, None, started, versions, self._who)
                 else:  # a tracked read: its records and what it shows are one state
                     with ws.transaction():
                         output = spec.run(ctx, args)
                         data = output.data()
                 if not spec.mutates:  # a listing's or a tracked read's row waits (audit.py)
-                    self.audit.record(spec.name, raw, data, None, started)
+                    self.audit.record(spec.name, raw, data, None, started, None, self._who)
             except Exception as exc:  # every failure becomes a result
                 failure = from_exception(exc, reader=self.surface.reader)
                 return self._failed(spec.name, raw, failure, started)
@@ -346,12 +346,17 @@ class Toolset:
                 f" {most:,}-byte limit; nothing was changed. Delete something first",
             )
 
+    @property
+    def _who(self) -> tuple[str | None, str | None]:
+        """The thread and actor the audit records with each call."""
+        return self.thread, self.actor
+
     def _failed(
         self, name: str, raw: dict[str, Any], error: ToolError, started: float
     ) -> ToolResult:
         # the agent must get its error even when the log cannot be written (a busy database)
         with contextlib.suppress(Exception):
-            self.audit.record(name, raw, None, error, started)
+            self.audit.record(name, raw, None, error, started, None, self._who)
         data = {"error": error.as_dict()}
         return ToolResult(name, data, None, error)
 

@@ -126,6 +126,9 @@ def test_a_client_with_the_token_works_and_each_session_has_its_own_thread(ws: P
     (a,), (b,), (c,) = (threads_of(ws, p) for p in ("/a.txt", "/b.txt", "/c.txt"))
     assert a[0] is not None and a[0].startswith("http-") and b[0].startswith("http-")  # type: ignore[union-attr]
     assert a[0] != b[0] and c[0] == "named"
+    with agentfs.open(ws) as workspace:  # the log keeps each call's thread, reads too
+        (read,) = [call for call in workspace.tool_calls.list() if call.name == "read_file"]
+    assert read.thread == a[0]
 
 
 def test_the_servers_thread_is_every_unbound_sessions(ws: Path) -> None:

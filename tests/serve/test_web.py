@@ -126,7 +126,12 @@ def test_the_tool_call_log_filters_and_links_to_what_a_call_wrote(
         page.click("button:has-text('Filter')")
         rows = page.locator("table.calls tbody tr")
         assert rows.count() == 1 and "read_file" in rows.inner_text()
+        assert "t1" in rows.inner_text()  # a call that wrote nothing has its thread too
         page.select_option("select[name=outcome]", "")
+        page.select_option("select[name=thread]", "t1")
+        page.click("button:has-text('Filter')")
+        assert page.locator("table.calls tbody tr").count() == 3
+        page.select_option("select[name=thread]", "")
         page.select_option("select[name=tool]", "edit_file")
         page.click("button:has-text('Filter')")
         page.click("table.calls a:has-text('/src/app.py v2')")

@@ -163,21 +163,25 @@ def calls(
     ws: Workspace, *, tool: str | None, outcome: str | None, thread: str | None, before: int | None
 ) -> list[CallRow]:
     """The tool-call log, newest first, with the versions each call wrote; filtered by tool,
-    outcome ("ok" or "error") and thread (a call's thread is that of the versions it
-    wrote), ``CALLS_PER_PAGE`` of them from call id ``before`` down."""
+    outcome ("ok" or "error") and thread, ``CALLS_PER_PAGE`` of them from call id ``before``
+    down. A call's thread is the one it was made in (``ws_tool_call_who``); for a call logged
+    before that was kept, the thread of the versions it wrote."""
     conn = ws.conn
     rows: list[tuple[Any, ...]] = conn.execute(
-        "SELECT id, name, parameters, result, error, started_at, duration_ms FROM tool_calls t"
-        " WHERE (?1 IS NULL OR name = ?1) AND (?2 IS NULL OR (?2 = 'error') = (error IS NOT NULL))"
-        " AND (?3 IS NULL OR id < ?3) AND (?4 IS NULL OR EXISTS (SELECT 1 FROM ws_tool_write w"
-        " JOIN ws_version v ON v.path = w.path AND v.n = w.n WHERE w.call_id = t.id"
-        " AND v.thread = ?4)) ORDER BY id DESC LIMIT ?5",
+        "SELECT t.id, t.name, t.parameters, t.result, t.error, t.started_at, t.duration_ms,"
+        " w.thread FROM tool_calls t LEFT JOIN ws_tool_call_who w ON w.call_id = t.id"
+        " WHERE (?1 IS NULL OR t.name = ?1)"
+        " AND (?2 IS NULL OR (?2 = 'error') = (t.error IS NOT NULL))"
+        " AND (?3 IS NULL OR t.id < ?3) AND (?4 IS NULL OR w.thread = ?4 OR (w.call_id IS NULL"
+        " AND EXISTS (SELECT 1 FROM ws_tool_write x JOIN ws_version v ON v.path = x.path"
+        " AND v.n = x.n WHERE x.call_id = t.id AND v.thread = ?4)))"
+        " ORDER BY t.id DESC LIMIT ?5",
         (tool, outcome, before, thread, CALLS_PER_PAGE),
     ).fetchall()
     writes = ws.tool_calls.writes_of(int(r[0]) for r in rows)
-    threads = _threads_of(ws, [int(r[0]) for r in rows])
+    older = _threads_of(ws, [int(r[0]) for r in rows if r[7] is None])
     out = []
-    for id_, name, params, result, error, started, duration in rows:
+    for id_, name, params, result, error, started, duration, made_in in rows:
         out.append(
             CallRow(
                 int(id_),
@@ -188,7 +192,7 @@ def calls(
                 _short(params),
                 _short(error if error is not None else result),
                 writes.get(int(id_), []),
-                threads.get(int(id_), []),
+                [str(made_in)] if made_in is not None else older.get(int(id_), []),
             )
         )
     return out
@@ -214,11 +218,12 @@ def _short(value: Any, limit: int = 300) -> str:
 
 
 def threads(ws: Workspace) -> list[str]:
-    """Every thread a version or a snapshot names."""
+    """Every thread a tool call, a version or a snapshot names."""
     return [
         str(t)
         for (t,) in ws.conn.execute(
-            "SELECT thread FROM ws_version WHERE thread IS NOT NULL UNION"
+            "SELECT thread FROM ws_tool_call_who WHERE thread IS NOT NULL UNION"
+            " SELECT thread FROM ws_version WHERE thread IS NOT NULL UNION"
             " SELECT thread FROM ws_snapshot WHERE thread IS NOT NULL ORDER BY 1"
         )
     ]
