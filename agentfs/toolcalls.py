@@ -285,6 +285,20 @@ class ToolCallLog:
                 ids.append(self.conn.execute(self._insert, values).get)
         return ids
 
+    def callers(self, first_id: int, last_id: int) -> builtins.list[tuple[int, Any, Any]]:
+        """(call id, thread, actor) of the calls from ``first_id`` to ``last_id`` that were
+        made with a thread or an actor (what sync carries beside the calls)."""
+        rows = self.conn.execute(
+            "SELECT call_id, thread, actor FROM ws_tool_call_who WHERE call_id BETWEEN ? AND ?"
+            " ORDER BY call_id",
+            (first_id, last_id),
+        )
+        return [(int(call_id), thread, actor) for call_id, thread, actor in rows]  # type: ignore[arg-type]
+
+    def add_callers(self, rows: Iterable[tuple[int, Any, Any]]) -> None:
+        """Keep who made calls stored from another copy: (local call id, thread, actor)."""
+        self.conn.executemany(_RECORD_WHO, rows)
+
     def _values(self, call: CallRecord) -> tuple[object, ...]:
         return self._with_status(_spec_row(call.stored()), call.error)
 

@@ -143,6 +143,19 @@ class SyncState:
         ).get
         return row is not None
 
+    def local_calls(self, origin: str, remote_ids: list[int]) -> dict[int, int]:
+        """The local ids of the calls ``origin`` logged as ``remote_ids`` that were stored
+        here (by their id there)."""
+        wanted = set(remote_ids)
+        if not wanted:
+            return {}
+        rows = self.conn.execute(
+            "SELECT remote_id, local_id FROM ws_sync_call WHERE origin = ?"
+            " AND remote_id BETWEEN ? AND ?",
+            (origin, min(wanted), max(wanted)),
+        )
+        return {int(r): int(local) for r, local in rows if r in wanted}
+
     def add_calls(self, origin: str, remote_ids: list[int], local_ids: list[int]) -> None:
         self.conn.executemany(
             "INSERT INTO ws_sync_call(origin, remote_id, local_id) VALUES (?, ?, ?)",

@@ -349,6 +349,31 @@ def test_the_tool_call_log_travels_once(tmp_path: Path, server: SyncServer) -> N
     assert len(calls_of(a)) == 4 and calls_of(a) == calls_of(b)
 
 
+def test_who_made_each_call_travels_with_it(tmp_path: Path, server: SyncServer) -> None:
+    a, b = machine(tmp_path, "a"), machine(tmp_path, "b")
+    with agentfs.Workspace(a) as ws, Toolset(ws, thread="coding", actor="coder") as tools:
+        tools.call("write_file", {"path": "/x.txt", "content": "x"})
+        tools.call("read_file", {"path": "/x.txt"})
+    sync.setup(a, server.url)
+    sync.push(a)
+    sync.clone(server.url, b)
+    with agentfs.Workspace(b, create=False) as ws, Toolset(ws, thread="review") as tools:
+        assert {(c.name, c.thread, c.actor) for c in ws.tool_calls.list()} == {
+            ("write_file", "coding", "coder"),
+            ("read_file", "coding", "coder"),
+        }
+        tools.call("ls", {"path": "/"})
+    sync.push(b)
+    for _ in range(2):  # once each, whatever the rounds
+        sync.pull(a)
+        sync.push(a)
+        sync.pull(b)
+    with agentfs.Workspace(a, create=False) as ws:
+        who = sorted((c.name, c.thread) for c in ws.tool_calls.list())
+        assert who == [("ls", "review"), ("read_file", "coding"), ("write_file", "coding")]
+        assert ws.conn.execute("SELECT count(*) FROM ws_tool_call_who").get == 3
+
+
 def test_snapshots_taken_later_travel_and_a_taken_name_gets_the_origin(
     tmp_path: Path, server: SyncServer
 ) -> None:
