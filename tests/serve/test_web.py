@@ -301,6 +301,8 @@ def test_no_path_or_query_a_visitor_makes_up_breaks_a_page(ws: Path) -> None:
         "/snapshot/missing",
         "/snapshot/%00",
         "/calls?before=abc&tool=%00&outcome=maybe&thread=%ff",
+        "/calls?before=99999999999999999999999999",
+        "/diff/src/app.py?a=99999999999999999999999&b=%C2%B2",
         "/search?q=%28&kind=grep",
         "/search?q=%00",
         "/search?q=x&kind=other",

@@ -35,6 +35,8 @@ from agentfs.workspace import Workspace
 
 #: The stylesheet and the script, shipped in the package.
 STATIC = Path(__file__).with_name("static")
+#: The largest integer SQLite holds.
+SQLITE_MAX_INT = (1 << 63) - 1
 #: How often ``/events`` looks for another process's commits.
 POLL_SECONDS = 0.5
 
@@ -174,11 +176,10 @@ class WebView:
     async def calls(self, request: Request) -> Response:
         query = request.query_params
         chosen = {k: query.get(k) or None for k in ("tool", "outcome", "thread")}
-        before = query.get("before")
         with self.ws.read_transaction():
             rows = pages.calls(
                 self.ws,
-                before=int(before) if before and before.isdigit() else None,
+                before=_version(request, "before"),
                 **chosen,  # type: ignore[arg-type]
             )
             threads, tools = pages.threads(self.ws), pages.tools_used(self.ws)
@@ -301,8 +302,12 @@ class WebView:
 
 
 def _version(request: Request, key: str) -> int | None:
+    """A number the query gives (a version, a call id), or None: not one, or past what
+    SQLite's integers hold (then no row has it)."""
     value = request.query_params.get(key)
-    return int(value) if value and value.isdigit() else None
+    if not value or not value.isascii() or not value.isdigit():
+        return None
+    return min(int(value), SQLITE_MAX_INT)
 
 
 def new_token() -> str:
