@@ -283,6 +283,18 @@ def test_a_person_watches_an_agent_that_works_through_the_same_server(
         del os.environ["AGENTFS_TOKEN"]
 
 
+def test_a_large_file_is_shown_in_part_and_plain(ws: Path) -> None:
+    """Past 128 KiB a file's text is not highlighted by its language (that costs seconds on
+    the thread every request shares), past 1 MiB only its start is shown; both are said."""
+    with agentfs.open(ws) as workspace:
+        workspace.write("/big.py", "".join(f"x{i} = {i}\n" for i in range(200_000)))
+    with serving(ws) as served:
+        jar = {"agentfs_web": served.url.split("token=")[1]}
+        page = httpx2.get(served.base + "/file/big.py", cookies=jar).text
+    assert "the first 1,048,576 of 3,177,780 bytes" in page and "not highlighted" in page
+    assert "x1000 = 1000" in page and "x199999" not in page
+
+
 def test_no_path_or_query_a_visitor_makes_up_breaks_a_page(ws: Path) -> None:
     """What a hostile or careless URL holds (a NUL byte, a name that is not UTF-8, ``..``, a
     path deeper than any, versions that do not exist, a regex that does not compile) gets a

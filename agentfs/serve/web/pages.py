@@ -22,6 +22,8 @@ from agentfs.workspace import Workspace
 
 #: The most bytes of a file the page shows (the rest is described).
 SHOWN_BYTES = 1 << 20
+#: The most bytes of text highlighted by their language (more is shown plain).
+HIGHLIGHTED_BYTES = 128 << 10
 #: Rows of the tool-call log per page.
 CALLS_PER_PAGE = 100
 #: Lines of a diff shown before the rest is cut.
@@ -96,9 +98,15 @@ def file_view(ws: Workspace, path: str) -> FileView:
         digest = hashlib.sha256(ws.read(path, track=False)).hexdigest()
         described = f"binary: {size(st.st_size)}, SHA-256 {digest}"
     else:
-        text_html = highlight(text, _lexer(path, text), _FORMATTER)
+        # a language's lexer costs about 2 s a MiB, on the thread every request shares
+        lexer = _lexer(path, text) if len(data) <= HIGHLIGHTED_BYTES else TextLexer()
+        text_html = highlight(text, lexer, _FORMATTER)
+        notes = []
         if st.st_size > SHOWN_BYTES:
-            described = f"the first {size(SHOWN_BYTES)} of {size(st.st_size)}"
+            notes.append(f"the first {SHOWN_BYTES:,} of {st.st_size:,} bytes")
+        if len(data) > HIGHLIGHTED_BYTES:
+            notes.append(f"not highlighted (over {size(HIGHLIGHTED_BYTES)})")
+        described = "; ".join(notes) or None
     history_path = ws.history_path(path)
     versions = ws.history(history_path)
     writers = {
