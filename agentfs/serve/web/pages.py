@@ -95,7 +95,8 @@ def file_view(ws: Workspace, path: str) -> FileView:
         if "\0" in text:
             raise UnicodeDecodeError("utf-8", data, 0, 1, "NUL")
     except UnicodeDecodeError:
-        digest = hashlib.sha256(ws.read(path, track=False)).hexdigest()
+        with ws.open(path, "rb") as f:  # in pieces: a binary file may be gigabytes
+            digest = hashlib.file_digest(f, "sha256").hexdigest()  # type: ignore[arg-type]
         described = f"binary: {size(st.st_size)}, SHA-256 {digest}"
     else:
         # a language's lexer costs about 2 s a MiB, on the thread every request shares
