@@ -674,6 +674,20 @@ def _present(conn: apsw.Connection) -> None:
     _run_sql("migrations/0016-present.sql")(conn)
 
 
+def own_files(conn: apsw.Connection) -> set[tuple[int, int]]:
+    """(st_dev, st_ino) of the workspace's database file, its WAL and its shared memory: what
+    a walk of the host directory the workspace lives in (an import, an export, a base) must
+    leave alone."""
+    found = set()
+    for name in (conn.filename, conn.filename_wal, f"{conn.filename}-shm"):
+        try:
+            st = os.stat(name)
+        except (OSError, ValueError):
+            continue
+        found.add((st.st_dev, st.st_ino))
+    return found
+
+
 def _call_who(conn: apsw.Connection) -> None:
     """Each tool call's thread and actor: the staged rows' columns where they are missing,
     and the table they are published into."""

@@ -113,19 +113,6 @@ class _HostEntry(NamedTuple):
     target: str | None  # symlinks only
 
 
-def _own_files(ws: Workspace) -> set[tuple[int, int]]:
-    """(st_dev, st_ino) of the workspace's database and WAL files: a transfer that meets them
-    on the host (importing or exporting the directory the database lives in) leaves them be."""
-    own = set()
-    for name in (ws.conn.filename, ws.conn.filename_wal, f"{ws.conn.filename}-shm"):
-        try:
-            st = os.stat(name)
-        except (OSError, ValueError):
-            continue
-        own.add((st.st_dev, st.st_ino))
-    return own
-
-
 _OWN_FILE = "the workspace's own database file"
 
 
@@ -297,7 +284,7 @@ def import_tree(
         raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(root))
     dest = paths.normalize(dest)
     stats = TransferStats()
-    entries = _scan_host(root, stats.skipped, _own_files(ws))
+    entries = _scan_host(root, stats.skipped, db.own_files(ws.conn))
     ticker = _Ticker(progress, len(entries))
     importer = _Importer(ws, root, dest, stats)
     # The workspace's own transaction scope (not db.write_transaction): a rollback must also
@@ -375,7 +362,7 @@ class _Exporter:
     def __init__(self, ws: Workspace, stats: TransferStats, *, compare_only: bool = False) -> None:
         self.ws, self.stats = ws, stats
         self.open: list[_OpenDir] = []
-        self.own = _own_files(ws)
+        self.own = db.own_files(ws.conn)
         self.compare_only = compare_only
         self.differing: list[str] = []
 

@@ -492,7 +492,12 @@ class Workspace(FileSystem):
         where = options.get("path") or "/"
         self._bring_in_below(where)
         results = search_files(self._index, query, SearchOptions(**options), embedder)
-        unread = len(self._unread_below(where))
+        if self.base is None:
+            unread = 0
+        elif paths.normalize(where) == "/":
+            unread = self.base.unread_count()
+        else:
+            unread = len(self._unread_below(where))
         if not unread:
             return results
         note = (

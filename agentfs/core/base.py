@@ -18,7 +18,6 @@ workspace with a base reads in write transactions while anything is still to com
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import os
@@ -26,6 +25,7 @@ import stat as st
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from agentfs import db
 from agentfs.core import beneath, paths
 from agentfs.core.errors import fs_error
 from agentfs.core.inodes import ROOT_INO, S_IFDIR, S_IFMT, S_IFREG
@@ -130,12 +130,17 @@ class Base:
 
     def unread(self, ino: int) -> bool:
         """Is ``ino`` a file of the base whose bytes are not in the workspace yet? (One
-        indexed lookup: a large tree has too many such files to keep them in memory.)"""
-        return self.fs.conn.execute(_UNREAD, (ino,)).get is not None
+        indexed lookup, none once nothing is pending: a large tree has too many such files
+        to keep them in memory, and every read of a file asks.)"""
+        return self.pending() and self.fs.conn.execute(_UNREAD, (ino,)).get is not None
 
     def unread_files(self) -> list[int]:
         """Every live file of the base whose bytes are not in the workspace yet."""
         return [ino for (ino,) in self.fs.conn.execute(_UNREAD_FILES)]
+
+    def unread_count(self) -> int:
+        """How many ``unread_files`` there are (counted, not listed)."""
+        return int(self.fs.conn.execute(f"SELECT count(*) FROM ({_UNREAD_FILES})").get)  # type: ignore[arg-type]
 
     def absent_dirs(self) -> frozenset[int]:
         """The directories whose host entries are not in the workspace yet."""
@@ -168,7 +173,7 @@ class Base:
             return  # the host removed it since (or made it something else): it stays empty
         try:
             entries = sorted(os.scandir(dir_fd), key=lambda e: e.name)
-            own = self._own_files()
+            own = db.own_files(self.fs.conn)
             for entry in entries:
                 if not relative and entry.name == HIDDEN:
                     continue
@@ -271,15 +276,6 @@ class Base:
             "the host file is gone or no longer a regular file since the workspace listed it:"
             " its bytes cannot be read",
         )
-
-    def _own_files(self) -> set[tuple[int, int]]:
-        """(device, inode) of the workspace's database file and its WAL and shared memory."""
-        found = set()
-        for suffix in ("", "-wal", "-shm"):
-            with contextlib.suppress(OSError):
-                info = os.stat(self.fs.conn.filename + suffix)
-                found.add((info.st_dev, info.st_ino))
-        return found
 
     def _bring(
         self, entry: os.DirEntry[str], dir_fd: int, dir_ino: int, path: str, relative: str

@@ -111,11 +111,10 @@ def apply(
     selected = [c for c in found if not only or any(_within(c, paths.normalize(p)) for p in only)]
     steps: list[_Step] = []
     for change in selected:
-        for path in filter(None, (change.old_path, change.path)):
-            why = _never(path, include_git)
-            if why is not None:
-                result.skipped.append((path, why))
-        if any(_never(p, include_git) for p in filter(None, (change.old_path, change.path))):
+        named = filter(None, (change.old_path, change.path))
+        refused = [(p, why) for p in named if (why := _never(p, include_git)) is not None]
+        if refused:
+            result.skipped += refused
             continue
         steps += _steps(ws, change)
     host = HostTree(base.root)
@@ -154,8 +153,12 @@ def apply(
         for s in steps
         if s.path not in taken
     ]
-    written = [s.path for s in steps if not s.deletes]
-    pending.sort(key=lambda step: _order(step, written))
+    # a symlink or file of the base deleted where something is written below it goes first,
+    # so nothing is written through it; then git's order (a stable sort)
+    holding = {d for s in steps if not s.deletes for d in _parents(s.path)}
+    pending.sort(
+        key=lambda step: (-1, 0) if step.deletes and step.path in holding else _git_order(step)
+    )
     with ws.transaction():
         for path in result.taken:
             _take_theirs(ws, host, path)
@@ -241,7 +244,7 @@ def _done(host: HostTree, step: _Step, journal: dict[str, tuple[bytes | None, in
 def _conflict(ws: Workspace, host: HostTree, step: _Step, removed: set[str]) -> str | None:
     """Why ``step`` would overwrite something the workspace did not see, or None.
     ``removed``: the paths the plan deletes (a symlink of the base the workspace replaced
-    by a directory is one: what goes below it waits for it to go, ``_order``)."""
+    by a directory is one: what goes below it waits for it to go, as ``apply`` orders the steps)."""
     seen = ws.conn.execute(
         "SELECT size, mtime_ns, host_ino, host_dev, hash FROM ws_origin WHERE path = ?",
         (step.path.lstrip("/"),),
@@ -270,13 +273,10 @@ def _conflict(ws: Workspace, host: HostTree, step: _Step, removed: set[str]) -> 
     return CHANGED
 
 
-def _order(step: _Step, written: list[str]) -> tuple[int, int]:
-    """The order steps are carried out in (a stable sort): first the deletion of a symlink
-    or file of the base the workspace replaced by a directory, so nothing is written through
-    it; then ``_git_order``."""
-    if step.deletes and any(paths.is_within(w, step.path) and w != step.path for w in written):
-        return -1, 0
-    return _git_order(step)
+def _parents(path: str) -> list[str]:
+    """The directories above ``path``, the root left out: ``/a/b/c`` gives ``/a``, ``/a/b``."""
+    parts = path.strip("/").split("/")[:-1]
+    return ["/" + "/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
 def _git_order(step: _Step) -> tuple[int, int]:

@@ -313,7 +313,7 @@ class SearchIndex:
             embedded=conn.execute("SELECT count(*) FROM ws_vector").get,  # type: ignore[arg-type]
             pending=conn.execute("SELECT count(*) FROM ws_embed_queue").get,  # type: ignore[arg-type]
             skipped=skipped,
-            unread=0 if self.chunks.base is None else len(self.chunks.base.unread_files()),
+            unread=0 if self.chunks.base is None else self.chunks.base.unread_count(),
         )
 
 

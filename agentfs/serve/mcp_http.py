@@ -155,7 +155,7 @@ class SessionToolsets:
         return list(self._sessions.values())
 
 
-class DirectCalls:
+class DirectPosts:
     """ASGI middleware in front of the SDK: a POST holding one plain ``tools/call`` of a
     session its client opened, on a protocol version the direct path knows
     (``agentfs.tools.mcp_direct``), is answered here with ``application/json`` (a Streamable
@@ -273,7 +273,7 @@ def app(
                 tasks.cancel_scope.cancel()
                 server.flush()
 
-    protocol = DirectCalls(StreamableHTTPASGIApp(manager), server, toolsets)
+    protocol = DirectPosts(StreamableHTTPASGIApp(manager), server, toolsets)
     routes: list[Route | Mount] = [Route(ENDPOINT, endpoint=BearerCheck(protocol, clients))]
     if beside is not None:
         routes.append(Mount("/", app=beside))

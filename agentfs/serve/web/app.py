@@ -134,7 +134,7 @@ class WebView:
         return self.render("file.html", request, view=view)
 
     async def diff(self, request: Request) -> Response:
-        a, b = _version(request, "a"), _version(request, "b")
+        a, b = _number(request, "a"), _number(request, "b")
         try:
             path = paths.normalize(request.path_params["path"] or "/")
             with self.ws.read_transaction():
@@ -179,7 +179,7 @@ class WebView:
         with self.ws.read_transaction():
             rows = pages.calls(
                 self.ws,
-                before=_version(request, "before"),
+                before=_number(request, "before"),
                 **chosen,  # type: ignore[arg-type]
             )
             threads, tools = pages.threads(self.ws), pages.tools_used(self.ws)
@@ -228,18 +228,18 @@ class WebView:
         commits, or an action here), polled every ``POLL_SECONDS``."""
 
         async def stream() -> AsyncIterator[str]:
-            seen = self._version()
+            seen = self._state()
             yield "retry: 2000\n\n"
             while not await request.is_disconnected():
                 await asyncio.sleep(POLL_SECONDS)
-                now = self._version()
+                now = self._state()
                 if now != seen:
                     seen = now
                     yield "event: changed\ndata: {}\n\n"
 
         return StreamingResponse(stream(), media_type="text/event-stream")
 
-    def _version(self) -> tuple[int, int]:
+    def _state(self) -> tuple[int, int]:
         """Moves with every commit: another connection's (SQLite's data_version) and this
         one's (its count of changed rows: an action here, or an agent's call through
         ``--mcp`` in the same process)."""
@@ -301,7 +301,7 @@ class WebView:
         return RedirectResponse("/changes", 303)
 
 
-def _version(request: Request, key: str) -> int | None:
+def _number(request: Request, key: str) -> int | None:
     """A number the query gives (a version, a call id), or None: not one, or past what
     SQLite's integers hold (then no row has it)."""
     value = request.query_params.get(key)
