@@ -34,6 +34,12 @@ def host_names(bound: str, extra: Iterable[str] = ()) -> frozenset[str]:
     return frozenset(names | {name.lower() for name in extra})
 
 
+def bearer_token(headers: Headers) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header, if the request has one."""
+    scheme, _, token = headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
+
+
 class HostCheck:
     """ASGI middleware: 421 for a request whose ``Host`` is not one of ``names`` (any port),
     403 for one whose ``Origin`` names another host."""
@@ -73,8 +79,8 @@ class BearerCheck:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket"):
-            scheme, _, token = Headers(scope=scope).get("authorization", "").partition(" ")
-            client = self.clients.find(token.strip()) if scheme.lower() == "bearer" else None
+            token = bearer_token(Headers(scope=scope))
+            client = None if token is None else self.clients.find(token)
             if client is None:
                 response = PlainTextResponse(
                     "a bearer token is required (Authorization: Bearer <token>)",
@@ -117,9 +123,8 @@ class BrowserSession:
             response: Response = RedirectResponse(target, 303)
             response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict", path="/")
             return await response(scope, receive, send)
-        cookie = request.cookies.get(COOKIE, "")
-        scheme, _, bearer = request.headers.get("authorization", "").partition(" ")
-        if self._is(cookie) or (scheme.lower() == "bearer" and self._is(bearer.strip())):
+        token = bearer_token(request.headers)
+        if self._is(request.cookies.get(COOKIE, "")) or (token is not None and self._is(token)):
             return await self.app(scope, receive, send)
         response = PlainTextResponse(
             "open the URL `agentfs serve web` printed: it carries the token this view needs",
